@@ -1,0 +1,114 @@
+/**
+ * The one error type handlers throw, and the one formatter that turns anything thrown into the standard
+ * body `{error: {message, type, code}}`. No handler writes its own error JSON.
+ */
+
+interface StatusInfo {
+  type: string;
+  code: string;
+  message: string;
+}
+
+const STATUS: Record<number, StatusInfo> = {
+  400: { type: 'invalid_request_error', code: 'bad_request', message: 'The request is invalid.' },
+  401: { type: 'authentication_error', code: 'unauthorized', message: 'Authentication is required.' },
+  403: { type: 'permission_error', code: 'forbidden', message: 'This caller may not use this route.' },
+  404: { type: 'not_found_error', code: 'not_found', message: 'Not found.' },
+  405: { type: 'invalid_request_error', code: 'method_not_allowed', message: 'Method not allowed.' },
+  408: { type: 'timeout_error', code: 'request_timeout', message: 'The request timed out.' },
+  409: { type: 'conflict_error', code: 'conflict', message: 'The request conflicts with existing state.' },
+  410: { type: 'invalid_request_error', code: 'gone', message: 'This resource is gone.' },
+  413: { type: 'request_too_large', code: 'payload_too_large', message: 'The request body is too large.' },
+  415: { type: 'invalid_request_error', code: 'unsupported_media_type', message: 'Unsupported content type.' },
+  422: { type: 'invalid_request_error', code: 'unprocessable_entity', message: 'The request cannot be processed.' },
+  429: { type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests.' },
+  500: { type: 'server_error', code: 'internal_error', message: 'Internal server error.' },
+  501: { type: 'server_error', code: 'not_implemented', message: 'Not implemented.' },
+  502: { type: 'upstream_error', code: 'bad_gateway', message: 'The upstream provider failed.' },
+  503: { type: 'server_error', code: 'service_unavailable', message: 'Service unavailable.' },
+  504: { type: 'timeout_error', code: 'gateway_timeout', message: 'The upstream provider timed out.' },
+};
+
+/** Type, code and standard message for a status; unknown statuses fall back to their class (4xx/5xx). */
+export function statusInfo(status: number): StatusInfo {
+  const known = STATUS[status];
+  if (known) return known;
+  if (status >= 500) return { type: 'server_error', code: `http_${status}`, message: 'Server error.' };
+  return { type: 'invalid_request_error', code: `http_${status}`, message: 'The request failed.' };
+}
+
+export interface RouterErrorOptions {
+  code?: string;
+  type?: string;
+  /** Extra fields placed inside `error` (e.g. `provider`, `retry_after`, `param`). */
+  extra?: Record<string, unknown>;
+  /** Response headers to send with the error (e.g. `Retry-After`). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** An error with an HTTP status, safe to show to clients. */
+export class RouterError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly type: string;
+  readonly extra?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(status: number, message?: string, options: RouterErrorOptions = {}) {
+    const info = statusInfo(status);
+    super(message || info.message, { cause: options.cause });
+    this.name = 'RouterError';
+    this.status = status;
+    this.code = options.code ?? info.code;
+    this.type = options.type ?? info.type;
+    this.extra = options.extra;
+    this.headers = options.headers;
+  }
+}
+
+/** Shorthand for the common 400. `param` names the offending field when known. */
+export function badRequest(message: string, param?: string): RouterError {
+  return new RouterError(400, message, param ? { extra: { param } } : {});
+}
+
+export interface ErrorBody {
+  error: { message: string; type: string; code: string; [extra: string]: unknown };
+}
+
+/** Builds the standard body for a status, with the standard message when none is given. */
+export function errorBody(status: number, message?: string, code?: string, type?: string): ErrorBody {
+  const info = statusInfo(status);
+  return { error: { message: sanitizeMessage(message || info.message), type: type ?? info.type, code: code ?? info.code } };
+}
+
+// Absolute paths (POSIX and Windows) and `file://` URLs must never reach a client: they leak the layout
+// of the machine. Stack frames ("    at fn (file:line)") are cut for the same reason.
+const PATH_RE = /(?:file:\/\/)?(?:[A-Za-z]:\\|\/)(?:[\w.@+-]+[\\/])+[\w.@+-]*/g;
+
+/** Removes stack traces and absolute paths from a message meant for a client, and caps its length. */
+export function sanitizeMessage(message: string): string {
+  const firstLine = message.split(/\n\s+at /)[0] ?? '';
+  const clean = firstLine.replace(PATH_RE, '<path>').trim();
+  return clean.length > 2000 ? `${clean.slice(0, 2000)}...` : clean;
+}
+
+/** Converts anything thrown into a status and standard body. Unknown errors become an opaque 500. */
+export function toErrorReply(error: unknown): { status: number; body: ErrorBody; headers?: Record<string, string> } {
+  if (error instanceof RouterError) {
+    const body = errorBody(error.status, error.message, error.code, error.type);
+    if (error.extra) Object.assign(body.error, error.extra);
+    return { status: error.status, body, headers: error.headers };
+  }
+  const status = httpStatusOf(error);
+  if (status && status >= 400 && status < 500) {
+    // h3's own errors (malformed URL, body limit...) carry safe messages for 4xx.
+    return { status, body: errorBody(status, (error as Error).message) };
+  }
+  return { status: 500, body: errorBody(500) };
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  if (error && typeof error === 'object' && 'status' in error && typeof error.status === 'number') return error.status;
+  return undefined;
+}

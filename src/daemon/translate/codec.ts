@@ -1,0 +1,41 @@
+import type { IrRequest, IrResponse, IrStreamEvent, SseMessage, WireFormat } from './ir.js';
+
+/** Options that make encoders deterministic in tests (ids and clocks are otherwise generated). */
+export interface EncodeOptions {
+  /** Returns a fresh id with the given prefix (e.g. `chatcmpl-`, `msg_`, `call_`). */
+  newId?: (prefix: string) => string;
+  /** Unix seconds. */
+  now?: () => number;
+}
+
+/** Turns a stream of IR events into SSE messages of one client format. Stateful, one per response. */
+export interface StreamEncoder {
+  /** Encode one IR event; may produce zero or more SSE messages. */
+  write(event: IrStreamEvent): SseMessage[];
+  /** Called once after the last event; returns trailing messages (e.g. `data: [DONE]`). */
+  end(): SseMessage[];
+}
+
+/** Turns SSE messages of one upstream format into IR events. Stateful, one per upstream response. */
+export interface StreamDecoder {
+  push(message: SseMessage): IrStreamEvent[];
+  /** Called when the upstream stream ends; may emit closing events or an error event (e.g. empty stream). */
+  end(): IrStreamEvent[];
+}
+
+/** The client side of a format: what a client sends us and what it expects back. */
+export interface ClientCodec {
+  format: WireFormat;
+  /** Parses and validates a client body into IR. Throws a 400 RouterError on invalid input. */
+  decodeRequest(body: unknown): IrRequest;
+  encodeResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): unknown;
+  createStreamEncoder(request: IrRequest, options?: EncodeOptions): StreamEncoder;
+}
+
+/** The upstream side of a format: what we send a provider and how we read its reply. */
+export interface UpstreamCodec {
+  format: Exclude<WireFormat, 'openai-completions'>;
+  encodeRequest(request: IrRequest): Record<string, unknown>;
+  decodeResponse(body: unknown): IrResponse;
+  createStreamDecoder(): StreamDecoder;
+}

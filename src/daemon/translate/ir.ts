@@ -1,0 +1,222 @@
+/**
+ * The internal representation (IR) every API format translates through.
+ *
+ * A client request is decoded from its wire format into an `IrRequest`, encoded into the upstream's
+ * wire format, and the upstream's reply travels back the same way (`IrResponse` for whole replies,
+ * `IrStreamEvent`s for streams). With one hub, N client formats and M upstream formats need N + M
+ * codecs instead of N x M translators.
+ *
+ * Conventions every codec follows:
+ * - Token counts: `inputTokens` is the whole prompt, cached reads and cache writes included (OpenAI's
+ *   `prompt_tokens` semantics); `outputTokens` is the whole completion, reasoning included.
+ * - Tool-call arguments are JSON text, kept as the upstream produced them (never re-serialized).
+ * - Ids of tool calls are kept stable end to end; a codec generates one only when its source has none.
+ */
+
+/** Wire formats router speaks. `openai-completions` is a client format only (legacy text completions). */
+export type WireFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'openai-completions';
+
+/** Anthropic-style prompt-cache marker, carried across formats that have one. */
+export interface CacheMarker {
+  type: 'ephemeral';
+  ttl?: string;
+}
+
+export type MediaSource =
+  | { kind: 'url'; url: string }
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'text'; mediaType?: string; text: string }
+  | { kind: 'file'; fileId: string };
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+  cache?: CacheMarker;
+}
+export interface ImagePart {
+  type: 'image';
+  source: MediaSource;
+  detail?: 'auto' | 'low' | 'high';
+  cache?: CacheMarker;
+}
+export interface DocumentPart {
+  type: 'document';
+  source: MediaSource;
+  title?: string;
+  filename?: string;
+  cache?: CacheMarker;
+}
+export interface AudioPart {
+  type: 'audio';
+  data: string;
+  format: string;
+}
+export interface ThinkingPart {
+  type: 'thinking';
+  text: string;
+  /** Anthropic `signature` / Gemini `thoughtSignature` / Responses `encrypted_content`; opaque. */
+  signature?: string;
+}
+export interface RedactedThinkingPart {
+  type: 'redacted_thinking';
+  data: string;
+}
+export interface ToolCallPart {
+  type: 'tool_call';
+  id: string;
+  name: string;
+  /** JSON text of the arguments, exactly as produced. */
+  arguments: string;
+  cache?: CacheMarker;
+}
+export interface ToolResultPart {
+  type: 'tool_result';
+  toolCallId: string;
+  /** Name of the tool, when the source format carries it (Gemini needs it). */
+  name?: string;
+  content: Array<TextPart | ImagePart | DocumentPart>;
+  isError?: boolean;
+  cache?: CacheMarker;
+}
+/** A refusal from the model (OpenAI `refusal`). */
+export interface RefusalPart {
+  type: 'refusal';
+  text: string;
+}
+
+export type IrPart =
+  | TextPart
+  | ImagePart
+  | DocumentPart
+  | AudioPart
+  | ThinkingPart
+  | RedactedThinkingPart
+  | ToolCallPart
+  | ToolResultPart
+  | RefusalPart;
+
+/** System prompts live in `IrRequest.system`, never as messages. Tool results travel in `tool` messages. */
+export interface IrMessage {
+  role: 'user' | 'assistant' | 'tool';
+  parts: IrPart[];
+  name?: string;
+}
+
+export interface FunctionTool {
+  type: 'function';
+  name: string;
+  description?: string;
+  /** JSON Schema of the parameters. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+  cache?: CacheMarker;
+}
+/**
+ * A provider built-in tool (web search, code execution, computer use...). It is passed through untouched
+ * when the upstream speaks the same format; other formats drop it and say so in `IrRequest.dropped`.
+ */
+export interface BuiltinTool {
+  type: 'builtin';
+  format: WireFormat;
+  raw: Record<string, unknown>;
+}
+export type IrTool = FunctionTool | BuiltinTool;
+
+export type IrToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type IrResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+export interface IrReasoning {
+  /** OpenAI-style effort. */
+  effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  /** Anthropic/Gemini-style budget in tokens. */
+  budgetTokens?: number;
+  /** Explicitly on/off when the source says so. */
+  enabled?: boolean;
+  /** Ask for reasoning summaries/thoughts in the reply (Responses `summary`, Gemini `includeThoughts`). */
+  summary?: 'auto' | 'concise' | 'detailed';
+}
+
+export interface IrRequest {
+  /** The model id as the upstream should see it (router rewrites it after resolution). */
+  model: string;
+  system: TextPart[];
+  messages: IrMessage[];
+  tools?: IrTool[];
+  toolChoice?: IrToolChoice;
+  parallelToolCalls?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  seed?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  responseFormat?: IrResponseFormat;
+  reasoning?: IrReasoning;
+  stream: boolean;
+  /** OpenAI `stream_options.include_usage`; other client formats always get usage. */
+  includeUsage?: boolean;
+  /** End-user id / metadata.user_id. */
+  user?: string;
+  metadata?: Record<string, string>;
+  /** Legacy completions: the raw prompt, and echo/suffix which only that format knows. */
+  legacy?: { prompt: string; suffix?: string; echo?: boolean };
+  /** Fields of the client request that could not be expressed in the target format (for logs/debugging). */
+  dropped?: string[];
+}
+
+/** Normalized reasons a reply ended. */
+export type IrFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'stop_sequence' | 'pause' | 'error';
+
+export interface IrUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface IrResponse {
+  id: string;
+  model: string;
+  /** Unix seconds. */
+  created?: number;
+  /** Assistant output in order: text, thinking, redacted_thinking, tool_call, refusal. */
+  parts: IrPart[];
+  finishReason: IrFinishReason;
+  /** The stop sequence that ended the reply, when known. */
+  stopSequence?: string;
+  usage?: IrUsage;
+}
+
+/**
+ * Stream events. `index` numbers the content blocks of the reply in order of appearance (0, 1, 2...);
+ * a block is opened by its first event and closed by `block_stop`. Deltas of one block are never
+ * reordered; blocks never interleave in the IR (decoders close a block before opening the next, except
+ * parallel tool calls, whose deltas carry their own index).
+ */
+export type IrStreamEvent =
+  | { type: 'start'; id: string; model: string; created?: number; usage?: Partial<IrUsage> }
+  | { type: 'text_delta'; index: number; text: string }
+  | { type: 'refusal_delta'; index: number; text: string }
+  | { type: 'thinking_delta'; index: number; text: string }
+  | { type: 'thinking_signature'; index: number; signature: string }
+  | { type: 'redacted_thinking'; index: number; data: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_delta'; index: number; argumentsDelta: string }
+  | { type: 'block_stop'; index: number }
+  | { type: 'usage'; usage: Partial<IrUsage> }
+  | { type: 'finish'; finishReason: IrFinishReason; stopSequence?: string; usage?: IrUsage }
+  | { type: 'error'; status: number; message: string; errorType?: string; code?: string };
+
+/** One server-sent event as read from or written to the wire. */
+export interface SseMessage {
+  event?: string;
+  data: string;
+  id?: string;
+}

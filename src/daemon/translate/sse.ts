@@ -1,0 +1,65 @@
+import { createParser } from 'eventsource-parser';
+import type { SseMessage } from './ir.js';
+
+/**
+ * Serializes one SSE message. Multi-line data becomes several `data:` lines, as the SSE grammar requires,
+ * so a payload containing a newline can never break the framing.
+ */
+export function formatSse(message: SseMessage): string {
+  let out = '';
+  if (message.event) out += `event: ${message.event}\n`;
+  if (message.id) out += `id: ${message.id}\n`;
+  const data = message.data;
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return `${out}data: ${data}\n\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return `${out}\n`;
+}
+
+/** Serializes a batch of messages into one string (one write to the socket). */
+export function formatSseBatch(messages: SseMessage[]): string {
+  let out = '';
+  for (const m of messages) out += formatSse(m);
+  return out;
+}
+
+/**
+ * Incremental SSE reader over raw bytes: handles UTF-8 sequences split across chunks, CRLF/CR/LF line
+ * endings, multi-line `data:` fields and comment lines (keep-alives), via eventsource-parser.
+ */
+export class SseReader {
+  private readonly decoder = new TextDecoder('utf-8');
+  private readonly parser;
+  private pending: SseMessage[] = [];
+
+  constructor() {
+    this.parser = createParser({
+      onEvent: (ev) => {
+        const msg: SseMessage = { data: ev.data };
+        if (ev.event) msg.event = ev.event;
+        if (ev.id) msg.id = ev.id;
+        this.pending.push(msg);
+      },
+    });
+  }
+
+  /** Feeds a chunk of bytes (or text) and returns the messages it completed. */
+  push(chunk: Uint8Array | string): SseMessage[] {
+    const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (text) this.parser.feed(text);
+    return this.take();
+  }
+
+  /** Flushes the decoder at end of stream; a trailing message without its blank line is still delivered. */
+  end(): SseMessage[] {
+    const rest = this.decoder.decode();
+    if (rest) this.parser.feed(rest);
+    this.parser.feed('\n\n');
+    return this.take();
+  }
+
+  private take(): SseMessage[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+}
