@@ -23,7 +23,8 @@ export interface CacheMarker {
 }
 
 export type MediaSource =
-  | { kind: 'url'; url: string }
+  /** `mediaType` is optional: added for Gemini `fileData`, which must name the type of a file URI. */
+  | { kind: 'url'; url: string; mediaType?: string }
   | { kind: 'base64'; mediaType: string; data: string }
   | { kind: 'text'; mediaType?: string; text: string }
   | { kind: 'file'; fileId: string };
@@ -168,6 +169,13 @@ export interface IrRequest {
   legacy?: { prompt: string; suffix?: string; echo?: boolean };
   /** Fields of the client request that could not be expressed in the target format (for logs/debugging). */
   dropped?: string[];
+  /**
+   * Client request fields only the client's own wire format can express (Responses `store`, `include`,
+   * `previous_response_id`; Gemini `safetySettings`, `cachedContent`...), keyed by their wire names. The
+   * upstream codec of that same `format` merges them into its body; codecs of other formats ignore them.
+   * Added for the Responses and Gemini codecs.
+   */
+  passthrough?: { format: WireFormat; fields: Record<string, unknown> };
 }
 
 /** Normalized reasons a reply ended. */
