@@ -1,0 +1,187 @@
+/**
+ * Reading and classifying upstream failures. The classification drives two independent decisions:
+ * whether the router tries the next account/target (`retryable`) and whether the failure counts against
+ * the provider's circuit breaker (`breakerEligible`: only signs that the provider itself is down).
+ */
+
+/** Code used in `[<code>]: <message>` when neither a status nor an error code is known. */
+export const DEFAULT_ERROR_CODE = 'FETCH_FAILED';
+
+/** Formats a provider error message as `[<code>]: <message>`; the code defaults to `FETCH_FAILED`. */
+export function formatProviderError(code: string | number | undefined | null, message: string): string {
+  const label = code === undefined || code === null || code === '' ? DEFAULT_ERROR_CODE : String(code);
+  return `[${label}]: ${message}`;
+}
+
+/** What could be read from an upstream error response. */
+export interface UpstreamError {
+  status: number;
+  message: string;
+  /** The provider's own error code when it sent one (`rate_limit_exceeded`, `RESOURCE_EXHAUSTED`...). */
+  code?: string;
+  /** The provider's error type when it sent one (`invalid_request_error`, `overloaded_error`...). */
+  type?: string;
+}
+
+const MAX_TEXT_MESSAGE = 500;
+
+/**
+ * Pulls the message, code and type out of an upstream error body. Understands OpenAI
+ * `{error:{message,type,code}}`, Anthropic `{type:'error',error:{type,message}}`, Gemini
+ * `{error:{code,message,status}}` (also wrapped in an array), `{error:"text"}`, `{message}`, plain text
+ * and HTML pages (their `<title>`). An empty body yields `HTTP <status>`.
+ */
+export function extractUpstreamError(status: number, bodyText: string | undefined | null): UpstreamError {
+  const text = (bodyText ?? '').trim();
+  if (text === '') return { status, message: `HTTP ${status}` };
+  const parsed = parseJson(text);
+  if (parsed !== undefined) {
+    const fromJson = fromJsonBody(status, Array.isArray(parsed) ? parsed[0] : parsed);
+    if (fromJson) return fromJson;
+  }
+  if (text.startsWith('<')) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+    return { status, message: title || `HTTP ${status}` };
+  }
+  return { status, message: truncate(text) };
+}
+
+function parseJson(text: string): unknown {
+  if (text[0] !== '{' && text[0] !== '[') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function fromJsonBody(status: number, body: unknown): UpstreamError | undefined {
+  if (!isRecord(body)) return undefined;
+  const error = body.error;
+  if (typeof error === 'string' && error) return { status, message: truncate(error) };
+  const source = isRecord(error) ? error : body;
+  const message = stringField(source, 'message') ?? stringField(body, 'message');
+  if (!message) return undefined;
+  // OpenAI puts the specific code in `code`, Gemini in `status` (its `code` is the HTTP number),
+  // Anthropic only has `type`; take the most specific one available.
+  const type = stringField(source, 'type');
+  const code = stringField(source, 'code') ?? stringField(source, 'status') ?? type;
+  const result: UpstreamError = { status, message: truncate(message) };
+  if (code) result.code = code;
+  if (type && type !== 'error') result.type = type;
+  return result;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stringField(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function truncate(text: string): string {
+  return text.length > MAX_TEXT_MESSAGE ? `${text.slice(0, MAX_TEXT_MESSAGE)}...` : text;
+}
+
+/** Why an upstream attempt failed. */
+export type FailureKind =
+  | 'network'
+  | 'timeout'
+  | 'rate_limit'
+  | 'server'
+  | 'auth'
+  | 'client'
+  | 'empty'
+  | 'content_filter';
+
+/** A classified failure with the two decisions derived from it. */
+export interface ClassifiedFailure {
+  kind: FailureKind;
+  status?: number;
+  /** Try the next account or combo target. */
+  retryable: boolean;
+  /** Count against the provider's circuit breaker. */
+  breakerEligible: boolean;
+}
+
+/** What the caller knows about a failed attempt; give whichever applies. */
+export interface FailureInput {
+  /** Upstream HTTP status, when a response arrived. */
+  status?: number;
+  /** The thrown error, when no response arrived (fetch failure, abort, timeout). */
+  error?: unknown;
+  /** The provider's error code or type (from {@link extractUpstreamError}). */
+  code?: string;
+  /** The stream ended without any content. */
+  emptyStream?: boolean;
+  /** The provider refused or cut the output for safety (e.g. `finish_reason: content_filter`). */
+  contentFiltered?: boolean;
+}
+
+const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violation', 'safety', 'prohibited_content']);
+
+/**
+ * Classifies a failed attempt. Precedence: content filter, empty stream, HTTP status, then the thrown
+ * error (timeouts by name/code, anything else is `network`). A 4xx whose provider code names a content
+ * policy is `content_filter`; HTTP 408 is `timeout` but, being 4xx, not breaker-eligible.
+ * A caller-initiated abort (client went away) is not an upstream failure and should not be classified.
+ */
+export function classifyFailure(input: FailureInput): ClassifiedFailure {
+  const kind = failureKind(input);
+  const status = input.status;
+  return { kind, status, retryable: isRetryable(kind, status), breakerEligible: isBreakerEligible(kind, status) };
+}
+
+function failureKind(input: FailureInput): FailureKind {
+  if (input.contentFiltered) return 'content_filter';
+  if (input.emptyStream) return 'empty';
+  const status = input.status;
+  if (status !== undefined && status > 0) {
+    if (status === 408) return 'timeout';
+    if (status === 429) return 'rate_limit';
+    if (status === 401 || status === 403) return 'auth';
+    if (status >= 500) return 'server';
+    if (input.code && CONTENT_FILTER_CODES.has(input.code.toLowerCase())) return 'content_filter';
+    return 'client';
+  }
+  return isTimeoutError(input.error) ? 'timeout' : 'network';
+}
+
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'ESOCKETTIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/** True for AbortSignal.timeout errors and socket/undici timeouts, looking through `cause` chains. */
+function isTimeoutError(error: unknown): boolean {
+  // Bounded walk: a cyclic cause chain must not hang the request path.
+  for (let e = error, depth = 0; isRecord(e) && depth < 5; e = e.cause, depth++) {
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
+    if (typeof e.code === 'string' && TIMEOUT_CODES.has(e.code)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether another account or target should be tried: network, timeout (including 408), 429, 5xx, auth
+ * (another account may hold a valid key), empty stream and content filter. Other 4xx are the caller's
+ * fault and would fail everywhere.
+ */
+export function isRetryable(kind: FailureKind, status?: number): boolean {
+  if (kind === 'client') return status === 408;
+  return true;
+}
+
+/**
+ * Whether the failure says the provider itself is unhealthy: network, timeout and 5xx. Anything with a
+ * 4xx status (including 408 and 429) is not, since the provider answered.
+ */
+export function isBreakerEligible(kind: FailureKind, status?: number): boolean {
+  if (status !== undefined && status >= 400 && status < 500) return false;
+  return kind === 'network' || kind === 'timeout' || kind === 'server';
+}
