@@ -1,0 +1,52 @@
+/**
+ * The client-facing errors the routing layer produces, with the exact bodies and headers the spec
+ * requires. They are `RouterError`s, so the shared formatter adds the standard `type`/`code` fields.
+ */
+import { RouterError } from '../http/errors.js';
+import { humanizeSeconds } from './retry-after.js';
+
+/**
+ * The 503 sent when a provider's circuit is open: body
+ * `{error:{message, type:'server_error', code:'provider_circuit_open', provider, retry_after}}` with
+ * headers `Retry-After` and `X-Service-Provider-Breaker: open`.
+ */
+export function circuitOpenError(provider: string, retryAfterSeconds: number): RouterError {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new RouterError(503, `Provider ${provider} is temporarily unavailable (circuit open); retry after ${seconds}s.`, {
+    code: 'provider_circuit_open',
+    type: 'server_error',
+    extra: { provider, retry_after: seconds },
+    headers: { 'Retry-After': String(seconds), 'X-Service-Provider-Breaker': 'open' },
+  });
+}
+
+/**
+ * The 429 sent when every credential for a model is cooling down: body
+ * `{error:{message, type:'rate_limit_error', code:'model_cooldown', model, reset_seconds}}` (model only
+ * when known) and a `Retry-After` header.
+ */
+export function modelCooldownError(model: string | undefined, resetSeconds: number): RouterError {
+  const seconds = Math.max(1, Math.ceil(resetSeconds));
+  const subject = model ? `model ${model}` : 'this model';
+  const extra: Record<string, unknown> = model ? { model, reset_seconds: seconds } : { reset_seconds: seconds };
+  return new RouterError(429, `All credentials for ${subject} are cooling down (retry after ${humanizeSeconds(seconds)}).`, {
+    code: 'model_cooldown',
+    type: 'rate_limit_error',
+    extra,
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
+
+/**
+ * The error sent when every account failed: the upstream status passed through (a non-error status
+ * becomes 502), the message with `(retry after 2m 5s)` appended and a `Retry-After` header when the
+ * wait is known.
+ */
+export function allUnavailableError(status: number, message: string, retrySeconds?: number): RouterError {
+  const passStatus = Number.isInteger(status) && status >= 400 && status <= 599 ? status : 502;
+  if (retrySeconds === undefined || !Number.isFinite(retrySeconds)) return new RouterError(passStatus, message);
+  const seconds = Math.max(1, Math.ceil(retrySeconds));
+  return new RouterError(passStatus, `${message} (retry after ${humanizeSeconds(seconds)})`, {
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
