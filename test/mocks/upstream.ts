@@ -42,10 +42,12 @@ function classify(method: string, path: string, headers: Record<string, string>,
 }
 
 function keyOf(req: MockRequest): string | undefined {
-  if (req.provider === 'anthropic') return req.headers['x-api-key'];
   if (req.provider === 'gemini') return req.headers['x-goog-api-key'] ?? req.query.key;
   const auth = req.headers.authorization;
-  return auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length) : undefined;
+  const bearer = auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length) : undefined;
+  // Anthropic's classic header is x-api-key, but @anthropic-ai/sdk 1.x sends the key as a Bearer token.
+  if (req.provider === 'anthropic') return req.headers['x-api-key'] ?? bearer;
+  return bearer;
 }
 
 async function readBody(raw: IncomingMessage): Promise<string> {

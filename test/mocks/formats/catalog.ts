@@ -4,7 +4,7 @@ import type { MockRequest, Provider } from '../types.js';
 
 export const DEFAULT_MODELS: Record<Provider, string[]> = {
   openai: ['gpt-4o-mini', 'gpt-4.1', 'text-embedding-3-small'],
-  anthropic: ['claude-sonnet-4-5', 'claude-haiku-4-5'],
+  anthropic: ['claude-sonnet-4-6', 'claude-haiku-4-5'],
   gemini: ['gemini-2.5-flash', 'gemini-2.5-pro'],
 };
 
