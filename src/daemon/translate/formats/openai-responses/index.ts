@@ -1,0 +1,25 @@
+import type { ClientCodec, UpstreamCodec } from '../../codec.js';
+import { decodeResponsesRequest } from './decode-request.js';
+import { decodeResponsesResponse } from './decode-response.js';
+import { encodeResponsesRequest } from './encode-request.js';
+import { encodeResponsesResponse } from './encode-response.js';
+import { createResponsesStreamDecoder } from './stream-decoder.js';
+import { createResponsesStreamEncoder } from './stream-encoder.js';
+
+export { assertResponsesStatePortable, STATEFUL_FIELDS } from './passthrough.js';
+
+/** OpenAI Responses (`POST /v1/responses`) as a client format. */
+export const openAiResponsesClient: ClientCodec = {
+  format: 'openai-responses',
+  decodeRequest: decodeResponsesRequest,
+  encodeResponse: encodeResponsesResponse,
+  createStreamEncoder: createResponsesStreamEncoder,
+};
+
+/** OpenAI Responses as an upstream format. */
+export const openAiResponsesUpstream: UpstreamCodec = {
+  format: 'openai-responses',
+  encodeRequest: encodeResponsesRequest,
+  decodeResponse: decodeResponsesResponse,
+  createStreamDecoder: createResponsesStreamDecoder,
+};
