@@ -1,0 +1,112 @@
+import type { IrReasoning, IrRequest, IrTool } from '../../ir.js';
+import { noteDropped } from '../../util/dropped.js';
+import { effortToBudget } from '../../util/reasoning.js';
+import { cacheControl, encodeTurns } from './encode-content.js';
+
+type Body = Record<string, unknown>;
+
+/**
+ * `max_tokens` when the client gave none (Chat Completions and Gemini clients may omit it; Messages
+ * requires it). 4096 fits every Claude model's output limit; with a thinking budget the default grows
+ * to budget + 4096, since the budget must stay below `max_tokens`.
+ */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+function encodeSystem(request: IrRequest): string | Body[] | undefined {
+  const only = request.system[0];
+  if (!only) return undefined;
+  if (request.system.length === 1 && !only.cache) return only.text;
+  return request.system.map((p) => ({ type: 'text', text: p.text, ...cacheControl(p.cache) }));
+}
+
+function encodeTools(tools: IrTool[], request: IrRequest): Body[] {
+  return tools.flatMap((t): Body[] => {
+    if (t.type === 'builtin') {
+      if (t.format === 'anthropic') return [t.raw];
+      noteDropped(request, `builtin tool ${String(t.raw.type ?? t.raw.name)}`);
+      return [];
+    }
+    if (t.strict) noteDropped(request, 'tool strict');
+    const schema = t.parameters ?? { type: 'object', properties: {} };
+    return [{ name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), input_schema: schema, ...cacheControl(t.cache) }];
+  });
+}
+
+function encodeToolChoice(request: IrRequest): Body | undefined {
+  const choice = request.toolChoice;
+  let out: Body | undefined;
+  if (choice === 'required') out = { type: 'any' };
+  else if (typeof choice === 'object') out = { type: 'tool', name: choice.name };
+  else if (choice) out = { type: choice };
+  if (request.parallelToolCalls === false && choice !== 'none') out = { type: 'auto', ...out, disable_parallel_tool_use: true };
+  return out;
+}
+
+/** Thinking: an explicit budget, adaptive when enabled without one, else a budget for the effort (LiteLLM's map). */
+function encodeThinking(r: IrReasoning | undefined): Body | undefined {
+  if (!r) return undefined;
+  if (r.budgetTokens !== undefined) return { type: 'enabled', budget_tokens: r.budgetTokens };
+  if (r.enabled === true) return { type: 'adaptive' };
+  if (r.enabled === false || !r.effort) return undefined;
+  const budget = effortToBudget(r.effort);
+  return budget === undefined ? undefined : { type: 'enabled', budget_tokens: budget };
+}
+
+/**
+ * `output_config`: a JSON schema goes out as native structured output (`format`), not LiteLLM's forced
+ * tool: the reply is then plain JSON text and needs no rewriting on the way back (a decoder has no request
+ * to recognise a synthetic tool by). `effort` is sent only when the IR came with an explicit thinking
+ * switch (an Anthropic client); an OpenAI effort alone is expressed as a thinking budget instead.
+ */
+function encodeOutputConfig(request: IrRequest): Body | undefined {
+  const out: Body = {};
+  const f = request.responseFormat;
+  if (f?.type === 'json_schema') out.format = { type: 'json_schema', schema: f.schema };
+  else if (f?.type === 'json_object') noteDropped(request, 'response_format json_object');
+  const r = request.reasoning;
+  if (r?.effort && r.enabled !== undefined && r.effort !== 'none') out.effort = r.effort === 'minimal' ? 'low' : r.effort;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** Sampling fields; with thinking on, the API accepts no temperature but 1 and no top_k, so they are dropped. */
+function addSampling(body: Body, request: IrRequest, thinking: boolean): void {
+  if (request.temperature !== undefined) {
+    if (thinking) noteDropped(request, 'temperature (thinking enabled)');
+    else body.temperature = Math.min(request.temperature, 1);
+    if (!thinking && request.temperature > 1) noteDropped(request, 'temperature above 1 (clamped)');
+  }
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.topK !== undefined) {
+    if (thinking) noteDropped(request, 'top_k (thinking enabled)');
+    else body.top_k = request.topK;
+  }
+  for (const [field, value] of [['seed', request.seed], ['frequency_penalty', request.frequencyPenalty], ['presence_penalty', request.presencePenalty], ['metadata', request.metadata]] as const) {
+    if (value !== undefined) noteDropped(request, field);
+  }
+}
+
+function maxTokens(request: IrRequest, thinking: Body | undefined): number {
+  if (request.maxTokens !== undefined) return request.maxTokens;
+  const budget = typeof thinking?.budget_tokens === 'number' ? thinking.budget_tokens : 0;
+  return budget >= DEFAULT_MAX_TOKENS ? budget + DEFAULT_MAX_TOKENS : DEFAULT_MAX_TOKENS;
+}
+
+/** IR -> Messages request. */
+export function encodeMessagesRequest(request: IrRequest): Body {
+  const thinking = encodeThinking(request.reasoning);
+  const body: Body = { model: request.model, max_tokens: maxTokens(request, thinking), messages: encodeTurns(request.messages, request) };
+  const system = encodeSystem(request);
+  if (system !== undefined) body.system = system;
+  const tools = request.tools ? encodeTools(request.tools, request) : [];
+  if (tools.length) body.tools = tools;
+  const toolChoice = tools.length ? encodeToolChoice(request) : undefined;
+  if (toolChoice) body.tool_choice = toolChoice;
+  if (thinking) body.thinking = thinking;
+  const outputConfig = encodeOutputConfig(request);
+  if (outputConfig) body.output_config = outputConfig;
+  addSampling(body, request, thinking !== undefined);
+  if (request.stop?.length) body.stop_sequences = request.stop;
+  if (request.user) body.metadata = { user_id: request.user };
+  if (request.stream) body.stream = true;
+  return body;
+}

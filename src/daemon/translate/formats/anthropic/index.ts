@@ -1,0 +1,23 @@
+import type { ClientCodec, UpstreamCodec } from '../../codec.js';
+import { decodeMessagesRequest } from './decode-request.js';
+import { decodeMessagesResponse } from './decode-response.js';
+import { encodeMessagesRequest } from './encode-request.js';
+import { encodeMessagesResponse } from './encode-response.js';
+import { MessagesStreamDecoder } from './stream-decoder.js';
+import { MessagesStreamEncoder } from './stream-encoder.js';
+
+/** Anthropic Messages as clients speak it (`POST /v1/messages`). */
+export const anthropicClient: ClientCodec = {
+  format: 'anthropic',
+  decodeRequest: decodeMessagesRequest,
+  encodeResponse: encodeMessagesResponse,
+  createStreamEncoder: (request, options) => new MessagesStreamEncoder(request, options),
+};
+
+/** Anthropic Messages as an upstream. */
+export const anthropicUpstream: UpstreamCodec = {
+  format: 'anthropic',
+  encodeRequest: encodeMessagesRequest,
+  decodeResponse: decodeMessagesResponse,
+  createStreamDecoder: () => new MessagesStreamDecoder(),
+};

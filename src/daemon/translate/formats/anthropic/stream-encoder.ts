@@ -1,0 +1,142 @@
+import type { EncodeOptions, StreamEncoder } from '../../codec.js';
+import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
+import { idFactory } from '../../util/ids.js';
+import { replyStopReason } from './encode-response.js';
+import { encodeAnthropicUsage } from './usage.js';
+
+type Ev<T extends IrStreamEvent['type']> = Extract<IrStreamEvent, { type: T }>;
+
+function sse(event: string, data: Record<string, unknown>): SseMessage {
+  return { event, data: JSON.stringify({ type: event, ...data }) };
+}
+
+/**
+ * IR events -> Messages SSE, as the API sends it: `message_start` (with the input usage known so far), a
+ * `ping`, then per block `content_block_start` / `_delta`s / `content_block_stop`, then `message_delta`
+ * (stop reason and final usage) and `message_stop`. Blocks are opened on their first non-empty event, so
+ * an empty text block is never emitted; IR indices are renumbered to the blocks actually sent.
+ */
+export class MessagesStreamEncoder implements StreamEncoder {
+  private readonly id: string;
+  private model: string;
+  private started = false;
+  private finished = false;
+  private nextIndex = 0;
+  private readonly blocks = new Map<number, { index: number; open: boolean }>();
+  private calledTools = false;
+  private usage: Partial<IrUsage> = {};
+
+  constructor(request: IrRequest, options?: EncodeOptions) {
+    this.id = idFactory(options)('msg_');
+    this.model = request.model;
+  }
+
+  write(event: IrStreamEvent): SseMessage[] {
+    if (event.type === 'error') {
+      return [sse('error', { error: { type: anthropicErrorType(event), message: event.message } })];
+    }
+    if (this.finished) return [];
+    const out = this.ensureStarted(event);
+    out.push(...this.content(event));
+    return out;
+  }
+
+  end(): SseMessage[] {
+    return [];
+  }
+
+  private content(event: IrStreamEvent): SseMessage[] {
+    switch (event.type) {
+      case 'text_delta':
+      case 'refusal_delta':
+        return event.text ? this.delta(event.index, { type: 'text', text: '' }, { type: 'text_delta', text: event.text }) : [];
+      case 'thinking_delta':
+        return event.text ? this.delta(event.index, thinkingStart, { type: 'thinking_delta', thinking: event.text }) : [];
+      case 'thinking_signature':
+        return this.delta(event.index, thinkingStart, { type: 'signature_delta', signature: event.signature });
+      case 'redacted_thinking':
+        return this.open(event.index, { type: 'redacted_thinking', data: event.data });
+      case 'tool_call_start':
+        this.calledTools = true;
+        return this.open(event.index, { type: 'tool_use', id: event.id, name: event.name, input: {} });
+      case 'tool_call_delta':
+        return event.argumentsDelta ? this.delta(event.index, null, { type: 'input_json_delta', partial_json: event.argumentsDelta }) : [];
+      case 'block_stop':
+        return this.stop(event.index);
+      case 'usage':
+        Object.assign(this.usage, event.usage);
+        return [];
+      case 'finish':
+        return this.finish(event);
+      default:
+        return [];
+    }
+  }
+
+  private ensureStarted(event: IrStreamEvent): SseMessage[] {
+    if (this.started) return [];
+    this.started = true;
+    if (event.type === 'start') {
+      if (event.model) this.model = event.model;
+      Object.assign(this.usage, event.usage);
+    }
+    const message = {
+      id: this.id,
+      type: 'message',
+      role: 'assistant',
+      model: this.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: encodeAnthropicUsage({ ...this.usage, outputTokens: this.usage.outputTokens ?? 0, reasoningTokens: undefined }),
+    };
+    return [sse('message_start', { message }), sse('ping', {})];
+  }
+
+  /** Opens the block for an IR index once; later calls are no-ops. */
+  private open(irIndex: number, block: Record<string, unknown>): SseMessage[] {
+    if (this.blocks.has(irIndex)) return [];
+    const index = this.nextIndex++;
+    this.blocks.set(irIndex, { index, open: true });
+    return [sse('content_block_start', { index, content_block: block })];
+  }
+
+  /** A delta for an IR block, opening it first if needed (`start` null: only an open block may take it). */
+  private delta(irIndex: number, start: Record<string, unknown> | null, delta: Record<string, unknown>): SseMessage[] {
+    const out = start ? this.open(irIndex, start) : [];
+    const block = this.blocks.get(irIndex);
+    if (!block) return out;
+    out.push(sse('content_block_delta', { index: block.index, delta }));
+    return out;
+  }
+
+  private stop(irIndex: number): SseMessage[] {
+    const block = this.blocks.get(irIndex);
+    if (!block?.open) return [];
+    block.open = false;
+    return [sse('content_block_stop', { index: block.index })];
+  }
+
+  private finish(event: Ev<'finish'>): SseMessage[] {
+    this.finished = true;
+    const out = [...this.blocks.keys()].flatMap((k) => this.stop(k));
+    const usage = { ...this.usage, ...event.usage };
+    const stopReason = replyStopReason(event.finishReason, this.calledTools);
+    const delta = { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? (event.stopSequence ?? null) : null };
+    out.push(sse('message_delta', { delta, usage: encodeAnthropicUsage(usage) }), sse('message_stop', {}));
+    return out;
+  }
+}
+
+const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
+
+/** Anthropic's error `type`: the event's own when it is one of Anthropic's, else one derived from the status. */
+export function anthropicErrorType(event: Ev<'error'>): string {
+  if (event.errorType && ERROR_TYPES.has(event.errorType)) return event.errorType;
+  if (event.status === 429) return 'rate_limit_error';
+  if (event.status === 529 || event.status === 503) return 'overloaded_error';
+  if (event.status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}
+
+const thinkingStart = { type: 'thinking', thinking: '', signature: '' };

@@ -1,0 +1,70 @@
+import type { IrFinishReason, IrUsage } from '../../ir.js';
+import { isRecord } from '../../util/json.js';
+
+/** Usage as Chat Completions reports it. */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
+/**
+ * IR usage -> Chat Completions usage. The IR already uses OpenAI's semantics (prompt includes cached
+ * tokens). Cache writes have no field here and are dropped; details appear only when the count is known.
+ */
+export function encodeChatUsage(usage: IrUsage): ChatUsage {
+  const out: ChatUsage = {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  };
+  if (usage.cacheReadTokens !== undefined) out.prompt_tokens_details = { cached_tokens: usage.cacheReadTokens };
+  if (usage.reasoningTokens !== undefined) out.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
+  return out;
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** Chat Completions usage -> IR usage; `undefined` when the object carries no counts. */
+export function decodeChatUsage(raw: unknown): IrUsage | undefined {
+  if (!isRecord(raw)) return undefined;
+  const input = count(raw.prompt_tokens);
+  const output = count(raw.completion_tokens);
+  if (input === undefined && output === undefined) return undefined;
+  const usage: IrUsage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
+  const cached = isRecord(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : undefined;
+  const reasoning = isRecord(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : undefined;
+  if (cached !== undefined) usage.cacheReadTokens = cached;
+  if (reasoning !== undefined) usage.reasoningTokens = reasoning;
+  return usage;
+}
+
+/** IR finish reason -> Chat Completions `finish_reason`. Reasons it has no word for end as `stop`. */
+export function encodeChatFinish(reason: IrFinishReason): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  switch (reason) {
+    case 'length':
+    case 'tool_calls':
+    case 'content_filter':
+      return reason;
+    default:
+      return 'stop';
+  }
+}
+
+/** Chat Completions `finish_reason` -> IR (the deprecated `function_call` counts as `tool_calls`). */
+export function decodeChatFinish(reason: unknown): IrFinishReason {
+  switch (reason) {
+    case 'length':
+    case 'tool_calls':
+    case 'content_filter':
+      return reason;
+    case 'function_call':
+      return 'tool_calls';
+    default:
+      return 'stop';
+  }
+}
