@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'yaml';
@@ -32,13 +32,13 @@ const cache = new Map<string, RecordedInteraction[]>();
 
 /**
  * Reads a go-vcr (`version: 2`) or vcrpy (`version: 1`) cassette into one shape.
- * `relPath` is relative to test/fixtures/recorded, e.g. `openai/chat-streaming.yaml`.
+ * `relPath` is relative to test/fixtures/recorded, e.g. `openai/chat-streaming.yaml` (absolute paths work too).
  */
 export function loadRecording(relPath: string): RecordedInteraction[] {
   const hit = cache.get(relPath);
   if (hit) return hit;
   // yaml-1.1 because both recorders wrote YAML 1.1 (PyYAML, go-yaml), and it knows `!!binary`.
-  const doc = parse(readFileSync(join(RECORDED_DIR, relPath), 'utf8'), { schema: 'yaml-1.1' }) as any;
+  const doc = parse(readFileSync(resolve(RECORDED_DIR, relPath), 'utf8'), { schema: 'yaml-1.1' }) as any;
   if (!doc || !Array.isArray(doc.interactions)) throw new Error(`${relPath}: no interactions`);
   const version = Number(doc.version);
   const list = doc.interactions.map((it: any, i: number) => {
