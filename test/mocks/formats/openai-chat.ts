@@ -82,7 +82,7 @@ export const openaiChat: WireFormat = {
     // With include_usage every chunk carries `usage: null` until the final usage-only chunk.
     const usageField = includeUsage ? { usage: null } : {};
     const chunk = (delta: object, finish: string | null = null) =>
-      dataFrame({ ...envelope(ctx), choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageField });
+      dataFrame({ ...envelope(ctx), choices: [{ index: 0, delta, finish_reason: finish }], ...usageField });
 
     const frames = [chunk({ role: 'assistant', content: '', refusal: null })];
     for (const piece of splitText(r.text, r.chunks)) frames.push(chunk({ content: piece }));
