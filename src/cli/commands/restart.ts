@@ -1,0 +1,15 @@
+import type { Command } from 'commander';
+import { withCommon, type CommandContext } from '../common.js';
+import { startCommand } from './start.js';
+import { stopCommand } from './stop.js';
+
+export function register(program: Command, ctx: CommandContext): void {
+  withCommon(program.command('restart'))
+    .description('stop the daemon (if running) and start it again')
+    .action(
+      ctx.run(async (opts) => {
+        await stopCommand(opts, ctx.io);
+        return startCommand(opts, ctx.io);
+      }),
+    );
+}

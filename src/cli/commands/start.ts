@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import type { Command } from 'commander';
+import type { DaemonMessage } from '../../shared/wire.js';
+import { isAlive } from '../../daemon/pidfile.js';
+import { DaemonClient } from '../client.js';
+import { CliError, type Io } from '../io.js';
+import { resolveTarget, type CommonOptions, type Target } from '../target.js';
+import { withCommon, type CommandContext } from '../common.js';
+
+const ENTRY = fileURLToPath(new URL('../../daemon/entry.js', import.meta.url));
+const START_TIMEOUT_MS = 20_000;
+
+/** Last lines of the daemon log, shown when a start fails. */
+function logTail(target: Target, lines = 15): string {
+  let text = '';
+  try {
+    text = readFileSync(target.paths.log, 'utf8').trimEnd();
+  } catch {
+    // no log yet
+  }
+  return text ? text.split('\n').slice(-lines).join('\n') : '(the log is empty)';
+}
+
+/**
+ * Serializes starts in one state folder: two `router start` racing must not spawn two daemons. The lock
+ * holds the starter's pid; a lock whose holder is gone is stale and taken over.
+ */
+async function withStartLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + START_TIMEOUT_MS + 5_000;
+  for (;;) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(readFileSync(file, 'utf8') || 0);
+      if (!holder || !isAlive(holder)) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // another starter removed it
+        }
+        continue;
+      }
+      if (Date.now() > deadline) throw new CliError('another `router start` is still running for this state folder.');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    try {
+      unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Spawns the detached daemon and waits for its nonce-stamped IPC message. */
+async function spawnDaemon(target: Target): Promise<DaemonMessage> {
+  const nonce = randomBytes(16).toString('hex');
+  mkdirSync(target.paths.home, { recursive: true, mode: 0o700 });
+  const child = execa(process.execPath, [ENTRY, '--home', target.paths.home, '--host', target.host, '--port', String(target.port)], {
+    detached: true,
+    cleanup: false,
+    reject: false,
+    ipc: true,
+    serialization: 'json',
+    stdin: 'ignore',
+    stdout: 'ignore',
+    // The daemon logs to its own file (fatal errors included); a piped stderr would keep this CLI alive.
+    stderr: 'ignore',
+    env: { ROUTER_START_NONCE: nonce },
+  });
+  const exited = child.then((r) => ({ type: 'exit' as const, code: r.exitCode, signal: r.signal }));
+  const message = child
+    .getOneMessage({ filter: (m: unknown) => (m as DaemonMessage)?.nonce === nonce })
+    .then((m: unknown) => m as DaemonMessage)
+    .catch(() => undefined);
+  const timeout = new Promise<{ type: 'timeout' }>((r) => setTimeout(() => r({ type: 'timeout' }), START_TIMEOUT_MS).unref());
+  const first = await Promise.race([message, exited, timeout]);
+  if (first && first.type === 'exit') {
+    const again = await Promise.race([message, new Promise<undefined>((r) => setTimeout(r, 200))]);
+    if (again) return again as DaemonMessage;
+    throw new CliError(`the router daemon exited during start (${first.signal ?? `code ${first.code}`}).`, 1, logTail(target));
+  }
+  if (!first || first.type === 'timeout') {
+    child.kill('SIGKILL');
+    throw new CliError('the router daemon did not become ready in time.', 1, logTail(target));
+  }
+  child.disconnect();
+  child.unref();
+  return first as DaemonMessage;
+}
+
+/** Starts the daemon (detached unless --foreground) and returns once it answers /api/health. */
+export async function startCommand(opts: CommonOptions & { foreground?: boolean }, io: Io): Promise<number> {
+  const target = resolveTarget(opts);
+  if (opts.foreground) return runForeground(opts, io);
+  return withStartLock(target.paths.startLock, async () => {
+    const current = resolveTarget(opts);
+    if (current.running) {
+      io.out(`router is already running at ${current.running.url} (pid ${current.running.pid})`);
+      return 0;
+    }
+    const msg = await spawnDaemon(current);
+    if (msg.type === 'error') throw new CliError(`router could not start: ${msg.message}`, 1, logTail(current));
+    if (msg.type === 'already-running') {
+      io.out(`router is already running at ${msg.url} (pid ${msg.pid})`);
+      return 0;
+    }
+    const client = new DaemonClient({ ...resolveTarget(opts), url: msg.url });
+    await client.request('GET', '/api/health');
+    io.out(`router started at ${msg.url} (pid ${msg.pid})`);
+    return 0;
+  });
+}
+
+async function runForeground(opts: CommonOptions, io: Io): Promise<number> {
+  const { runDaemon } = await import('../../daemon/main.js');
+  const outcome = await runDaemon({ ...opts, foreground: true });
+  if (outcome.kind === 'failed') throw new CliError(`router could not start: ${outcome.message}`);
+  if (outcome.kind === 'already-running') {
+    io.out(`router is already running at ${outcome.url} (pid ${outcome.pid})`);
+    return 0;
+  }
+  io.out(`router running in the foreground at ${outcome.url} (pid ${outcome.pid}); Ctrl-C stops it`);
+  await outcome.stopped;
+  return 0;
+}
+
+export function register(program: Command, ctx: CommandContext): void {
+  withCommon(program.command('start'))
+    .description('start the router daemon (detached) and wait until it is ready')
+    .option('--foreground', 'run in this terminal instead of detaching')
+    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground')
+    .action(ctx.run((opts) => startCommand(opts, ctx.io)));
+}

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { isAlive, releasePidFile } from '../../daemon/pidfile.js';
+import { DaemonClient } from '../client.js';
+import { CliError, type Io } from '../io.js';
+import { resolveTarget, type CommonOptions } from '../target.js';
+import { withCommon, type CommandContext } from '../common.js';
+
+const STOP_TIMEOUT_MS = 20_000;
+
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return !isAlive(pid);
+}
+
+/**
+ * Stops the daemon gracefully through its shutdown route (it finishes in-flight requests and closes the
+ * database); falls back to SIGTERM when the route cannot be reached, and to SIGKILL after the bound.
+ */
+export async function stopCommand(opts: CommonOptions, io: Io): Promise<number> {
+  const target = resolveTarget(opts);
+  if (!target.running) {
+    if (target.stale) releasePidFile(target.paths.pid, target.stale.pid);
+    io.out('router is not running');
+    return 0;
+  }
+  const { pid } = target.running;
+  try {
+    await new DaemonClient(target).request('POST', '/api/system/shutdown', undefined, 5_000);
+  } catch {
+    process.kill(pid, 'SIGTERM');
+  }
+  if (!(await waitGone(pid, STOP_TIMEOUT_MS))) {
+    process.kill(pid, 'SIGKILL');
+    if (!(await waitGone(pid, 2_000))) throw new CliError(`router (pid ${pid}) did not stop.`);
+    releasePidFile(target.paths.pid, pid);
+    io.err(`router (pid ${pid}) did not stop in time and was killed.`);
+  }
+  io.out(`router stopped (pid ${pid})`);
+  return 0;
+}
+
+export function register(program: Command, ctx: CommandContext): void {
+  withCommon(program.command('stop'))
+    .description('stop the router daemon gracefully')
+    .action(ctx.run((opts) => stopCommand(opts, ctx.io)));
+}

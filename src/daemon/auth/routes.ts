@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { deleteCookie, parseCookies, setCookie } from 'h3';
+import { SESSION_COOKIE } from '../../shared/headers.js';
+import { RouterError } from '../http/errors.js';
+import { route, json, noContent, type RouteDef } from '../http/routes.js';
+import { SESSION_TTL_MS } from './sessions.js';
+
+const LOGIN_WINDOW_MS = 60_000;
+const LOGIN_MAX_FAILURES = 10;
+const failures = new Map<string, { count: number; since: number }>();
+
+/** Slows password guessing: at most 10 failed logins per minute per caller address. */
+function checkThrottle(addr: string): void {
+  const f = failures.get(addr);
+  if (!f) return;
+  const elapsed = Date.now() - f.since;
+  if (elapsed > LOGIN_WINDOW_MS) {
+    failures.delete(addr);
+    return;
+  }
+  if (f.count >= LOGIN_MAX_FAILURES) {
+    const retry = Math.max(1, Math.ceil((LOGIN_WINDOW_MS - elapsed) / 1000));
+    throw new RouterError(429, 'Too many failed logins; try again later.', { headers: { 'Retry-After': String(retry) } });
+  }
+}
+
+function recordFailure(addr: string): void {
+  const f = failures.get(addr);
+  if (f) f.count++;
+  else {
+    if (failures.size > 10_000) failures.clear();
+    failures.set(addr, { count: 1, since: Date.now() });
+  }
+}
+
+const loginBody = z.object({ password: z.string().min(1).max(1024) }).strict();
+const passwordBody = z.object({ password: z.string().min(8).max(1024) }).strict();
+
+/** Dashboard login/logout and the password. */
+export const authRoutes: RouteDef[] = [
+  route({
+    method: 'POST',
+    path: '/api/auth/login',
+    tier: 'public',
+    tag: 'auth',
+    summary: 'Log in with the dashboard password; sets the auth_token cookie',
+    body: loginBody,
+    handler: async ({ event, services, auth, body }) => {
+      checkThrottle(auth.remoteAddress);
+      if (!(await services.passwords.verify(body.password))) {
+        recordFailure(auth.remoteAddress);
+        throw new RouterError(401, 'Wrong password (set one with `router password set`).');
+      }
+      failures.delete(auth.remoteAddress);
+      const session = services.sessions.create();
+      setCookie(event, SESSION_COOKIE, session.token, {
+        httpOnly: true,
+        sameSite: 'strict',
+        path: '/',
+        maxAge: Math.floor(SESSION_TTL_MS / 1000),
+      });
+      return { ok: true, expiresAt: new Date(session.expiresAt).toISOString() };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/auth/logout',
+    tier: 'public',
+    tag: 'auth',
+    summary: 'End the dashboard session',
+    handler: ({ event, services }) => {
+      const token = event.req.headers.get('cookie') ? parseCookies(event)[SESSION_COOKIE] : undefined;
+      if (token) services.sessions.revoke(token);
+      deleteCookie(event, SESSION_COOKIE, { path: '/' });
+      return { ok: true };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/auth/password',
+    tier: 'local',
+    tag: 'auth',
+    summary: 'Set the dashboard password (ends every existing session)',
+    body: passwordBody,
+    status: 204,
+    handler: async ({ services, body }) => {
+      await services.passwords.set(body.password);
+      services.sessions.revokeAll();
+      return noContent();
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/auth/status',
+    tier: 'public',
+    tag: 'auth',
+    summary: 'Whether login is required and a password is set',
+    handler: ({ services }) => json(200, { requireLogin: services.settings.get().requireLogin, passwordSet: services.passwords.isSet() }),
+  }),
+];

@@ -1,0 +1,69 @@
+import { mkdirSync } from 'node:fs';
+import { deriveCliToken } from '../shared/cli-token.js';
+import { listenUrl, statePaths } from '../shared/paths.js';
+import { VERSION } from '../shared/version.js';
+import { PasswordStore } from './auth/password.js';
+import { SessionStore } from './auth/sessions.js';
+import { createApp } from './http/app.js';
+import { KeyStore } from './keys/store.js';
+import { Logger } from './logger.js';
+import { ROUTES } from './routes.js';
+import type { Services } from './services.js';
+import { SettingsStore } from './settings/store.js';
+import { closeDatabase, openDatabase } from './store/db.js';
+import { migrate } from './store/migrate.js';
+
+export interface BootOptions {
+  home: string;
+  host: string;
+  port: number;
+  log?: Logger;
+  migrationsDir?: string;
+  requestShutdown?: (reason: string) => void;
+}
+
+/**
+ * Builds every service from a state folder: opens and migrates the database, loads stores into memory,
+ * derives the CLI token. Used by the daemon process and, in-process, by route tests.
+ */
+export function bootServices(opts: BootOptions): Services {
+  const paths = statePaths(opts.home);
+  mkdirSync(paths.home, { recursive: true, mode: 0o700 });
+  const log = opts.log ?? new Logger({ file: paths.log });
+  const db = openDatabase(paths.db);
+  try {
+    migrate(db, opts.migrationsDir);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const cliToken = deriveCliToken(paths.cliSalt, true);
+  if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
+  const settings = new SettingsStore(db);
+  return {
+    db,
+    paths,
+    version: VERSION,
+    startedAt: Date.now(),
+    listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
+    settings,
+    keys: new KeyStore(db),
+    sessions: new SessionStore(db),
+    passwords: new PasswordStore(db),
+    cliToken,
+    log,
+    routeTable: ROUTES,
+    requestShutdown: opts.requestShutdown ?? (() => {}),
+  };
+}
+
+/** Builds the h3 app for a set of services. */
+export function buildApp(services: Services) {
+  return createApp(services.routeTable, services);
+}
+
+/** Persists what is batched in memory and closes the database. */
+export function closeServices(services: Services): void {
+  services.keys.flush();
+  closeDatabase(services.db);
+}

@@ -1,0 +1,69 @@
+import { H3, type H3Event } from 'h3';
+import { HEADER } from '../../shared/headers.js';
+import { authorize } from '../auth/pipeline.js';
+import type { Services } from '../services.js';
+import { readJsonBody, validate } from './body.js';
+import { RouterError, toErrorReply } from './errors.js';
+import type { RouteDef } from './routes.js';
+
+/** The error formatter's HTTP face: one place turns anything thrown into the standard body. */
+export function errorResponse(error: unknown, services: Pick<Services, 'log' | 'version'>): Response {
+  const reply = toErrorReply(error);
+  if (reply.status >= 500 && !(error instanceof RouterError)) {
+    services.log.error('unhandled error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  }
+  const headers = new Headers(reply.headers);
+  headers.set('content-type', 'application/json; charset=utf-8');
+  headers.set(HEADER.version, services.version);
+  return new Response(JSON.stringify(reply.body), { status: reply.status, headers });
+}
+
+/** Body limit for a route: client (proxy) routes carry prompts and images; everything else is small. */
+export function bodyLimitFor(def: RouteDef, services: Services): number {
+  const s = services.settings.get();
+  return def.tier === 'client' ? s.maxRequestBodyBytes : s.maxManagementBodyBytes;
+}
+
+/** Wraps a route: authorize, enforce the body limit, parse and validate, run, format errors. */
+function wrap(def: RouteDef, services: Services) {
+  return async function routeHandler(event: H3Event): Promise<unknown> {
+    try {
+      const auth = authorize(def.tier, event, services);
+      const limit = bodyLimitFor(def, services);
+      const declared = event.req.headers.get('content-length');
+      if (declared !== null && Number(declared) > limit) {
+        throw new RouterError(413, `Request body exceeds the limit of ${limit} bytes.`);
+      }
+      const body = def.body ? validate(def.body, await readJsonBody(event, limit), 'body') : undefined;
+      const query = def.query ? validate(def.query, Object.fromEntries(event.url.searchParams), 'query') : undefined;
+      const params = (event.context.params ?? {}) as Record<string, string>;
+      return await def.handler({ event, services, auth, params, body, query });
+    } catch (error) {
+      return errorResponse(error, services);
+    }
+  };
+}
+
+/**
+ * Assembles the h3 app from the route table. Every route goes through `wrap`, so none can skip the
+ * authorization pipeline; registering the same method and path twice is a programming error and throws.
+ */
+export function createApp(routes: readonly RouteDef[], services: Services): H3 {
+  const app = new H3({
+    onRequest(event) {
+      event.res.headers.set(HEADER.version, services.version);
+    },
+    onError(error, event) {
+      // Reached for errors outside routes: unknown path (404), malformed URL (400).
+      return errorResponse(error, services);
+    },
+  });
+  const seen = new Set<string>();
+  for (const def of routes) {
+    const id = `${def.method} ${def.path}`;
+    if (seen.has(id)) throw new Error(`route registered twice: ${id}`);
+    seen.add(id);
+    app.on(def.method, def.path, wrap(def, services), { meta: { tier: def.tier } });
+  }
+  return app;
+}

@@ -1,0 +1,71 @@
+import type { H3Event } from 'h3';
+import type { z } from 'zod';
+import { RouterError, badRequest } from './errors.js';
+
+/**
+ * Reads the request body as bytes with a hard cap: a declared Content-Length over the cap is refused
+ * before reading, and a chunked body is cut off (413) as soon as it passes the cap, so a client can never
+ * make the daemon buffer more than `limit` bytes.
+ */
+export async function readBodyBytes(event: H3Event, limit: number): Promise<Uint8Array> {
+  const declared = event.req.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const stream = event.req.body;
+  if (!stream) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}
+
+function tooLarge(limit: number): RouterError {
+  return new RouterError(413, `Request body exceeds the limit of ${limit} bytes.`);
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Reads and parses a JSON body; anything that is not a JSON document is a 400 (415 for other types). */
+export async function readJsonBody(event: H3Event, limit: number): Promise<unknown> {
+  const type = event.req.headers.get('content-type');
+  const bytes = await readBodyBytes(event, limit);
+  if (bytes.byteLength === 0) throw badRequest('Request body is required and must be a JSON document.');
+  if (type && !/\bjson\b/i.test(type)) throw new RouterError(415, 'Content-Type must be application/json.');
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw badRequest('Request body is not valid UTF-8.');
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest('Request body is not valid JSON.');
+  }
+}
+
+/** Validates with a zod schema; the first issue becomes a 400 naming the field. */
+export function validate<T>(schema: z.ZodType<T>, value: unknown, where: 'body' | 'query'): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const path = issue.path.map(String).join('.');
+  const field = path || where;
+  throw badRequest(`Invalid ${where === 'query' ? 'query parameter' : 'field'} '${field}': ${issue.message}`, field);
+}

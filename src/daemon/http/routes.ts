@@ -1,0 +1,61 @@
+import type { H3Event } from 'h3';
+import type { z } from 'zod';
+import type { Services } from '../services.js';
+import type { AuthInfo } from '../auth/pipeline.js';
+
+/**
+ * Authorization tiers. Every route declares exactly one; the pipeline enforces it before the handler runs.
+ * - public: anyone (health, openapi, login).
+ * - client: an active API key (proxy and playground routes); also a dashboard session.
+ * - management: session cookie, manage-scope key, or the CLI token from loopback (requireLogin rules apply).
+ * - local: management credentials AND a loopback caller (AgentBridge, traffic inspector, CLI-tool runtime).
+ * - spawn: loopback only and never opened by a manage-scope key (routes that can start processes).
+ * - copilot: loopback with management credentials, or a manage-scope key when the opt-in setting is on.
+ */
+export type Tier = 'public' | 'client' | 'management' | 'local' | 'spawn' | 'copilot';
+export const TIERS: readonly Tier[] = ['public', 'client', 'management', 'local', 'spawn', 'copilot'];
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+export interface RouteContext<B = any, Q = any> {
+  event: H3Event;
+  services: Services;
+  auth: AuthInfo;
+  params: Record<string, string>;
+  body: B;
+  query: Q;
+}
+
+export interface RouteDef<B = any, Q = any> {
+  method: Method;
+  /** h3 route syntax (`/api/keys/:id`, `/v1beta/models/**`). */
+  path: string;
+  tier: Tier;
+  summary: string;
+  tag: string;
+  /** JSON body schema; when present the body is read (size-limited), parsed and validated before the handler. */
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  /** Handler reads the raw body itself (proxy routes); the size limit still applies. */
+  rawBody?: boolean;
+  /** Documented success status (default 200). */
+  status?: number;
+  handler: (ctx: RouteContext<B, Q>) => unknown | Promise<unknown>;
+}
+
+/** Declares a route with its types inferred from the schemas. */
+export function route<B = undefined, Q = undefined>(def: RouteDef<B, Q>): RouteDef<B, Q> {
+  return def;
+}
+
+/** A JSON response with a status and optional headers. */
+export function json(status: number, body: unknown, headers?: Record<string, string>): Response {
+  const h = new Headers(headers);
+  h.set('content-type', 'application/json; charset=utf-8');
+  return new Response(JSON.stringify(body), { status, headers: h });
+}
+
+/** 204 No Content. */
+export function noContent(): Response {
+  return new Response(null, { status: 204 });
+}

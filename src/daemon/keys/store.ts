@@ -1,0 +1,152 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../store/db.js';
+import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
+
+/** Scopes a key may hold: `proxy` (client routes), `manage` (management routes), `model:<glob>` (restricts models). */
+export const SCOPE_RE = /^(proxy|manage|model:[A-Za-z0-9._:/*-]{1,200})$/;
+export const DEFAULT_SCOPES = ['proxy'];
+
+export interface KeyRecord extends ApiKeyRecord {
+  keyHash: Buffer;
+}
+
+interface Row {
+  id: string;
+  name: string;
+  key_hash: string;
+  masked_key: string;
+  scopes: string;
+  is_active: number;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+function fromRow(row: Row): KeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    maskedKey: row.masked_key,
+    scopes: JSON.parse(row.scopes) as string[],
+    isActive: row.is_active === 1,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    keyHash: Buffer.from(row.key_hash, 'hex'),
+  };
+}
+
+/** The public view of a key: never the hash, never the key. */
+export function publicKey(rec: KeyRecord): ApiKeyRecord {
+  const { keyHash: _hash, ...rest } = rec;
+  return rest;
+}
+
+/**
+ * API keys: stored as sha256 hashes (keys are 256-bit random, so a fast hash is enough), cached in memory
+ * by hash so authenticating a request costs one hash and one map lookup. `lastUsedAt` is kept in memory and
+ * flushed in batches: no disk write per request.
+ */
+export class KeyStore {
+  private readonly byHash = new Map<string, KeyRecord>();
+  private readonly byId = new Map<string, KeyRecord>();
+  private readonly touched = new Set<string>();
+
+  constructor(private readonly db: Db) {
+    for (const row of db.prepare('SELECT * FROM api_keys').all() as Row[]) this.cache(fromRow(row));
+  }
+
+  private cache(rec: KeyRecord): void {
+    this.byHash.set(rec.keyHash.toString('hex'), rec);
+    this.byId.set(rec.id, rec);
+  }
+
+  /** Creates a key; the whole key is returned here and never again. */
+  create(name: string, scopes: string[] = DEFAULT_SCOPES): CreatedApiKey {
+    const key = `rk_${randomBytes(32).toString('base64url')}`;
+    const now = new Date().toISOString();
+    const rec: KeyRecord = {
+      id: randomUUID(),
+      name,
+      maskedKey: `${key.slice(0, 7)}...${key.slice(-4)}`,
+      scopes: [...new Set(scopes)],
+      isActive: true,
+      createdAt: now,
+      lastUsedAt: null,
+      keyHash: hashKey(key),
+    };
+    this.db
+      .prepare(
+        'INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)',
+      )
+      .run(rec.id, name, rec.keyHash.toString('hex'), rec.maskedKey, JSON.stringify(rec.scopes), now, now);
+    this.cache(rec);
+    return { ...publicKey(rec), key };
+  }
+
+  /** Finds the active-or-not record for a presented key. The final comparison is constant-time. */
+  verify(presented: string): KeyRecord | undefined {
+    if (!presented.startsWith('rk_') || presented.length > 200) return undefined;
+    const hash = hashKey(presented);
+    const rec = this.byHash.get(hash.toString('hex'));
+    if (!rec || !timingSafeEqual(rec.keyHash, hash)) return undefined;
+    return rec;
+  }
+
+  /** Records use of a key, in memory; `flush()` persists. */
+  touch(rec: KeyRecord): void {
+    rec.lastUsedAt = new Date().toISOString();
+    this.touched.add(rec.id);
+  }
+
+  /** Persists batched `lastUsedAt` values in one transaction. */
+  flush(): void {
+    if (this.touched.size === 0) return;
+    const stmt = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+    const ids = [...this.touched];
+    this.touched.clear();
+    this.db.transaction(() => {
+      for (const id of ids) {
+        const rec = this.byId.get(id);
+        if (rec) stmt.run(rec.lastUsedAt, id);
+      }
+    })();
+  }
+
+  list(): KeyRecord[] {
+    return [...this.byId.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  get(id: string): KeyRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Applies a partial update (name, scopes, isActive) together, in one statement. */
+  update(id: string, patch: { name?: string; scopes?: string[]; isActive?: boolean }): KeyRecord | undefined {
+    const rec = this.byId.get(id);
+    if (!rec) return undefined;
+    const next: KeyRecord = {
+      ...rec,
+      name: patch.name ?? rec.name,
+      scopes: patch.scopes ? [...new Set(patch.scopes)] : rec.scopes,
+      isActive: patch.isActive ?? rec.isActive,
+    };
+    this.db
+      .prepare('UPDATE api_keys SET name = ?, scopes = ?, is_active = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, JSON.stringify(next.scopes), next.isActive ? 1 : 0, new Date().toISOString(), id);
+    this.cache(next);
+    return next;
+  }
+
+  remove(id: string): boolean {
+    const rec = this.byId.get(id);
+    if (!rec) return false;
+    this.db.prepare('DELETE FROM api_keys WHERE id = ?').run(id);
+    this.byId.delete(id);
+    this.byHash.delete(rec.keyHash.toString('hex'));
+    this.touched.delete(id);
+    return true;
+  }
+}

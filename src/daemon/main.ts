@@ -1,0 +1,127 @@
+import { mkdirSync } from 'node:fs';
+import type { Server as NodeServer } from 'node:http';
+import { serve } from 'h3';
+import { listenUrl, resolveHome, resolveListen, statePaths } from '../shared/paths.js';
+import { VERSION } from '../shared/version.js';
+import { bootServices, buildApp, closeServices } from './boot.js';
+import { Logger } from './logger.js';
+import { claimPidFile, releasePidFile, updatePidFile } from './pidfile.js';
+import type { Services } from './services.js';
+
+export interface DaemonOptions {
+  home?: string;
+  host?: string;
+  port?: string | number;
+  foreground?: boolean;
+  /** Bound on how long in-flight requests may run after a stop begins. */
+  graceMs?: number;
+}
+
+/** What happened when the daemon tried to start. */
+export type StartOutcome =
+  | { kind: 'started'; url: string; pid: number; stopped: Promise<void> }
+  | { kind: 'already-running'; url: string; pid: number }
+  | { kind: 'failed'; message: string };
+
+function listen(app: ReturnType<typeof buildApp>, host: string, port: number): Promise<NodeServer> {
+  const server = serve(app, { hostname: host, port, manual: true, silent: true, gracefulShutdown: false });
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `port ${port} on ${host} is already in use`
+            : err.code === 'EADDRNOTAVAIL'
+              ? `address ${host} is not available on this machine`
+              : `cannot listen on ${host}:${port}: ${err.code ?? err.message}`,
+        ),
+      );
+    const started = server.serve();
+    const node = server.node?.server as NodeServer | undefined;
+    if (!node) return reject(new Error('the HTTP server did not start'));
+    node.once('error', onError);
+    node.once('listening', () => {
+      node.off('error', onError);
+      resolve(node);
+    });
+    void Promise.resolve(started).catch(onError);
+  });
+}
+
+/** Stops accepting, lets in-flight requests finish within `graceMs`, then closes the database. */
+async function shutdown(node: NodeServer, services: Services, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => node.close(() => resolve()));
+  node.closeIdleConnections();
+  const timer = setTimeout(() => node.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(timer);
+  closeServices(services);
+}
+
+/** Runs the daemon in this process. Resolves once it is listening (or could not start). */
+export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
+  const home = resolveHome(opts.home);
+  const { host, port } = resolveListen({ host: opts.host, port: opts.port });
+  const paths = statePaths(home);
+  const log = new Logger({ file: paths.log, echo: opts.foreground });
+  const pidContent = { pid: process.pid, host, port, url: listenUrl(host, port), startedAt: new Date().toISOString(), version: VERSION };
+
+  let claim;
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    claim = claimPidFile(paths.pid, pidContent);
+  } catch (err) {
+    return { kind: 'failed', message: `cannot use the state folder ${home}: ${(err as Error).message}` };
+  }
+  if (!claim.ok) return { kind: 'already-running', url: claim.holder.url, pid: claim.holder.pid };
+
+  let services: Services;
+  let node: NodeServer;
+  let stopping: Promise<void> | undefined;
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((r) => (resolveStopped = r));
+  const stop = (reason: string) => {
+    if (stopping) return;
+    log.info('stopping', { reason });
+    stopping = shutdown(node, services, opts.graceMs ?? 10_000)
+      .catch((err) => log.error('error during shutdown', { error: String(err) }))
+      .finally(() => {
+        releasePidFile(paths.pid, process.pid);
+        log.info('stopped');
+        log.flushSync();
+        resolveStopped();
+      });
+  };
+  try {
+    services = bootServices({ home, host, port, log, requestShutdown: stop });
+  } catch (err) {
+    releasePidFile(paths.pid, process.pid);
+    log.error('start failed', { error: (err as Error).message });
+    log.flushSync();
+    return { kind: 'failed', message: (err as Error).message };
+  }
+  try {
+    node = await listen(buildApp(services), host, port);
+  } catch (err) {
+    closeServices(services);
+    releasePidFile(paths.pid, process.pid);
+    log.error('start failed', { error: (err as Error).message });
+    log.flushSync();
+    return { kind: 'failed', message: (err as Error).message };
+  }
+  const address = node.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const url = listenUrl(host, actualPort);
+  services.listen = { host, port: actualPort, url };
+  updatePidFile(paths.pid, { ...pidContent, port: actualPort, url });
+  if (services.settings.get().allowPrivateWebhookDestinations) {
+    log.warn('allowPrivateWebhookDestinations is on: webhooks may target private and loopback addresses');
+  }
+  const flushTimer = setInterval(() => services.keys.flush(), 30_000);
+  flushTimer.unref();
+  stopped.then(() => clearInterval(flushTimer));
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => stop(sig));
+  log.info('listening', { url, pid: process.pid, version: VERSION, home });
+  return { kind: 'started', url, pid: process.pid, stopped };
+}
+

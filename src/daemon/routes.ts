@@ -1,0 +1,11 @@
+import { authRoutes } from './auth/routes.js';
+import type { RouteDef } from './http/routes.js';
+import { keyRoutes } from './keys/routes.js';
+import { settingsRoutes } from './settings/routes.js';
+import { systemRoutes } from './system/routes.js';
+
+/**
+ * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
+ * exactly these, and the OpenAPI document is generated from them.
+ */
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...settingsRoutes];

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { Db } from '../store/db.js';
+
+const MiB = 1024 * 1024;
+
+/** Every setting, its type, bounds and default. PATCH validates against this schema, unknown keys rejected. */
+export const settingsSchema = z.object({
+  /** When false, loopback callers may use management routes without a credential (CONTRACT). */
+  requireLogin: z.boolean().default(true),
+  /** Skip the public-destination check for webhooks (receivers on this machine). Logged at start when on. */
+  allowPrivateWebhookDestinations: z.boolean().default(false),
+  /** Let manage-scope keys reach /api/copilot/* from non-loopback callers (spec Authentication 3). */
+  copilotAllowManageKey: z.boolean().default(false),
+  /** Extra browser origins allowed on the live WebSocket, besides loopback dashboard origins. */
+  allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
+  /** Body limit of client (proxy) routes. */
+  maxRequestBodyBytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
+  /** Body limit of every other route. */
+  maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+export const settingsPatchSchema = settingsSchema.partial().strict();
+export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
+
+type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
+
+/** Settings with one owner: read from memory, written through to the database, listeners told of changes. */
+export class SettingsStore {
+  private current: Settings;
+  private readonly listeners: Listener[] = [];
+
+  constructor(private readonly db: Db) {
+    const rows = db.prepare('SELECT key, value FROM settings').all() as Array<{ key: string; value: string }>;
+    const stored: Record<string, unknown> = {};
+    for (const row of rows) {
+      if (row.key in settingsSchema.shape) stored[row.key] = JSON.parse(row.value);
+    }
+    // A stored value that no longer validates (older bounds) falls back to its default rather than failing start.
+    const parsed = settingsSchema.safeParse(stored);
+    this.current = parsed.success ? parsed.data : settingsSchema.parse({});
+  }
+
+  get(): Settings {
+    return this.current;
+  }
+
+  /** Applies a validated patch atomically and notifies listeners. */
+  update(patch: SettingsPatch): Settings {
+    const changed = Object.keys(patch) as (keyof Settings)[];
+    const next = { ...this.current, ...patch };
+    const upsert = this.db.prepare(
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    );
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const key of changed) upsert.run(key, JSON.stringify(next[key]), now);
+    })();
+    this.current = next;
+    for (const fn of this.listeners) fn(next, changed);
+    return next;
+  }
+
+  onChange(fn: Listener): void {
+    this.listeners.push(fn);
+  }
+}

@@ -1,0 +1,57 @@
+import { route, json, type RouteDef } from '../http/routes.js';
+import { buildOpenApi } from '../http/openapi.js';
+import type { HealthReply, StatusReply } from '../../shared/wire.js';
+
+let openApiCache: { routes: readonly RouteDef[]; doc: string } | undefined;
+
+/** Health, the OpenAPI document, daemon status and shutdown. */
+export const systemRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/health',
+    tier: 'public',
+    tag: 'system',
+    summary: 'Liveness check',
+    handler: ({ services }): HealthReply => ({ status: 'ok', version: services.version }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/openapi.json',
+    tier: 'public',
+    tag: 'system',
+    summary: 'The OpenAPI 3.1.0 description of every route',
+    handler: ({ services }) => {
+      if (openApiCache?.routes !== services.routeTable) {
+        openApiCache = { routes: services.routeTable, doc: JSON.stringify(buildOpenApi(services.routeTable, services.version)) };
+      }
+      return new Response(openApiCache.doc, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/system/status',
+    tier: 'management',
+    tag: 'system',
+    summary: 'Daemon status: pid, URL, version, uptime',
+    handler: ({ services }): StatusReply => ({
+      running: true,
+      pid: process.pid,
+      url: services.listen.url,
+      version: services.version,
+      uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
+    }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/system/shutdown',
+    tier: 'local',
+    tag: 'system',
+    summary: 'Graceful shutdown: stop accepting, finish in-flight requests, close the database',
+    status: 202,
+    handler: ({ services }) => {
+      // Answer first, then shut down, so the caller sees the acknowledgement.
+      setTimeout(() => services.requestShutdown('shutdown route'), 20);
+      return json(202, { ok: true, pid: process.pid });
+    },
+  }),
+];
