@@ -91,11 +91,20 @@ function maxTokens(request: IrRequest, thinking: Body | undefined): number {
   return budget >= DEFAULT_MAX_TOKENS ? budget + DEFAULT_MAX_TOKENS : DEFAULT_MAX_TOKENS;
 }
 
+/**
+ * Chat Completions accepts a conversation made of system/developer messages only; Messages requires at
+ * least one turn. Such a system prompt is sent as the user turn, which is how those models read it anyway.
+ */
+function conversation(request: IrRequest): { messages: Body[]; system: string | Body[] | undefined } {
+  if (request.messages.length || !request.system.length) return { messages: encodeTurns(request.messages, request), system: encodeSystem(request) };
+  return { messages: encodeTurns([{ role: 'user', parts: request.system }], request), system: undefined };
+}
+
 /** IR -> Messages request. */
 export function encodeMessagesRequest(request: IrRequest): Body {
   const thinking = encodeThinking(request.reasoning);
-  const body: Body = { model: request.model, max_tokens: maxTokens(request, thinking), messages: encodeTurns(request.messages, request) };
-  const system = encodeSystem(request);
+  const { messages, system } = conversation(request);
+  const body: Body = { model: request.model, max_tokens: maxTokens(request, thinking), messages };
   if (system !== undefined) body.system = system;
   const tools = request.tools ? encodeTools(request.tools, request) : [];
   if (tools.length) body.tools = tools;

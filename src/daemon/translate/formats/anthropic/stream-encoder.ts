@@ -15,6 +15,10 @@ function sse(event: string, data: Record<string, unknown>): SseMessage {
  * `ping`, then per block `content_block_start` / `_delta`s / `content_block_stop`, then `message_delta`
  * (stop reason and final usage) and `message_stop`. Blocks are opened on their first non-empty event, so
  * an empty text block is never emitted; IR indices are renumbered to the blocks actually sent.
+ *
+ * Messages streams never interleave blocks, but the IR lets parallel tool calls interleave (Chat
+ * Completions may stream them so). Events of a block that arrive while another is open are queued and
+ * replayed, in order, once that block closes.
  */
 export class MessagesStreamEncoder implements StreamEncoder {
   private readonly id: string;
@@ -24,6 +28,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private nextIndex = 0;
   private readonly blocks = new Map<number, { index: number; open: boolean }>();
   private calledTools = false;
+  /** IR index of the block currently open on the wire. */
+  private active: number | undefined;
+  private readonly queued = new Map<number, IrStreamEvent[]>();
   private usage: Partial<IrUsage> = {};
 
   constructor(request: IrRequest, options?: EncodeOptions) {
@@ -37,7 +44,28 @@ export class MessagesStreamEncoder implements StreamEncoder {
     }
     if (this.finished) return [];
     const out = this.ensureStarted(event);
-    out.push(...this.content(event));
+    out.push(...this.route(event));
+    return out;
+  }
+
+  /** Sends a block event now, or queues it while another block is open. */
+  private route(event: IrStreamEvent): SseMessage[] {
+    if (!('index' in event)) return this.content(event);
+    const waiting = this.queued.get(event.index);
+    if (waiting) waiting.push(event);
+    else if (this.active === undefined || this.active === event.index || this.blocks.has(event.index)) return this.content(event);
+    else this.queued.set(event.index, [event]);
+    return [];
+  }
+
+  /** Replays queued blocks after the open one closed, until one of them stays open. */
+  private flush(): SseMessage[] {
+    const out: SseMessage[] = [];
+    for (const [index, events] of this.queued) {
+      if (this.active !== undefined) break;
+      this.queued.delete(index);
+      for (const ev of events) out.push(...this.content(ev));
+    }
     return out;
   }
 
@@ -98,6 +126,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (this.blocks.has(irIndex)) return [];
     const index = this.nextIndex++;
     this.blocks.set(irIndex, { index, open: true });
+    this.active = irIndex;
     return [sse('content_block_start', { index, content_block: block })];
   }
 
@@ -114,12 +143,27 @@ export class MessagesStreamEncoder implements StreamEncoder {
     const block = this.blocks.get(irIndex);
     if (!block?.open) return [];
     block.open = false;
-    return [sse('content_block_stop', { index: block.index })];
+    const out = [sse('content_block_stop', { index: block.index })];
+    if (this.active === irIndex) {
+      this.active = undefined;
+      out.push(...this.flush());
+    }
+    return out;
+  }
+
+  /** Closes the open block and every queued one, in order (at the end of the reply). */
+  private closeAll(): SseMessage[] {
+    const out: SseMessage[] = [];
+    for (let guard = 0; guard < 10_000 && (this.active !== undefined || this.queued.size); guard++) {
+      if (this.active !== undefined) out.push(...this.stop(this.active));
+      else out.push(...this.flush());
+    }
+    return out;
   }
 
   private finish(event: Ev<'finish'>): SseMessage[] {
     this.finished = true;
-    const out = [...this.blocks.keys()].flatMap((k) => this.stop(k));
+    const out = this.closeAll();
     const usage = { ...this.usage, ...event.usage };
     const stopReason = replyStopReason(event.finishReason, this.calledTools);
     const delta = { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? (event.stopSequence ?? null) : null };

@@ -20,7 +20,8 @@ export function encodeAnthropicUsage(usage: Partial<IrUsage>): AnthropicUsage {
     cache_read_input_tokens: read,
     output_tokens: usage.outputTokens ?? 0,
   };
-  if (usage.reasoningTokens !== undefined) out.output_tokens_details = { thinking_tokens: usage.reasoningTokens };
+  // Sent only when there was reasoning: the API omits the breakdown for replies without thinking.
+  if (usage.reasoningTokens) out.output_tokens_details = { thinking_tokens: usage.reasoningTokens };
   return out;
 }
 

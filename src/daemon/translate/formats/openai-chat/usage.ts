@@ -6,23 +6,23 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens: number };
-  completion_tokens_details?: { reasoning_tokens: number };
+  prompt_tokens_details: { cached_tokens: number };
+  completion_tokens_details: { reasoning_tokens: number };
 }
 
 /**
  * IR usage -> Chat Completions usage. The IR already uses OpenAI's semantics (prompt includes cached
- * tokens). Cache writes have no field here and are dropped; details appear only when the count is known.
+ * tokens). Both detail objects are always present, as in OpenAI's replies, with 0 for counts the upstream
+ * did not report; cache writes have no field here and are dropped.
  */
 export function encodeChatUsage(usage: IrUsage): ChatUsage {
-  const out: ChatUsage = {
+  return {
     prompt_tokens: usage.inputTokens,
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0 },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
   };
-  if (usage.cacheReadTokens !== undefined) out.prompt_tokens_details = { cached_tokens: usage.cacheReadTokens };
-  if (usage.reasoningTokens !== undefined) out.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
-  return out;
 }
 
 function count(value: unknown): number | undefined {
