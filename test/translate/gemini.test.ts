@@ -1,0 +1,403 @@
+import { describe, expect, it } from 'vitest';
+import { RouterError } from '../../src/daemon/http/errors.js';
+import { decodeGeminiRequest, geminiClient as client, geminiUpstream as upstream } from '../../src/daemon/translate/formats/gemini/index.js';
+import { SKIP_SIGNATURE } from '../../src/daemon/translate/formats/gemini/encode-contents.js';
+import { openAiResponsesClient } from '../../src/daemon/translate/formats/openai-responses/index.js';
+import type { IrRequest, IrStreamEvent, SseMessage } from '../../src/daemon/translate/ir.js';
+
+const user = (text: string) => ({ role: 'user', parts: [{ text }] });
+
+function errorOf(fn: () => unknown): RouterError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof RouterError) return e;
+    throw e;
+  }
+  throw new Error('expected a RouterError');
+}
+
+describe('Gemini request decoding', () => {
+  it('takes the model and stream flag from the route, not the body', () => {
+    const ir = client.decodeRequest({ model: 'models/gemini-x', stream: true, contents: [user('hi')] });
+    expect(ir).toMatchObject({ model: 'gemini-x', stream: true, messages: [{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }] });
+    expect(decodeGeminiRequest({ contents: [user('hi')] }, 'g', false)).toMatchObject({ model: 'g', stream: false });
+  });
+
+  it('reads parts, thoughts, signatures and pairs function responses with calls by name', () => {
+    const ir = decodeGeminiRequest(
+      {
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        contents: [
+          { role: 'user', parts: [{ text: 'Look' }, { inlineData: { mimeType: 'image/png', data: 'AAA' } }, { fileData: { mimeType: 'application/pdf', fileUri: 'https://x/files/1' } }] },
+          {
+            role: 'model',
+            parts: [
+              { text: 'plan', thought: true, thoughtSignature: 'ts0' },
+              { functionCall: { name: 'weather', args: { city: 'Paris' } }, thoughtSignature: 'ts1' },
+              { functionCall: { name: 'weather', args: { city: 'Rome' } } },
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              { functionResponse: { name: 'weather', response: { output: 'sunny' } } },
+              { functionResponse: { name: 'weather', response: { error: 'down' } } },
+            ],
+          },
+        ],
+      },
+      'g',
+      false,
+    );
+    expect(ir.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+    expect(ir.messages).toEqual([
+      {
+        role: 'user',
+        parts: [
+          { type: 'text', text: 'Look' },
+          { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'AAA' } },
+          { type: 'document', source: { kind: 'url', url: 'https://x/files/1', mediaType: 'application/pdf' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'thinking', text: 'plan', signature: 'ts0' },
+          { type: 'thinking', text: '', signature: 'ts1' },
+          { type: 'tool_call', id: 'call_0', name: 'weather', arguments: '{"city":"Paris"}' },
+          { type: 'tool_call', id: 'call_1', name: 'weather', arguments: '{"city":"Rome"}' },
+        ],
+      },
+      {
+        role: 'tool',
+        parts: [
+          { type: 'tool_result', toolCallId: 'call_0', name: 'weather', content: [{ type: 'text', text: 'sunny' }] },
+          { type: 'tool_result', toolCallId: 'call_1', name: 'weather', content: [{ type: 'text', text: 'down' }], isError: true },
+        ],
+      },
+    ]);
+  });
+
+  it('prefers ids the client echoed', () => {
+    const ir = decodeGeminiRequest(
+      {
+        contents: [
+          user('q'),
+          { role: 'model', parts: [{ functionCall: { id: 'a', name: 'f', args: {} } }, { functionCall: { id: 'b', name: 'f', args: {} } }] },
+          { role: 'user', parts: [{ functionResponse: { id: 'b', name: 'f', response: { x: 1 } } }, { functionResponse: { name: 'f', response: {} } }] },
+        ],
+      },
+      'g',
+      false,
+    );
+    expect(ir.messages[2]?.parts.map((p) => (p.type === 'tool_result' ? [p.toolCallId, p.content[0]] : []))).toEqual([
+      ['b', { type: 'text', text: '{"x":1}' }],
+      ['a', { type: 'text', text: '{}' }],
+    ]);
+  });
+
+  it('accepts snake_case field names without touching user data', () => {
+    const ir = decodeGeminiRequest(
+      {
+        system_instruction: { parts: [{ text: 's' }] },
+        contents: [{ role: 'user', parts: [{ inline_data: { mime_type: 'image/jpeg', data: 'B' } }] }],
+        tools: [{ function_declarations: [{ name: 'f', parameters: { type: 'OBJECT', properties: { city_name: { type: 'STRING', nullable: true } } } }] }],
+        generation_config: { max_output_tokens: 9, thinking_config: { thinking_budget: 0 } },
+      },
+      'g',
+      false,
+    );
+    expect(ir.messages[0]?.parts[0]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: 'B' } });
+    expect(ir.tools).toEqual([{ type: 'function', name: 'f', parameters: { type: 'object', properties: { city_name: { type: ['string', 'null'] } } } }]);
+    expect(ir).toMatchObject({ maxTokens: 9, reasoning: { enabled: false }, system: [{ type: 'text', text: 's' }] });
+  });
+
+  it('reads tools, tool config, generation config and keeps Gemini-only fields in passthrough', () => {
+    const ir = decodeGeminiRequest(
+      {
+        contents: [user('q')],
+        tools: [{ functionDeclarations: [{ name: 'f', description: 'd', parametersJsonSchema: { type: 'object' } }] }, { googleSearch: {} }],
+        toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } },
+        generationConfig: {
+          maxOutputTokens: 100,
+          temperature: 0.5,
+          topP: 0.9,
+          topK: 40,
+          stopSequences: ['END'],
+          seed: 7,
+          presencePenalty: 0.1,
+          frequencyPenalty: 0.2,
+          responseMimeType: 'application/json',
+          responseSchema: { type: 'OBJECT', properties: { a: { type: 'INTEGER' } }, propertyOrdering: ['a'] },
+          thinkingConfig: { thinkingLevel: 'HIGH', includeThoughts: true },
+          responseModalities: ['TEXT'],
+        },
+        safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
+      },
+      'g',
+      true,
+    );
+    expect(ir).toMatchObject({
+      tools: [
+        { type: 'function', name: 'f', description: 'd', parameters: { type: 'object' } },
+        { type: 'builtin', format: 'gemini', raw: { googleSearch: {} } },
+      ],
+      toolChoice: { name: 'f' },
+      maxTokens: 100,
+      temperature: 0.5,
+      topP: 0.9,
+      topK: 40,
+      stop: ['END'],
+      seed: 7,
+      presencePenalty: 0.1,
+      frequencyPenalty: 0.2,
+      responseFormat: { type: 'json_schema', name: 'response', schema: { type: 'object', properties: { a: { type: 'integer' } } } },
+      reasoning: { effort: 'high', summary: 'auto' },
+      passthrough: {
+        format: 'gemini',
+        fields: { safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }], generationConfig: { responseModalities: ['TEXT'] } },
+      },
+    });
+  });
+
+  it('rejects invalid bodies with a 400 naming the parameter', () => {
+    expect(errorOf(() => decodeGeminiRequest({}, 'g', false)).extra).toEqual({ param: 'contents' });
+    expect(errorOf(() => decodeGeminiRequest({ contents: [{ role: 'bot', parts: [] }] }, 'g', false)).extra).toEqual({ param: 'contents[0].role' });
+    expect(errorOf(() => decodeGeminiRequest({ contents: [{ parts: [{ functionCall: { args: {} } }] }] }, 'g', false)).status).toBe(400);
+  });
+});
+
+describe('Gemini request encoding', () => {
+  const ir: IrRequest = {
+    model: 'g',
+    system: [{ type: 'text', text: 'sys' }],
+    messages: [
+      { role: 'user', parts: [{ type: 'text', text: 'q' }, { type: 'image', source: { kind: 'url', url: 'https://x/cat.png' } }] },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'thinking', text: 'plan', signature: 's0' },
+          { type: 'text', text: 'Calling.' },
+          { type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{"a":1}' },
+        ],
+      },
+      { role: 'tool', parts: [{ type: 'tool_result', toolCallId: 'toolu_1', content: [{ type: 'text', text: 'r' }], isError: true }] },
+      { role: 'user', parts: [{ type: 'text', text: 'thanks' }] },
+    ],
+    tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }, { type: 'builtin', format: 'anthropic', raw: { type: 'web_search_20250305' } }],
+    toolChoice: 'required',
+    responseFormat: { type: 'json_schema', name: 'x', schema: { type: 'object' } },
+    reasoning: { budgetTokens: 2048 },
+    maxTokens: 10,
+    stop: ['S'],
+    stream: true,
+  };
+
+  it('builds contents, function declarations and generation config', () => {
+    const request = structuredClone(ir);
+    expect(upstream.encodeRequest(request)).toEqual({
+      contents: [
+        { role: 'user', parts: [{ text: 'q' }, { fileData: { mimeType: 'image/png', fileUri: 'https://x/cat.png' } }] },
+        {
+          role: 'model',
+          parts: [
+            { text: 'plan', thought: true, thoughtSignature: 's0' },
+            { text: 'Calling.' },
+            { functionCall: { id: 'toolu_1', name: 'f', args: { a: 1 } }, thoughtSignature: SKIP_SIGNATURE },
+          ],
+        },
+        { role: 'user', parts: [{ functionResponse: { id: 'toolu_1', name: 'f', response: { error: 'r' } } }, { text: 'thanks' }] },
+      ],
+      systemInstruction: { parts: [{ text: 'sys' }] },
+      tools: [{ functionDeclarations: [{ name: 'f', parametersJsonSchema: { type: 'object' } }] }],
+      toolConfig: { functionCallingConfig: { mode: 'ANY' } },
+      generationConfig: {
+        maxOutputTokens: 10,
+        stopSequences: ['S'],
+        responseMimeType: 'application/json',
+        responseJsonSchema: { type: 'object' },
+        thinkingConfig: { thinkingBudget: 2048, includeThoughts: true },
+      },
+    });
+    expect(request.dropped).toContain('tools: anthropic built-in web_search_20250305');
+  });
+
+  it('folds a signature-only thinking part onto the next part, or keeps it on an empty text part', () => {
+    const body = upstream.encodeRequest({
+      model: 'g',
+      system: [],
+      stream: false,
+      messages: [
+        { role: 'user', parts: [{ type: 'text', text: 'q' }] },
+        {
+          role: 'assistant',
+          parts: [
+            { type: 'thinking', text: '', signature: 'fc-sig' },
+            { type: 'tool_call', id: 'c', name: 'f', arguments: '{}' },
+            { type: 'text', text: 'tail' },
+            { type: 'thinking', text: '', signature: 'end-sig' },
+          ],
+        },
+      ],
+    });
+    expect((body.contents as Array<{ parts: unknown[] }>)[1]?.parts).toEqual([
+      { functionCall: { id: 'c', name: 'f', args: {} }, thoughtSignature: 'fc-sig' },
+      { text: 'tail' },
+      { text: '', thoughtSignature: 'end-sig' },
+    ]);
+  });
+
+  it('maps efforts to thinking levels and merges Gemini passthrough', () => {
+    const decoded = decodeGeminiRequest({ contents: [user('q')], safetySettings: [{ category: 'c', threshold: 't' }], generationConfig: { candidateCount: 2 } }, 'g', false);
+    decoded.reasoning = { effort: 'xhigh' };
+    expect(upstream.encodeRequest(decoded)).toMatchObject({
+      safetySettings: [{ category: 'c', threshold: 't' }],
+      generationConfig: { candidateCount: 2, thinkingConfig: { thinkingLevel: 'high' } },
+    });
+  });
+
+  it('needs a tool name for every result and rejects Responses stored state', () => {
+    const orphan: IrRequest = { model: 'g', system: [], stream: false, messages: [{ role: 'tool', parts: [{ type: 'tool_result', toolCallId: 'x', content: [] }] }] };
+    expect(errorOf(() => upstream.encodeRequest(orphan)).status).toBe(400);
+    const stateful = openAiResponsesClient.decodeRequest({ model: 'm', input: 'hi', previous_response_id: 'resp_1' });
+    expect(errorOf(() => upstream.encodeRequest(stateful)).extra).toEqual({ param: 'previous_response_id' });
+  });
+});
+
+describe('Gemini reply decoding', () => {
+  it('reads parts, usage and finish reasons', () => {
+    const ir = upstream.decodeResponse({
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text: 'hm', thought: true }, { text: 'Hi' }, { functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'sig' }] },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, thoughtsTokenCount: 3, cachedContentTokenCount: 4, totalTokenCount: 18 },
+      modelVersion: 'gemini-x',
+      responseId: 'r1',
+    });
+    expect(ir).toEqual({
+      id: 'r1',
+      model: 'gemini-x',
+      parts: [
+        { type: 'thinking', text: 'hm' },
+        { type: 'text', text: 'Hi' },
+        { type: 'thinking', text: '', signature: 'sig' },
+        { type: 'tool_call', id: 'call_r1_0', name: 'f', arguments: '{"a":1}' },
+      ],
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 10, outputTokens: 8, cacheReadTokens: 4, reasoningTokens: 3 },
+    });
+  });
+
+  it('maps blocked and truncated replies', () => {
+    const finish = (finishReason: string) => upstream.decodeResponse({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason }] }).finishReason;
+    expect(finish('MAX_TOKENS')).toBe('length');
+    expect(finish('SAFETY')).toBe('content_filter');
+    expect(finish('RECITATION')).toBe('content_filter');
+    expect(upstream.decodeResponse({ promptFeedback: { blockReason: 'SAFETY' } })).toMatchObject({ parts: [], finishReason: 'content_filter' });
+  });
+
+  it('encodes a reply a Gemini client can send back, with router ids and usage split back out', () => {
+    const body = client.encodeResponse(
+      {
+        id: 'x',
+        model: 'm',
+        parts: [{ type: 'thinking', text: '', signature: 's' }, { type: 'tool_call', id: 'c1', name: 'f', arguments: '{"a":1}' }],
+        finishReason: 'tool_calls',
+        usage: { inputTokens: 10, outputTokens: 8, reasoningTokens: 3 },
+      },
+      decodeGeminiRequest({ contents: [user('q')] }, 'm', false),
+      { newId: (p) => `${p}id1` },
+    );
+    expect(body).toEqual({
+      candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'c1', name: 'f', args: { a: 1 } }, thoughtSignature: 's' }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, thoughtsTokenCount: 3, totalTokenCount: 18 },
+      modelVersion: 'm',
+      responseId: 'id1',
+    });
+  });
+});
+
+const chunk = (parts: unknown[], extra: Record<string, unknown> = {}): SseMessage => ({
+  data: JSON.stringify({ candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }], modelVersion: 'g', responseId: 'r' }),
+});
+
+function decodeAll(messages: SseMessage[]): IrStreamEvent[] {
+  const decoder = upstream.createStreamDecoder();
+  return [...messages.flatMap((m) => decoder.push(m)), ...decoder.end()];
+}
+
+describe('Gemini stream decoding', () => {
+  it('turns partial responses into IR blocks, finishing at the end of the stream', () => {
+    const events = decodeAll([
+      chunk([{ text: 'hm', thought: true }]),
+      chunk([{ text: 'Hel' }]),
+      chunk([{ text: 'lo' }]),
+      chunk([{ functionCall: { name: 'f', args: { a: 1 } } }]),
+      chunk([{ text: '', thoughtSignature: 'sig' }], { finishReason: 'STOP' }),
+      { data: JSON.stringify({ usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 3, totalTokenCount: 5 } }) },
+    ]);
+    expect(events).toEqual([
+      { type: 'start', id: 'r', model: 'g' },
+      { type: 'thinking_delta', index: 0, text: 'hm' },
+      { type: 'block_stop', index: 0 },
+      { type: 'text_delta', index: 1, text: 'Hel' },
+      { type: 'text_delta', index: 1, text: 'lo' },
+      { type: 'block_stop', index: 1 },
+      { type: 'tool_call_start', index: 2, id: 'call_r_0', name: 'f' },
+      { type: 'tool_call_delta', index: 2, argumentsDelta: '{"a":1}' },
+      { type: 'block_stop', index: 2 },
+      { type: 'thinking_signature', index: 3, signature: 'sig' },
+      { type: 'block_stop', index: 3 },
+      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 2, outputTokens: 3 } },
+    ]);
+  });
+
+  it('reports error chunks, empty streams and streams without a finish reason', () => {
+    expect(decodeAll([chunk([{ text: 'a' }]), { data: JSON.stringify({ error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' } }) }]).at(-1)).toEqual({
+      type: 'error',
+      status: 429,
+      message: 'quota',
+      code: 'RESOURCE_EXHAUSTED',
+    });
+    expect(decodeAll([])).toEqual([{ type: 'error', status: 502, message: 'The upstream stream ended without any response.' }]);
+    expect(decodeAll([chunk([{ text: 'a' }])]).at(-1)).toMatchObject({ type: 'error', status: 502 });
+  });
+
+  it('round-trips through the stream encoder', () => {
+    const irEvents: IrStreamEvent[] = [
+      { type: 'start', id: 'up', model: 'g' },
+      { type: 'thinking_delta', index: 0, text: 'a' },
+      { type: 'thinking_delta', index: 0, text: 'b' },
+      { type: 'thinking_signature', index: 0, signature: 's' },
+      { type: 'block_stop', index: 0 },
+      { type: 'text_delta', index: 1, text: 'Hi' },
+      { type: 'block_stop', index: 1 },
+      { type: 'tool_call_start', index: 2, id: 'c', name: 'f' },
+      { type: 'tool_call_delta', index: 2, argumentsDelta: '{"x":' },
+      { type: 'tool_call_delta', index: 2, argumentsDelta: '2}' },
+      { type: 'block_stop', index: 2 },
+      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 1, outputTokens: 2 } },
+    ];
+    const encoder = client.createStreamEncoder(decodeGeminiRequest({ contents: [user('q')] }, 'g', true), { newId: () => 'rid' });
+    const messages = [...irEvents.flatMap((e) => encoder.write(e)), ...encoder.end()];
+    expect(messages.every((m) => m.event === undefined)).toBe(true);
+    expect(decodeAll(messages)).toEqual([
+      { type: 'start', id: 'rid', model: 'g' },
+      { type: 'thinking_delta', index: 0, text: 'a' },
+      { type: 'thinking_delta', index: 0, text: 'b' },
+      { type: 'thinking_signature', index: 0, signature: 's' },
+      { type: 'block_stop', index: 0 },
+      { type: 'text_delta', index: 1, text: 'Hi' },
+      { type: 'block_stop', index: 1 },
+      { type: 'tool_call_start', index: 2, id: 'c', name: 'f' },
+      { type: 'tool_call_delta', index: 2, argumentsDelta: '{"x":2}' },
+      { type: 'block_stop', index: 2 },
+      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 1, outputTokens: 2 } },
+    ]);
+  });
+});
