@@ -23,10 +23,15 @@ function replyBlock(part: IrPart): Block | undefined {
   }
 }
 
-/** `stop_reason` for a finished reply: a turn that called tools always ends with `tool_use`. */
-export function replyStopReason(reason: IrFinishReason, calledTools: boolean): AnthropicStopReason {
+/**
+ * `stop_reason` for a finished reply: a turn that called tools always ends with `tool_use`, and one that
+ * carried an OpenAI-style refusal ends with `refusal` (its text is sent as a text block).
+ */
+export function replyStopReason(reason: IrFinishReason, calledTools: boolean, refused = false): AnthropicStopReason {
   const mapped = encodeStopReason(reason);
-  return calledTools && mapped === 'end_turn' ? 'tool_use' : mapped;
+  if (mapped !== 'end_turn') return mapped;
+  if (calledTools) return 'tool_use';
+  return refused ? 'refusal' : mapped;
 }
 
 /** IR reply -> Messages `message`. The id is router's own; the model is the one the upstream reported. */
@@ -36,7 +41,8 @@ export function encodeMessagesResponse(response: IrResponse, _request: IrRequest
     return block ? [block] : [];
   });
   const calledTools = response.parts.some((p) => p.type === 'tool_call');
-  const stopReason = replyStopReason(response.finishReason, calledTools);
+  const refused = response.parts.some((p) => p.type === 'refusal');
+  const stopReason = replyStopReason(response.finishReason, calledTools, refused);
   return {
     id: idFactory(options)('msg_'),
     type: 'message',

@@ -28,6 +28,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private nextIndex = 0;
   private readonly blocks = new Map<number, { index: number; open: boolean }>();
   private calledTools = false;
+  private refused = false;
   /** IR index of the block currently open on the wire. */
   private active: number | undefined;
   private readonly queued = new Map<number, IrStreamEvent[]>();
@@ -75,8 +76,10 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   private content(event: IrStreamEvent): SseMessage[] {
     switch (event.type) {
-      case 'text_delta':
       case 'refusal_delta':
+        this.refused = true;
+        return event.text ? this.delta(event.index, { type: 'text', text: '' }, { type: 'text_delta', text: event.text }) : [];
+      case 'text_delta':
         return event.text ? this.delta(event.index, { type: 'text', text: '' }, { type: 'text_delta', text: event.text }) : [];
       case 'thinking_delta':
         return event.text ? this.delta(event.index, thinkingStart, { type: 'thinking_delta', thinking: event.text }) : [];
@@ -165,7 +168,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     this.finished = true;
     const out = this.closeAll();
     const usage = { ...this.usage, ...event.usage };
-    const stopReason = replyStopReason(event.finishReason, this.calledTools);
+    const stopReason = replyStopReason(event.finishReason, this.calledTools, this.refused);
     const delta = { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? (event.stopSequence ?? null) : null };
     out.push(sse('message_delta', { delta, usage: encodeAnthropicUsage(usage) }), sse('message_stop', {}));
     return out;

@@ -1,6 +1,7 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
+import { openAiStreamError } from '../../util/stream-error.js';
 import { encodeChatFinish, encodeChatUsage } from './usage.js';
 
 type Delta = Record<string, unknown>;
@@ -15,7 +16,7 @@ function completeUsage(u: Partial<IrUsage>): IrUsage | undefined {
  * IR events -> `chat.completion.chunk` SSE. Text, refusal and thinking (`reasoning_content`) map to delta
  * fields; each tool call gets the next `tool_calls[].index`; a thinking signature or redacted block is sent
  * as one complete LiteLLM-style `thinking_blocks` entry. The usage chunk (`choices: []`) is sent only when
- * the client asked for it with `stream_options.include_usage`; `[DONE]` always ends the stream.
+ * the client asked for it with `stream_options.include_usage`; `[DONE]` ends a stream that completed.
  */
 export class ChatStreamEncoder implements StreamEncoder {
   private readonly id: string;
@@ -25,6 +26,7 @@ export class ChatStreamEncoder implements StreamEncoder {
   private readonly toolIndex = new Map<number, number>();
   private readonly thinkingText = new Map<number, string>();
   private usage: Partial<IrUsage> = {};
+  private failed = false;
 
   constructor(private readonly request: IrRequest, options?: EncodeOptions) {
     this.id = idFactory(options)('chatcmpl-');
@@ -33,7 +35,10 @@ export class ChatStreamEncoder implements StreamEncoder {
   }
 
   write(event: IrStreamEvent): SseMessage[] {
-    if (event.type === 'error') return [this.error(event)];
+    if (event.type === 'error') {
+      this.failed = true;
+      return [openAiStreamError(event)];
+    }
     const out = this.ensureStarted(event);
     switch (event.type) {
       case 'text_delta':
@@ -62,8 +67,9 @@ export class ChatStreamEncoder implements StreamEncoder {
     }
   }
 
+  /** `[DONE]` marks a completed stream; after an error the stream just ends, as OpenAI's does. */
   end(): SseMessage[] {
-    return [{ data: '[DONE]' }];
+    return this.failed ? [] : [{ data: '[DONE]' }];
   }
 
   /** The first chunk announces the assistant role, as OpenAI's does; `start` supplies the model. */
@@ -111,10 +117,5 @@ export class ChatStreamEncoder implements StreamEncoder {
     // OpenAI sends `usage: null` on every chunk once usage was requested; some clients look for the key.
     if (this.request.includeUsage) body.usage = null;
     return { data: JSON.stringify(body) };
-  }
-
-  private error(event: Extract<IrStreamEvent, { type: 'error' }>): SseMessage {
-    const error = { message: event.message, type: event.errorType ?? 'upstream_error', code: event.code ?? null };
-    return { data: JSON.stringify({ error }) };
   }
 }

@@ -15,10 +15,11 @@ export function completionUsage(usage: IrUsage): Record<string, number> {
 
 /**
  * IR reply -> `text_completion`. Only text reaches the client (thinking and tool calls have no place in this
- * format); with `echo` the prompt is put in front of the completion, as the legacy API does.
+ * format; a refusal is shown as the text it is); with `echo` the prompt is put in front of the completion,
+ * as the legacy API does.
  */
 export function encodeCompletionResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): Record<string, unknown> {
-  const text = response.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+  const text = response.parts.flatMap((p) => (p.type === 'text' || p.type === 'refusal' ? [p.text] : [])).join('');
   const echo = request.legacy?.echo ? request.legacy.prompt : '';
   const body: Record<string, unknown> = {
     id: idFactory(options)('cmpl-'),

@@ -1,6 +1,7 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
+import { openAiStreamError } from '../../util/stream-error.js';
 import { completionFinish, completionUsage } from './encode-response.js';
 
 /**
@@ -13,6 +14,7 @@ export class CompletionStreamEncoder implements StreamEncoder {
   private readonly created: number;
   private model: string;
   private started = false;
+  private failed = false;
 
   constructor(private readonly request: IrRequest, options?: EncodeOptions) {
     this.id = idFactory(options)('cmpl-');
@@ -22,11 +24,11 @@ export class CompletionStreamEncoder implements StreamEncoder {
 
   write(event: IrStreamEvent): SseMessage[] {
     if (event.type === 'error') {
-      const error = { message: event.message, type: event.errorType ?? 'upstream_error', code: event.code ?? null };
-      return [{ data: JSON.stringify({ error }) }];
+      this.failed = true;
+      return [openAiStreamError(event)];
     }
     const out = this.ensureStarted(event);
-    if (event.type === 'text_delta' && event.text) out.push(this.chunk(event.text, null));
+    if ((event.type === 'text_delta' || event.type === 'refusal_delta') && event.text) out.push(this.chunk(event.text, null));
     if (event.type === 'finish') {
       out.push(this.chunk('', completionFinish(event.finishReason)));
       if (this.request.includeUsage && event.usage) out.push(this.usageChunk(event.usage));
@@ -34,8 +36,9 @@ export class CompletionStreamEncoder implements StreamEncoder {
     return out;
   }
 
+  /** `[DONE]` marks a completed stream; after an error the stream just ends, as OpenAI's does. */
   end(): SseMessage[] {
-    return [{ data: '[DONE]' }];
+    return this.failed ? [] : [{ data: '[DONE]' }];
   }
 
   /** Takes the model from `start`; with `echo`, the prompt is the first text the client sees. */
