@@ -1,17 +1,17 @@
 import type { IrRequest, IrResponseFormat, IrTool, IrToolChoice } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
-import { parseBody } from '../../util/validate.js';
+import { parseAt, parseBody } from '../../util/validate.js';
 import { decodeMessages } from './decode-messages.js';
-import { chatRequestSchema, type ChatRequest } from './schema.js';
+import { chatRequestSchema, functionToolSchema, type ChatRequest } from './schema.js';
 
 /** Request fields router accepts but cannot carry to another format; noted in `dropped` when present. */
 const UNSUPPORTED = ['logit_bias', 'logprobs', 'top_logprobs', 'modalities', 'audio', 'prediction', 'service_tier', 'store', 'web_search_options', 'verbosity', 'prompt_cache_key', 'safety_identifier'];
 
 function decodeTools(tools: ChatRequest['tools']): IrTool[] | undefined {
   if (!tools?.length) return undefined;
-  return tools.map((t): IrTool => {
-    if (t.type !== 'function' || !('function' in t)) return { type: 'builtin', format: 'openai-chat', raw: t };
-    const f = t.function as { name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
+  return tools.map((raw, i): IrTool => {
+    if (raw.type !== 'function') return { type: 'builtin', format: 'openai-chat', raw };
+    const f = parseAt(functionToolSchema, raw, `tools[${i}]`).function;
     return {
       type: 'function',
       name: f.name,

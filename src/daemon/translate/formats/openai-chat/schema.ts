@@ -62,7 +62,8 @@ export const messageSchema = z.discriminatedUnion('role', [systemMessage, userMe
 export type ChatMessage = z.infer<typeof messageSchema>;
 export type ChatAssistantMessage = z.infer<typeof assistantMessage>;
 
-const functionTool = z.looseObject({
+/** A function tool; validated on its own (see decode-request) so errors name its fields. */
+export const functionToolSchema = z.looseObject({
   type: z.literal('function'),
   function: z.looseObject({
     name: z.string().min(1),
@@ -72,8 +73,8 @@ const functionTool = z.looseObject({
   }),
 });
 /** Tools: functions, or any other typed tool (e.g. `custom`), which is kept raw as a built-in. */
+const toolSchema = z.looseObject({ type: z.string().min(1) });
 const otherType = z.string().refine((t) => t !== 'function', 'expected a function tool');
-const toolSchema = z.union([functionTool, z.looseObject({ type: otherType })]);
 
 const toolChoiceSchema = z.union([
   z.enum(['auto', 'none', 'required']),
