@@ -59,9 +59,15 @@ export function decodeToolChoice(config: ToolConfig, request: IrRequest): IrTool
 export function decodeResponseFormat(config: GeminiGenerationConfig | undefined, request: IrRequest): IrResponseFormat | undefined {
   const mime = config?.responseMimeType;
   const schema = config?.responseJsonSchema ?? (config?.responseSchema ? openApiToJsonSchema(config.responseSchema) : undefined);
-  if (mime === 'application/json') return schema ? { type: 'json_schema', name: 'response', schema } : { type: 'json_object' };
+  if (mime === 'application/json') return schema ? { type: 'json_schema', name: schemaName(schema), schema } : { type: 'json_object' };
   if (mime && mime !== 'text/plain') noteDropped(request, `generationConfig.responseMimeType=${mime}`);
   return undefined;
+}
+
+/** Gemini schemas have no name (OpenAI requires one): the schema's title, made name-safe, else `response`. */
+function schemaName(schema: Record<string, unknown>): string {
+  const title = typeof schema.title === 'string' ? schema.title.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) : '';
+  return title || 'response';
 }
 
 const LEVELS: Record<string, IrReasoning['effort']> = { minimal: 'minimal', low: 'low', medium: 'medium', high: 'high' };

@@ -84,7 +84,10 @@ export function encodeGeminiRequest(request: IrRequest): Record<string, unknown>
   assertResponsesStatePortable(request, 'gemini');
   noteUnsupported(request);
   const body: Record<string, unknown> = { contents: encodeContents(request.messages, request) };
-  if (request.system.length) body.systemInstruction = { parts: request.system.map((p) => ({ text: p.text })) };
+  const system = request.system.map((p) => ({ text: p.text }));
+  // Gemini rejects empty `contents`: a conversation that is only a system prompt sends it as the user turn.
+  if (!(body.contents as unknown[]).length && system.length) body.contents = [{ role: 'user', parts: system }];
+  else if (system.length) body.systemInstruction = { parts: system };
   const optional: Record<string, unknown> = {
     tools: encodeTools(request),
     toolConfig: encodeToolConfig(request.toolChoice),

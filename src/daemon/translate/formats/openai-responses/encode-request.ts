@@ -57,11 +57,12 @@ export function encodeResponsesRequest(request: IrRequest): Record<string, unkno
   const reasoning = encodeReasoning(request.reasoning);
   const format = encodeTextFormat(request.responseFormat);
   const instructions = request.system.map((p) => p.text).join('\n\n');
-  const body: Record<string, unknown> = {
-    model: request.model,
-    ...(instructions ? { instructions } : {}),
-    input: encodeInput(request.messages),
-  };
+  const input = encodeInput(request.messages);
+  const body: Record<string, unknown> = { model: request.model };
+  // A conversation that is only a system prompt is sent as the user turn, as for the other upstreams.
+  if (!input.length && instructions) input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: instructions }] });
+  else if (instructions) body.instructions = instructions;
+  body.input = input;
   const optional: Record<string, unknown> = {
     tools: encodeTools(request.tools, request),
     tool_choice: encodeToolChoice(request.toolChoice),
