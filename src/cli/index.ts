@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../shared/version.js';
-import { createContext } from './common.js';
+import { createContext, withCommon } from './common.js';
 import { processIo, type Io } from './io.js';
 import { register as keys } from './commands/keys.js';
 import { register as password } from './commands/password.js';
@@ -19,6 +19,9 @@ export function buildProgram(io: Io = processIo) {
     .showHelpAfterError()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
+  // Declared on the program too, so they are accepted before the command name as well as after it
+  // (`router --home H status`); commands read them through optsWithGlobals().
+  withCommon(program);
   for (const reg of [start, stop, restart, status, keys, password, settings]) reg(program, ctx);
   return { program, ctx };
 }

@@ -52,8 +52,12 @@ function listen(app: ReturnType<typeof buildApp>, host: string, port: number): P
 async function shutdown(node: NodeServer, services: Services, graceMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => node.close(() => resolve()));
   node.closeIdleConnections();
+  // close() drops only the connections idle at that moment: one whose in-flight request finishes later
+  // would stay open on keep-alive until the client let go of it, holding the stop for seconds. Sweep.
+  const sweep = setInterval(() => node.closeIdleConnections(), 50);
   const timer = setTimeout(() => node.closeAllConnections(), graceMs);
   await closed;
+  clearInterval(sweep);
   clearTimeout(timer);
   closeServices(services);
 }

@@ -5,9 +5,23 @@ import type { PidFile } from '../shared/wire.js';
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * An exited process not yet reaped by its parent still answers signal 0. A detached daemon's parent is
+ * init, and container inits often reap late or never, so a zombie must count as stopped.
+ */
+function isZombie(pid: number): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
+  } catch {
+    return false;
   }
 }
 

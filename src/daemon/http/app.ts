@@ -54,7 +54,11 @@ export function createApp(routes: readonly RouteDef[], services: Services): H3 {
       event.res.headers.set(HEADER.version, services.version);
     },
     onError(error, event) {
-      // Reached for errors outside routes: unknown path (404), malformed URL (400).
+      // Reached for errors outside routes: unknown path (404), malformed URL (400). h3's 404 message quotes
+      // the whole URL, which the path sanitizer garbles ("http:/<path>"): say it plainly instead.
+      if (!(error instanceof RouterError) && (error as { status?: unknown }).status === 404) {
+        return errorResponse(new RouterError(404, `No route matches ${event.req.method} on this path.`), services);
+      }
       return errorResponse(error, services);
     },
   });
