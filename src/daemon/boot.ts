@@ -12,6 +12,12 @@ import type { Services } from './services.js';
 import { SettingsStore } from './settings/store.js';
 import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
+import { EventBus } from './events/bus.js';
+import { WebhookService } from './webhooks/service.js';
+import { ConnectionStore } from './providers/connections.js';
+import { ProviderDirectory } from './providers/directory.js';
+import { SyncedModels } from './providers/models.js';
+import { NodeStore } from './providers/nodes.js';
 
 export interface BootOptions {
   home: string;
@@ -40,6 +46,14 @@ export function bootServices(opts: BootOptions): Services {
   const cliToken = deriveCliToken(paths.cliSalt, true);
   if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
   const settings = new SettingsStore(db);
+  const connections = new ConnectionStore(db, paths.secretKey);
+  const nodes = new NodeStore(db);
+  const syncedModels = new SyncedModels(db);
+  const events = new EventBus((error, event) =>
+    log.error('event listener failed', { event: event.event, error: error instanceof Error ? error.message : String(error) }),
+  );
+  const webhooks = new WebhookService({ db, settings, keyFile: paths.secretKey, log });
+  webhooks.attach(events);
   return {
     db,
     paths,
@@ -48,8 +62,14 @@ export function bootServices(opts: BootOptions): Services {
     listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
     settings,
     keys: new KeyStore(db),
+    connections,
+    nodes,
+    syncedModels,
+    providers: new ProviderDirectory(nodes, connections, syncedModels),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
+    events,
+    webhooks,
     cliToken,
     log,
     routeTable: ROUTES,
@@ -65,5 +85,8 @@ export function buildApp(services: Services) {
 /** Persists what is batched in memory and closes the database. */
 export function closeServices(services: Services): void {
   services.keys.flush();
+  // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
+  services.webhooks.close();
+  services.events.clear();
   closeDatabase(services.db);
 }

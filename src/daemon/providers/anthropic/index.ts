@@ -1,0 +1,41 @@
+import type { Credential, ProviderDef } from '../types.js';
+
+const ANTHROPIC_VERSION = '2023-06-01';
+
+const MODELS = [
+  { id: 'claude-opus-4-1', contextLength: 200_000 },
+  { id: 'claude-opus-4-5', contextLength: 200_000 },
+  { id: 'claude-sonnet-4-5', contextLength: 200_000 },
+  { id: 'claude-sonnet-4', contextLength: 200_000 },
+  { id: 'claude-haiku-4-5', contextLength: 200_000 },
+  { id: 'claude-3-5-haiku-latest', contextLength: 200_000 },
+];
+
+/** Anthropic Messages with an API key (`x-api-key`). */
+export const anthropic: ProviderDef = {
+  id: 'anthropic',
+  name: 'Anthropic',
+  kind: 'cloud',
+  format: 'anthropic',
+  baseUrl: 'https://api.anthropic.com/v1',
+  authKinds: ['api-key'],
+  authHeaders: (cred: Credential): Record<string, string> => (cred.apiKey ? { 'x-api-key': cred.apiKey } : {}),
+  headers: { 'anthropic-version': ANTHROPIC_VERSION },
+  aliases: ['claude'],
+  endpoints: { models: true },
+  models: MODELS,
+};
+
+/** Claude Code: Claude-account OAuth tokens (Bearer plus the OAuth beta header). */
+export const claudeCode: ProviderDef = {
+  id: 'claude-code',
+  name: 'Claude Code (Claude login)',
+  kind: 'oauth',
+  format: 'anthropic',
+  baseUrl: 'https://api.anthropic.com/v1',
+  authKinds: ['oauth'],
+  authHeaders: (cred: Credential): Record<string, string> => (cred.accessToken ? { authorization: `Bearer ${cred.accessToken}` } : {}),
+  headers: { 'anthropic-version': ANTHROPIC_VERSION, 'anthropic-beta': 'oauth-2025-04-20' },
+  endpoints: {},
+  models: MODELS,
+};

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { decryptSecret, encryptSecret } from '../store/secrets.js';
+import type { Db } from '../store/db.js';
+import { maskSecret } from './mask.js';
+import type { AuthKind, Credential } from './types.js';
+
+/** A provider connection (account), with its credential decrypted in memory only. */
+export interface Connection {
+  id: string;
+  provider: string;
+  name: string;
+  authKind: AuthKind;
+  credential: Credential;
+  expiresAt: string | null;
+  priority: number;
+  providerSpecificData: Record<string, unknown>;
+  isActive: boolean;
+  testStatus: string | null;
+  lastError: string | null;
+  lastTestedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ConnectionInput {
+  provider: string;
+  name: string;
+  authKind: AuthKind;
+  credential: Credential;
+  expiresAt?: string | null;
+  priority?: number;
+  providerSpecificData?: Record<string, unknown>;
+  isActive?: boolean;
+}
+
+interface Row {
+  id: string;
+  provider: string;
+  name: string;
+  auth_kind: AuthKind;
+  secrets_enc: string | null;
+  expires_at: string | null;
+  priority: number;
+  provider_specific_data: string;
+  is_active: number;
+  test_status: string | null;
+  last_error: string | null;
+  last_tested_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The reply shape: secrets masked, never whole. */
+export function publicConnection(c: Connection) {
+  const { credential, ...rest } = c;
+  return {
+    ...rest,
+    apiKey: maskSecret(credential.apiKey),
+    accessToken: maskSecret(credential.accessToken),
+    refreshToken: maskSecret(credential.refreshToken),
+    cookie: maskSecret(credential.cookie),
+  };
+}
+
+/**
+ * Connections with one owner. Credentials are AES-256-GCM encrypted at rest (bound to the connection id)
+ * and decrypted once into memory. `active(provider)` returns a prebuilt, priority-sorted array that is
+ * replaced on every change, so routing never rebuilds lists per request.
+ */
+export class ConnectionStore {
+  private all: Connection[] = [];
+  private activeByProvider = new Map<string, readonly Connection[]>();
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(private readonly db: Db, private readonly keyFile: string) {
+    this.reload();
+  }
+
+  private fromRow(r: Row): Connection {
+    const credential = r.secrets_enc ? (JSON.parse(decryptSecret(r.secrets_enc, this.keyFile, `connection:${r.id}`)) as Credential) : {};
+    return {
+      id: r.id,
+      provider: r.provider,
+      name: r.name,
+      authKind: r.auth_kind,
+      credential,
+      expiresAt: r.expires_at,
+      priority: r.priority,
+      providerSpecificData: JSON.parse(r.provider_specific_data) as Record<string, unknown>,
+      isActive: r.is_active === 1,
+      testStatus: r.test_status,
+      lastError: r.last_error,
+      lastTestedAt: r.last_tested_at,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    };
+  }
+
+  private reload(): void {
+    this.all = (this.db.prepare('SELECT * FROM provider_connections ORDER BY priority, created_at').all() as Row[]).map((r) => this.fromRow(r));
+    const active = new Map<string, Connection[]>();
+    for (const c of this.all) {
+      if (!c.isActive) continue;
+      const list = active.get(c.provider) ?? [];
+      list.push(c);
+      active.set(c.provider, list);
+    }
+    this.activeByProvider = active;
+    for (const fn of this.listeners) fn();
+  }
+
+  /** Called after every change (routing state subscribes to rebuild its view once). */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  list(): readonly Connection[] {
+    return this.all;
+  }
+
+  get(id: string): Connection | undefined {
+    return this.all.find((c) => c.id === id);
+  }
+
+  /** Active connections of a provider, priority order. */
+  active(provider: string): readonly Connection[] {
+    return this.activeByProvider.get(provider) ?? [];
+  }
+
+  private encrypt(id: string, cred: Credential): string | null {
+    return Object.keys(cred).length ? encryptSecret(JSON.stringify(cred), this.keyFile, `connection:${id}`) : null;
+  }
+
+  create(input: ConnectionInput): Connection {
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO provider_connections (id, provider, name, auth_kind, secrets_enc, expires_at, priority, provider_specific_data, is_active, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, input.provider, input.name, input.authKind, this.encrypt(id, input.credential), input.expiresAt ?? null, input.priority ?? 100,
+        JSON.stringify(input.providerSpecificData ?? {}), input.isActive === false ? 0 : 1, now, now);
+    this.reload();
+    return this.get(id)!;
+  }
+
+  /** Replaces the given fields; credential fields merge into the stored credential. */
+  update(id: string, patch: Partial<ConnectionInput> & { testStatus?: string | null; lastError?: string | null; lastTestedAt?: string | null }): Connection | undefined {
+    const cur = this.get(id);
+    if (!cur) return undefined;
+    const credential = patch.credential ? { ...cur.credential, ...patch.credential } : cur.credential;
+    const next = { ...cur, ...patch, credential };
+    this.db
+      .prepare(
+        `UPDATE provider_connections SET name = ?, auth_kind = ?, secrets_enc = ?, expires_at = ?, priority = ?, provider_specific_data = ?,
+         is_active = ?, test_status = ?, last_error = ?, last_tested_at = ?, updated_at = ? WHERE id = ?`,
+      )
+      .run(next.name, next.authKind, this.encrypt(id, credential), next.expiresAt ?? null, next.priority, JSON.stringify(next.providerSpecificData),
+        next.isActive ? 1 : 0, next.testStatus, next.lastError, next.lastTestedAt, new Date().toISOString(), id);
+    this.reload();
+    return this.get(id);
+  }
+
+  remove(id: string): boolean {
+    const done = this.db.prepare('DELETE FROM provider_connections WHERE id = ?').run(id).changes > 0;
+    this.reload();
+    return done;
+  }
+}

@@ -1,0 +1,116 @@
+import { RouterError } from '../http/errors.js';
+import type { Target } from '../proxy/target.js';
+import type { ConnectionStore } from './connections.js';
+import type { SyncedModels } from './models.js';
+import { nodeProvider, type NodeStore } from './nodes.js';
+import { BUILTIN_PROVIDERS, builtinProvider } from './registry.js';
+import type { ModelInfo, ProviderDef } from './types.js';
+
+export interface CatalogModel {
+  id: string;
+  provider: string;
+  context_length?: number;
+}
+
+/**
+ * Answers "which provider is this?" for built-in ids and aliases, provider-node ids and node prefixes, and
+ * turns a `<provider>/<model>` into the targets (accounts) that can serve it. Node definitions are rebuilt
+ * only when nodes change.
+ */
+export class ProviderDirectory {
+  private nodeDefs = new Map<string, ProviderDef>();
+  private nodeByPrefix = new Map<string, ProviderDef>();
+
+  constructor(
+    private readonly nodes: NodeStore,
+    private readonly connections: ConnectionStore,
+    private readonly synced: SyncedModels,
+  ) {
+    this.refreshNodes();
+  }
+
+  /** Rebuilds node-derived providers (call after node changes). */
+  refreshNodes(): void {
+    this.nodeDefs = new Map();
+    this.nodeByPrefix = new Map();
+    for (const n of this.nodes.list()) {
+      const def = nodeProvider(n);
+      this.nodeDefs.set(n.id, def);
+      this.nodeByPrefix.set(n.prefix, def);
+    }
+  }
+
+  /** A provider by built-in id or alias, node id, or node prefix. */
+  provider(key: string): ProviderDef | undefined {
+    return builtinProvider(key) ?? this.nodeDefs.get(key) ?? this.nodeByPrefix.get(key);
+  }
+
+  /** Every provider: built-ins then nodes. */
+  all(): ProviderDef[] {
+    return [...BUILTIN_PROVIDERS, ...this.nodeDefs.values()];
+  }
+
+  /** Models of a provider for the catalog: synced ones when present, else the static list. */
+  models(def: ProviderDef): ModelInfo[] {
+    return this.synced.get(def.id) ?? def.models;
+  }
+
+  /** Whether requests can reach this provider now: no-auth providers always, others with an active connection. */
+  usable(def: ProviderDef): boolean {
+    return def.kind === 'local' || this.connections.active(def.id).length > 0 || this.nodeDefs.has(def.id);
+  }
+
+  /** Splits `<provider>/<model>` at the first slash; model ids may contain more slashes. */
+  split(model: string): { def: ProviderDef; model: string } | undefined {
+    const slash = model.indexOf('/');
+    if (slash <= 0 || slash === model.length - 1) return undefined;
+    const def = this.provider(model.slice(0, slash));
+    return def ? { def, model: model.slice(slash + 1) } : undefined;
+  }
+
+  /**
+   * The targets able to serve `<provider>/<model>`, one per active account in priority order. No-auth
+   * providers and provider nodes work without a stored connection.
+   */
+  targets(def: ProviderDef, model: string, publicModel: string): Target[] {
+    const conns = this.connections.active(def.id);
+    const base = { provider: def, model, publicModel, format: def.format };
+    if (conns.length === 0) {
+      if (def.kind === 'local' || this.nodeDefs.has(def.id)) {
+        return [{ ...base, credential: {}, baseUrl: def.baseUrl, headers: {} }];
+      }
+      throw new RouterError(400, `No active connection for provider '${def.id}'; add one with POST /api/providers.`, {
+        code: 'no_active_connection',
+      });
+    }
+    return conns.map((c) => ({
+      ...base,
+      connectionId: c.id,
+      credential: c.credential,
+      baseUrl: typeof c.providerSpecificData.baseUrl === 'string' ? c.providerSpecificData.baseUrl : def.baseUrl,
+      headers: {},
+    }));
+  }
+
+  /** Catalog entries of configured and no-auth providers (spec rule 2). */
+  catalog(onlyUsable = false): CatalogModel[] {
+    const out: CatalogModel[] = [];
+    for (const def of this.all()) {
+      const configured = def.kind === 'local' || this.connections.active(def.id).length > 0 || this.nodeDefs.has(def.id);
+      if (!configured) continue;
+      if (onlyUsable && def.kind !== 'local' && this.connections.active(def.id).length === 0) continue;
+      for (const m of this.models(def)) {
+        const entry: CatalogModel = { id: `${this.publicId(def)}/${m.id}`, provider: def.id };
+        if (m.contextLength) entry.context_length = m.contextLength;
+        out.push(entry);
+      }
+    }
+    return out;
+  }
+
+  /** The name a provider appears under in model ids: a node's prefix, else its id. */
+  publicId(def: ProviderDef): string {
+    const node = this.nodes.get(def.id);
+    return node ? node.prefix : def.id;
+  }
+}

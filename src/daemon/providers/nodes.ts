@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../store/db.js';
+import { bearer, type Credential, type ProviderDef } from './types.js';
+
+export interface ProviderNode {
+  id: string;
+  name: string;
+  prefix: string;
+  type: 'openai-compatible' | 'anthropic-compatible';
+  baseUrl: string;
+  apiType: 'chat' | 'responses';
+  customHeaders: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'customHeaders'> & {
+  apiType?: ProviderNode['apiType'];
+  customHeaders?: Record<string, string>;
+};
+
+interface Row {
+  id: string;
+  name: string;
+  prefix: string;
+  type: ProviderNode['type'];
+  base_url: string;
+  api_type: ProviderNode['apiType'];
+  custom_headers: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const fromRow = (r: Row): ProviderNode => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  type: r.type,
+  baseUrl: r.base_url,
+  apiType: r.api_type,
+  customHeaders: JSON.parse(r.custom_headers) as Record<string, string>,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** A user-given Anthropic base URL may end in `/messages`; the convention is the version root. */
+export function normalizeNodeBaseUrl(type: ProviderNode['type'], url: string): string {
+  const trimmed = url.replace(/\/+$/, '');
+  return type === 'anthropic-compatible' ? trimmed.replace(/\/messages$/, '') : trimmed;
+}
+
+/** The provider definition a node stands for. */
+export function nodeProvider(node: ProviderNode): ProviderDef {
+  const anthropic = node.type === 'anthropic-compatible';
+  return {
+    id: node.id,
+    name: node.name,
+    kind: 'cloud',
+    format: anthropic ? 'anthropic' : node.apiType === 'responses' ? 'openai-responses' : 'openai-chat',
+    baseUrl: node.baseUrl,
+    authKinds: ['api-key', 'none'],
+    authHeaders: anthropic ? (c: Credential): Record<string, string> => (c.apiKey ? { 'x-api-key': c.apiKey } : {}) : bearer,
+    headers: { ...(anthropic ? { 'anthropic-version': '2023-06-01' } : {}), ...node.customHeaders },
+    endpoints: anthropic ? { models: true } : { embeddings: true, models: true, responses: node.apiType === 'responses' },
+    models: [],
+  };
+}
+
+/** Custom provider nodes, cached in memory. */
+export class NodeStore {
+  private nodes: ProviderNode[] = [];
+
+  constructor(private readonly db: Db) {
+    this.reload();
+  }
+
+  private reload(): void {
+    this.nodes = (this.db.prepare('SELECT * FROM provider_nodes ORDER BY created_at').all() as Row[]).map(fromRow);
+  }
+
+  list(): readonly ProviderNode[] {
+    return this.nodes;
+  }
+
+  get(id: string): ProviderNode | undefined {
+    return this.nodes.find((n) => n.id === id);
+  }
+
+  byPrefix(prefix: string): ProviderNode | undefined {
+    return this.nodes.find((n) => n.prefix === prefix);
+  }
+
+  create(input: NodeInput): ProviderNode {
+    const now = new Date().toISOString();
+    const id = randomUUID();
+    this.db
+      .prepare(
+        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(id, input.name, input.prefix, input.type, normalizeNodeBaseUrl(input.type, input.baseUrl), input.apiType ?? 'chat', JSON.stringify(input.customHeaders ?? {}), now, now);
+    this.reload();
+    return this.get(id)!;
+  }
+
+  update(id: string, patch: Partial<NodeInput>): ProviderNode | undefined {
+    const cur = this.get(id);
+    if (!cur) return undefined;
+    const next = { ...cur, ...patch };
+    next.baseUrl = normalizeNodeBaseUrl(next.type, next.baseUrl);
+    this.db
+      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, JSON.stringify(next.customHeaders), new Date().toISOString(), id);
+    this.reload();
+    return this.get(id);
+  }
+
+  remove(id: string): boolean {
+    const done = this.db.prepare('DELETE FROM provider_nodes WHERE id = ?').run(id).changes > 0;
+    this.reload();
+    return done;
+  }
+}

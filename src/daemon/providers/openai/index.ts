@@ -1,0 +1,44 @@
+import { bearer, type ProviderDef } from '../types.js';
+
+/** OpenAI: chat, responses, legacy completions and embeddings natively. */
+export const openai: ProviderDef = {
+  id: 'openai',
+  name: 'OpenAI',
+  kind: 'cloud',
+  format: 'openai-chat',
+  baseUrl: 'https://api.openai.com/v1',
+  authKinds: ['api-key'],
+  authHeaders: bearer,
+  aliases: ['oai'],
+  endpoints: { responses: true, completions: true, embeddings: true, models: true },
+  models: [
+    { id: 'gpt-5', contextLength: 400_000 },
+    { id: 'gpt-5-mini', contextLength: 400_000 },
+    { id: 'gpt-5-nano', contextLength: 400_000 },
+    { id: 'gpt-4.1', contextLength: 1_047_576 },
+    { id: 'gpt-4.1-mini', contextLength: 1_047_576 },
+    { id: 'gpt-4o', contextLength: 128_000 },
+    { id: 'gpt-4o-mini', contextLength: 128_000 },
+    { id: 'o3', contextLength: 200_000 },
+    { id: 'o4-mini', contextLength: 200_000 },
+    { id: 'gpt-3.5-turbo-instruct', contextLength: 4_096 },
+    { id: 'text-embedding-3-small', contextLength: 8_191 },
+    { id: 'text-embedding-3-large', contextLength: 8_191 },
+  ],
+};
+
+/** Codex: ChatGPT-account OAuth tokens against the Responses API of the ChatGPT backend. */
+export const codex: ProviderDef = {
+  id: 'codex',
+  name: 'OpenAI Codex (ChatGPT login)',
+  kind: 'oauth',
+  format: 'openai-responses',
+  baseUrl: 'https://chatgpt.com/backend-api/codex',
+  authKinds: ['oauth'],
+  authHeaders: bearer,
+  endpoints: { responses: true },
+  models: [
+    { id: 'gpt-5', contextLength: 400_000 },
+    { id: 'gpt-5-codex', contextLength: 400_000 },
+  ],
+};

@@ -1,0 +1,290 @@
+import { z } from 'zod';
+import { badRequest, RouterError } from '../http/errors.js';
+import { json, noContent, route, type RouteDef } from '../http/routes.js';
+import type { Services } from '../services.js';
+import { publicConnection, type Connection } from './connections.js';
+import { fetchUpstreamModels } from './sync.js';
+import type { AuthKind, ProviderDef } from './types.js';
+
+const secret = z.string().min(1).max(8192);
+const httpUrl = z
+  .string()
+  .max(2000)
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
+const specificData = z
+  .record(z.string().max(100), z.unknown())
+  .refine((d) => Object.keys(d).length <= 50, 'at most 50 keys')
+  .refine((d) => d.baseUrl === undefined || httpUrl.safeParse(d.baseUrl).success, 'baseUrl must be an http(s) URL');
+const expiresAt = z.union([z.string().datetime({ offset: true }), z.number().int().positive()]);
+
+const connectionFields = {
+  name: z.string().trim().min(1).max(100),
+  apiKey: secret,
+  accessToken: secret,
+  refreshToken: secret,
+  cookie: secret,
+  expiresAt: expiresAt.nullable(),
+  priority: z.number().int().min(0).max(1_000_000),
+  providerSpecificData: specificData,
+  isActive: z.boolean(),
+};
+const createConnection = z.object({ provider: z.string().min(1).max(200), ...connectionFields }).partial({
+  name: true, apiKey: true, accessToken: true, refreshToken: true, cookie: true, expiresAt: true, priority: true, providerSpecificData: true, isActive: true,
+}).strict();
+const updateConnection = z.object(connectionFields).partial().strict();
+
+const nodeFields = {
+  name: z.string().trim().min(1).max(100),
+  prefix: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,49}$/, 'lowercase letters, digits, dot, dash, underscore; at most 50'),
+  type: z.enum(['openai-compatible', 'anthropic-compatible']),
+  baseUrl: httpUrl,
+  apiType: z.enum(['chat', 'responses']),
+  customHeaders: z
+    .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(2000))
+    .refine((h) => Object.keys(h).length <= 30, 'at most 30 headers'),
+};
+const createNode = z.object(nodeFields).partial({ apiType: true, customHeaders: true }).strict();
+const updateNode = z.object(nodeFields).partial().strict();
+
+const toIso = (v: string | number | null | undefined) => (v === undefined ? undefined : v === null ? null : typeof v === 'number' ? new Date(v < 1e12 ? v * 1000 : v).toISOString() : v);
+
+/** Which auth kind a set of credential fields means, checked against what the provider accepts. */
+function authKindFor(def: ProviderDef, body: { apiKey?: string; accessToken?: string; cookie?: string }): AuthKind {
+  const kind: AuthKind = body.apiKey ? 'api-key' : body.accessToken ? 'oauth' : body.cookie ? 'web-session' : 'none';
+  if (!def.authKinds.includes(kind)) {
+    const wanted = def.authKinds.map((k) => ({ 'api-key': 'apiKey', oauth: 'accessToken', 'web-session': 'cookie', none: 'nothing' })[k]).join(' or ');
+    throw badRequest(`Provider '${def.id}' needs ${wanted}.`, kind === 'none' ? 'apiKey' : 'provider');
+  }
+  return kind;
+}
+
+function providerOf(services: Services, key: string): ProviderDef {
+  const def = services.providers.provider(key);
+  if (!def) throw badRequest(`Unknown provider '${key}' (GET /api/providers/catalog lists them).`, 'provider');
+  return def;
+}
+
+function connectionOr404(services: Services, id: string | undefined): Connection {
+  const c = id ? services.connections.get(id) : undefined;
+  if (!c) throw new RouterError(404, 'Connection not found.');
+  return c;
+}
+
+function refreshDirectory(services: Services): void {
+  services.providers.refreshNodes();
+}
+
+/** Provider catalog, connections (accounts) and provider nodes. */
+export const providerRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/providers/catalog',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Every provider with its kind, wire format and auth kinds',
+    handler: ({ services }) => ({
+      providers: services.providers.all().map((p) => ({
+        id: services.providers.publicId(p),
+        name: p.name,
+        kind: services.nodes.get(p.id) ? 'node' : p.kind,
+        format: p.format,
+        authKinds: p.authKinds,
+        baseUrl: p.baseUrl,
+        aliases: p.aliases ?? [],
+        supportsTools: p.supportsTools !== false,
+      })),
+    }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/providers',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Connections (secrets masked)',
+    handler: ({ services }) => ({ connections: services.connections.list().map(publicConnection) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/providers',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Add a connection to a provider (built-in id, node id or node prefix)',
+    body: createConnection,
+    status: 201,
+    handler: ({ services, body }) => {
+      const def = providerOf(services, body.provider);
+      const authKind = authKindFor(def, body);
+      const c = services.connections.create({
+        provider: def.id,
+        name: body.name ?? def.name,
+        authKind,
+        credential: { apiKey: body.apiKey, accessToken: body.accessToken, refreshToken: body.refreshToken, cookie: body.cookie },
+        expiresAt: toIso(body.expiresAt),
+        priority: body.priority,
+        providerSpecificData: body.providerSpecificData,
+        isActive: body.isActive,
+      });
+      return json(201, publicConnection(c));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/providers/:id',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'One connection (secrets masked)',
+    handler: ({ services, params }) => publicConnection(connectionOr404(services, params.id)),
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/providers/:id',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Update a connection; given secrets replace the stored ones',
+    body: updateConnection,
+    handler: ({ services, params, body }) => {
+      const cur = connectionOr404(services, params.id);
+      const { apiKey, accessToken, refreshToken, cookie, expiresAt: exp, ...rest } = body;
+      const credential = Object.fromEntries(Object.entries({ apiKey, accessToken, refreshToken, cookie }).filter(([, v]) => v !== undefined));
+      const next = services.connections.update(cur.id, {
+        ...rest,
+        ...(Object.keys(credential).length ? { credential } : {}),
+        ...(exp !== undefined ? { expiresAt: toIso(exp) } : {}),
+        // Re-activating a connection clears an "expired" verdict.
+        ...(rest.isActive === true ? { testStatus: null } : {}),
+      });
+      return publicConnection(next!);
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/providers/:id',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Remove a connection',
+    status: 204,
+    handler: ({ services, params }) => {
+      connectionOr404(services, params.id);
+      services.connections.remove(params.id!);
+      return noContent();
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/providers/:id/test',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Check a connection against its upstream (lists its models)',
+    handler: async ({ services, params }) => {
+      const c = connectionOr404(services, params.id);
+      const def = providerOf(services, c.provider);
+      const t0 = performance.now();
+      const result = await fetchUpstreamModels(def, c).then(
+        (models) => ({ ok: true as const, models: models.length }),
+        (err: Error) => ({ ok: false as const, error: err.message }),
+      );
+      const latencyMs = Math.round(performance.now() - t0);
+      services.connections.update(c.id, {
+        testStatus: result.ok ? 'ok' : 'error',
+        lastError: result.ok ? null : result.error,
+        lastTestedAt: new Date().toISOString(),
+      });
+      return { ...result, latencyMs };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/providers/:id/models',
+    tier: 'management',
+    tag: 'providers',
+    summary: "Models of the connection's provider (synced when synced, else the static list)",
+    handler: ({ services, params }) => {
+      const def = providerOf(services, connectionOr404(services, params.id).provider);
+      const synced = services.syncedModels.get(def.id);
+      return { provider: services.providers.publicId(def), source: synced ? 'synced' : 'static', models: services.providers.models(def) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/providers/:id/sync-models',
+    tier: 'management',
+    tag: 'providers',
+    summary: "Fetch the provider's model list upstream; it replaces the static list in the catalog",
+    handler: async ({ services, params }) => {
+      const c = connectionOr404(services, params.id);
+      const def = providerOf(services, c.provider);
+      const models = await fetchUpstreamModels(def, c).catch((err: Error) => {
+        throw new RouterError(502, `Model sync failed: ${err.message}`);
+      });
+      services.syncedModels.replace(def.id, models);
+      return { provider: services.providers.publicId(def), count: models.length, models };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/provider-nodes',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Custom provider nodes',
+    handler: ({ services }) => ({ nodes: services.nodes.list() }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/provider-nodes',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Add a custom OpenAI- or Anthropic-compatible endpoint; its models are <prefix>/<model>',
+    body: createNode,
+    status: 201,
+    handler: ({ services, body }) => {
+      if (services.providers.provider(body.prefix)) throw badRequest(`Prefix '${body.prefix}' is already a provider id, alias or prefix.`, 'prefix');
+      const node = services.nodes.create(body);
+      refreshDirectory(services);
+      return json(201, node);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/provider-nodes/:id',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'One provider node',
+    handler: ({ services, params }) => {
+      const node = services.nodes.get(params.id ?? '');
+      if (!node) throw new RouterError(404, 'Provider node not found.');
+      return node;
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/provider-nodes/:id',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Update a provider node',
+    body: updateNode,
+    handler: ({ services, params, body }) => {
+      const cur = services.nodes.get(params.id ?? '');
+      if (!cur) throw new RouterError(404, 'Provider node not found.');
+      if (body.prefix && body.prefix !== cur.prefix && services.providers.provider(body.prefix)) {
+        throw badRequest(`Prefix '${body.prefix}' is already a provider id, alias or prefix.`, 'prefix');
+      }
+      const node = services.nodes.update(cur.id, body);
+      refreshDirectory(services);
+      return node;
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/provider-nodes/:id',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Remove a provider node (its connections stay until removed)',
+    status: 204,
+    handler: ({ services, params }) => {
+      if (!services.nodes.remove(params.id ?? '')) throw new RouterError(404, 'Provider node not found.');
+      refreshDirectory(services);
+      return noContent();
+    },
+  }),
+];

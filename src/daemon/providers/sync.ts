@@ -1,0 +1,46 @@
+import { joinUrl, targetHeaders, type Target } from '../proxy/target.js';
+import { readUpstreamText, sendUpstream } from '../proxy/upstream.js';
+import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
+import type { Connection } from './connections.js';
+import type { ModelInfo, ProviderDef } from './types.js';
+
+/** Reads the model ids out of an OpenAI, Anthropic or Gemini model-list reply. */
+export function parseModelList(format: ProviderDef['format'], body: unknown): ModelInfo[] {
+  const b = body as { data?: Array<{ id?: string; context_length?: number }>; models?: Array<{ name?: string; inputTokenLimit?: number }> };
+  if (format === 'gemini') {
+    return (b.models ?? [])
+      .filter((m) => typeof m.name === 'string')
+      .map((m) => ({ id: m.name!.replace(/^models\//, ''), contextLength: m.inputTokenLimit }));
+  }
+  return (b.data ?? []).filter((m) => typeof m.id === 'string').map((m) => ({ id: m.id!, contextLength: m.context_length }));
+}
+
+/** Lists a connection's models upstream (`GET {base}/models`); throws with a formatted provider error. */
+export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Promise<ModelInfo[]> {
+  const target: Target = {
+    provider: def,
+    model: '',
+    publicModel: '',
+    connectionId: c.id,
+    credential: c.credential,
+    baseUrl: typeof c.providerSpecificData.baseUrl === 'string' ? c.providerSpecificData.baseUrl : def.baseUrl,
+    headers: {},
+    format: def.format,
+  };
+  const reply = await sendUpstream({
+    url: joinUrl(target.baseUrl, 'models'),
+    method: 'GET',
+    headers: targetHeaders(target, 'application/json'),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await readUpstreamText(reply.body, 16 * 1024 * 1024);
+  if (reply.statusCode >= 400) {
+    const e = extractUpstreamError(reply.statusCode, text);
+    throw new Error(formatProviderError(e.code ?? reply.statusCode, e.message));
+  }
+  try {
+    return parseModelList(def.format, JSON.parse(text));
+  } catch {
+    throw new Error(formatProviderError(reply.statusCode, 'the model list is not JSON'));
+  }
+}

@@ -1,0 +1,51 @@
+import type { UpstreamCodec } from '../translate/codec.js';
+
+export type UpstreamFormat = UpstreamCodec['format'];
+export type AuthKind = 'api-key' | 'oauth' | 'web-session' | 'none';
+
+/** Decrypted credential of a connection; which fields are set depends on the auth kind. */
+export interface Credential {
+  apiKey?: string;
+  accessToken?: string;
+  refreshToken?: string;
+  /** Cookie header value for web-session connections. */
+  cookie?: string;
+}
+
+export interface ModelInfo {
+  id: string;
+  contextLength?: number;
+}
+
+/**
+ * A provider family: where it lives, how it authenticates, which wire format it speaks. One small object
+ * per provider, registered in `registry.ts`.
+ */
+export interface ProviderDef {
+  id: string;
+  name: string;
+  kind: 'cloud' | 'local' | 'oauth' | 'web-session';
+  /** Wire format of its chat endpoint. */
+  format: UpstreamFormat;
+  /** Base URL including the version segment (CONTRACT "Base URL convention"). */
+  baseUrl: string;
+  authKinds: AuthKind[];
+  /** Headers that carry the credential. */
+  authHeaders: (cred: Credential) => Record<string, string>;
+  /** Fixed headers every request to this provider carries. */
+  headers?: Record<string, string>;
+  /** Other names accepted as the provider part of a model id. */
+  aliases?: string[];
+  /** Which OpenAI-style endpoints beyond chat it serves natively. */
+  endpoints?: { responses?: boolean; completions?: boolean; embeddings?: boolean; models?: boolean };
+  /** False for providers that reject tools (spec rule 6). Default true. */
+  supportsTools?: boolean;
+  /** Static model list, replaced in the catalog by synced models when those exist. */
+  models: ModelInfo[];
+}
+
+/** Bearer-token auth from an API key or an OAuth access token. */
+export function bearer(cred: Credential): Record<string, string> {
+  const token = cred.accessToken ?? cred.apiKey;
+  return token ? { authorization: `Bearer ${token}` } : {};
+}

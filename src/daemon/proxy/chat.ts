@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { badRequest, RouterError } from '../http/errors.js';
+import type { RouteContext } from '../http/routes.js';
+import type { UpstreamFormat } from '../providers/types.js';
+import type { Services } from '../services.js';
+import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
+import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
+import { openStream, type StreamSummary } from './stream.js';
+import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
+import { resolveTargets } from './resolve.js';
+import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
+import { readUpstreamText, sendUpstream } from './upstream.js';
+import { nativeBody } from './passthrough.js';
+import { recordOutcome, type Outcome } from './outcome.js';
+
+/** A chat-like call as it arrived: the client's format, its parsed body, and the model it named. */
+export interface ChatCall {
+  clientFormat: WireFormat;
+  raw: Record<string, unknown>;
+  model: string;
+  stream: boolean;
+  endpoint: string;
+}
+
+/** Which wire format to speak to a target: the client's own when the provider serves it natively. */
+export function upstreamFormatFor(target: Target, clientFormat: WireFormat): UpstreamFormat | 'openai-completions' {
+  const ep = target.provider.endpoints ?? {};
+  if (clientFormat === 'openai-completions' && ep.completions) return 'openai-completions';
+  if (clientFormat === 'openai-responses' && ep.responses) return 'openai-responses';
+  return target.format;
+}
+
+function hasTools(raw: Record<string, unknown>): boolean {
+  return Array.isArray(raw.tools) && raw.tools.length > 0;
+}
+
+/** Decodes the client request into IR once per call (only needed when translating). */
+function decodeCall(call: ChatCall): IrRequest {
+  if (call.clientFormat === 'gemini') return getClientCodec('gemini').decodeRequest({ ...call.raw, model: call.model, stream: call.stream });
+  return getClientCodec(call.clientFormat).decodeRequest(call.raw);
+}
+
+interface Prepared {
+  url: string;
+  body: string;
+  native: boolean;
+  format: UpstreamFormat | 'openai-completions';
+  /** The decoded client request (decoded lazily, once per call). */
+  request: () => IrRequest;
+}
+
+/** Builds the upstream URL and body for one target: native passthrough or translation through IR. */
+function prepare(call: ChatCall, target: Target, decoded: () => IrRequest): Prepared {
+  const format = upstreamFormatFor(target, call.clientFormat);
+  if (target.provider.supportsTools === false && hasTools(call.raw)) {
+    throw badRequest(`Provider '${target.provider.id}' does not support tools; remove the tools array.`, 'tools');
+  }
+  if (format === call.clientFormat) {
+    const url = format === 'openai-completions' ? joinUrl(target.baseUrl, 'completions') : chatUrl(target, format as UpstreamFormat, call.stream);
+    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, request: decoded };
+  }
+  const upstream = getUpstreamCodec(format as UpstreamFormat);
+  const ir = { ...decoded(), model: target.model };
+  return {
+    url: chatUrl(target, format as UpstreamFormat, call.stream),
+    body: JSON.stringify(upstream.encodeRequest(ir)),
+    native: false,
+    format,
+    request: decoded,
+  };
+}
+
+/** Usage of a legacy text completion (same field names as Chat Completions). */
+function legacyUsage(parsed: unknown): IrResponse['usage'] {
+  const u = (parsed as { usage?: { prompt_tokens?: number; completion_tokens?: number } })?.usage;
+  return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
+}
+
+function timing(t0: number, upstreamMs: number): string {
+  const total = performance.now() - t0;
+  return `router;dur=${Math.max(0, total - upstreamMs).toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`;
+}
+
+/**
+ * The proxy pipeline for chat-like endpoints: resolve the model -> pick targets in order -> translate ->
+ * send -> translate back -> record. A target that fails before any byte reached the client is followed
+ * by the next one; the last failure is what the client sees.
+ */
+export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Response> {
+  const t0 = performance.now();
+  const { services } = ctx;
+  const traceId = randomUUID();
+  const targets = resolveTargets(services, call.model);
+  let ir: IrRequest | undefined;
+  const decoded = () => (ir ??= decodeCall(call));
+  let last: { error: AttemptError; format: string } | undefined;
+
+  for (const target of targets) {
+    const prepared = prepare(call, target, decoded);
+    const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0 };
+    try {
+      return await attempt(services, call, target, prepared, outcome);
+    } catch (err) {
+      if (err instanceof RouterError) throw err;
+      const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
+      recordOutcome(services, { ...outcome, status: error.status, error: error.message });
+      last = { error, format: prepared.format };
+      if (!error.retryable) break;
+    }
+  }
+  const failure = attemptErrorResponse(last!.error, call.clientFormat, last!.format, services.version);
+  if (failure instanceof RouterError) throw failure;
+  return failure;
+}
+
+async function attempt(services: Services, call: ChatCall, target: Target, prepared: Prepared, outcome: Outcome): Promise<Response> {
+  const abort = new AbortController();
+  const tSend = performance.now();
+  let reply;
+  try {
+    reply = await sendUpstream({
+      url: prepared.url,
+      headers: { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' },
+      body: prepared.body,
+      signal: abort.signal,
+    });
+  } catch (err) {
+    throw networkAttemptError(err, false);
+  }
+  const upstreamHeadersMs = performance.now() - tSend;
+  if (reply.statusCode >= 400) {
+    const text = await readUpstreamText(reply.body, 1024 * 1024).catch(() => '');
+    throw httpAttemptError(reply.statusCode, text, reply.headers);
+  }
+  if (call.stream) return streamReply(services, call, target, prepared, outcome, reply, abort, upstreamHeadersMs);
+  const text = await readUpstreamText(reply.body).catch((err) => {
+    throw networkAttemptError(err, false);
+  });
+  const upstreamMs = performance.now() - tSend;
+  return jsonReply(services, call, prepared, outcome, text, upstreamMs);
+}
+
+function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outcome: Outcome, text: string, upstreamMs: number): Response {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AttemptError('The upstream returned a reply that is not JSON.', 502, 'invalid');
+  }
+  const upstreamFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
+  let response: IrResponse | undefined;
+  try {
+    response = prepared.format === 'openai-completions' ? undefined : getUpstreamCodec(upstreamFormat).decodeResponse(parsed);
+  } catch {
+    if (!prepared.native) throw new AttemptError('The upstream reply could not be read.', 502, 'invalid');
+  }
+  const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
+  const usage = response?.usage ?? legacyUsage(parsed);
+  recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason });
+  return new Response(body, {
+    status: 200,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'server-timing': timing(outcome.t0, upstreamMs),
+      'x-router-version': services.version,
+      'x-router-trace-id': outcome.traceId,
+    },
+  });
+}
+
+async function streamReply(
+  services: Services,
+  call: ChatCall,
+  target: Target,
+  prepared: Prepared,
+  outcome: Outcome,
+  reply: Awaited<ReturnType<typeof sendUpstream>>,
+  abort: AbortController,
+  upstreamHeadersMs: number,
+): Promise<Response> {
+  const decodeFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
+  const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
+  const tStream = performance.now();
+  const body = await openStream({
+    reply,
+    decoder: getUpstreamCodec(decodeFormat).createStreamDecoder(),
+    encoder,
+    clientFormat: call.clientFormat,
+    abort,
+    onDone: (s: StreamSummary) =>
+      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true }),
+  });
+  const upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
+  return new Response(body, {
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      'server-timing': timing(outcome.t0, upstreamMs),
+      'x-router-version': services.version,
+      'x-router-trace-id': outcome.traceId,
+    },
+  });
+}

@@ -1,0 +1,37 @@
+import type { AuthInfo } from '../auth/pipeline.js';
+import type { Services } from '../services.js';
+import type { IrFinishReason, IrUsage } from '../translate/ir.js';
+import type { ChatCall } from './chat.js';
+import type { Target } from './target.js';
+
+/** Everything known about one attempt at one target, for usage, logs and events. */
+export interface Outcome {
+  traceId: string;
+  call: ChatCall;
+  target: Target;
+  auth: AuthInfo;
+  /** performance.now() at the start of the request. */
+  t0: number;
+  status: number;
+  usage?: Partial<IrUsage>;
+  finishReason?: IrFinishReason;
+  error?: string;
+  streamed?: boolean;
+}
+
+/** Records the end of an attempt: never throws, never blocks the reply. */
+export function recordOutcome(services: Services, o: Outcome): void {
+  try {
+    services.log.debug('proxied', {
+      trace: o.traceId,
+      endpoint: o.call.endpoint,
+      model: o.call.model,
+      provider: o.target.provider.id,
+      status: o.status,
+      ms: Math.round(performance.now() - o.t0),
+      error: o.error,
+    });
+  } catch {
+    // recording must never break a reply
+  }
+}

@@ -1,0 +1,18 @@
+import { badRequest, RouterError } from '../http/errors.js';
+import type { Services } from '../services.js';
+import type { Target } from './target.js';
+
+/**
+ * Resolves the model a client named into the targets that can serve it, in the order to try them:
+ * `<provider>/<model>` (provider id, alias, node id or node prefix). An unknown model is a 404, never
+ * routed to some default provider (spec rule 1).
+ */
+export function resolveTargets(services: Services, model: unknown): Target[] {
+  if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');
+  if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
+  const split = services.providers.split(model);
+  if (split) return services.providers.targets(split.def, split.model, model);
+  throw new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).`, {
+    code: 'model_not_found',
+  });
+}

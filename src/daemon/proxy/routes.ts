@@ -1,0 +1,102 @@
+import { bodyLimitFor } from '../http/app.js';
+import { readJsonBody } from '../http/body.js';
+import { badRequest, RouterError } from '../http/errors.js';
+import { route, type RouteContext, type RouteDef } from '../http/routes.js';
+import type { WireFormat } from '../translate/ir.js';
+import { anthropicModelList, geminiModelList, openAiModelList } from './catalog.js';
+import { runChat } from './chat.js';
+import { countTokens } from './count-tokens.js';
+import { runEmbeddings } from './embeddings.js';
+
+/** Reads the client body: a JSON object, size-limited by the client-route limit. */
+async function readObject(ctx: RouteContext, def: RouteDef): Promise<Record<string, unknown>> {
+  const raw = await readJsonBody(ctx.event, bodyLimitFor(def, ctx.services));
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('Request body must be a JSON object.');
+  return raw as Record<string, unknown>;
+}
+
+/** A chat-like endpoint in one client format: model and stream flag read from the body. */
+function chatRoute(path: string, format: WireFormat, summary: string): RouteDef {
+  const def: RouteDef = route({
+    method: 'POST',
+    path,
+    tier: 'client',
+    tag: 'proxy',
+    summary,
+    rawBody: true,
+    handler: async (ctx) => {
+      const raw = await readObject(ctx, def);
+      if (raw.stream !== undefined && typeof raw.stream !== 'boolean') throw badRequest("'stream' must be a boolean.", 'stream');
+      return runChat(ctx, { clientFormat: format, raw, model: raw.model as string, stream: raw.stream === true, endpoint: path });
+    },
+  });
+  return def;
+}
+
+const GEMINI_ACTION_RE = /^(.+):(generateContent|streamGenerateContent|countTokens)$/;
+
+const geminiRoute: RouteDef = route({
+  method: 'POST',
+  path: '/v1beta/models/**:target',
+  tier: 'client',
+  tag: 'proxy',
+  summary: 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`',
+  rawBody: true,
+  handler: async (ctx) => {
+    const m = GEMINI_ACTION_RE.exec(decodeURIComponent(ctx.params.target ?? ''));
+    if (!m) throw new RouterError(404, 'Unknown Gemini action: use models/<model>:generateContent or :streamGenerateContent.');
+    const [, model, action] = m as unknown as [string, string, string];
+    const raw = await readObject(ctx, geminiRoute);
+    if (action === 'countTokens') return countTokens(ctx, 'gemini', { ...raw, model });
+    return runChat(ctx, { clientFormat: 'gemini', raw, model, stream: action === 'streamGenerateContent', endpoint: '/v1beta/models' });
+  },
+});
+
+const countTokensRoute: RouteDef = route({
+  method: 'POST',
+  path: '/v1/messages/count_tokens',
+  tier: 'client',
+  tag: 'proxy',
+  summary: 'Anthropic token counting (native for Anthropic targets, estimated with a tokenizer otherwise)',
+  rawBody: true,
+  handler: async (ctx) => countTokens(ctx, 'anthropic', await readObject(ctx, countTokensRoute)),
+});
+
+const embeddingsRoute: RouteDef = route({
+  method: 'POST',
+  path: '/v1/embeddings',
+  tier: 'client',
+  tag: 'proxy',
+  summary: 'Embeddings (OpenAI-compatible); upstream content-encoding headers are stripped',
+  rawBody: true,
+  handler: async (ctx) => runEmbeddings(ctx, await readObject(ctx, embeddingsRoute)),
+});
+
+/** Every proxy route: client tier (an API key). */
+export const proxyRoutes: RouteDef[] = [
+  chatRoute('/v1/chat/completions', 'openai-chat', 'Chat Completions (OpenAI-compatible); streaming over SSE'),
+  chatRoute('/v1/messages', 'anthropic', 'Messages (Anthropic-compatible); streaming over SSE'),
+  chatRoute('/v1/responses', 'openai-responses', 'Responses (OpenAI-compatible); streaming over SSE'),
+  chatRoute('/v1/completions', 'openai-completions', 'Legacy text completions; replies in the text_completion shape'),
+  chatRoute('/api/v1/relay/chat/completions', 'openai-chat', 'Relay variant of Chat Completions'),
+  countTokensRoute,
+  embeddingsRoute,
+  geminiRoute,
+  route({
+    method: 'GET',
+    path: '/v1/models',
+    tier: 'client',
+    tag: 'proxy',
+    summary: 'Model catalog (OpenAI shape; Anthropic shape when the anthropic-version header is sent)',
+    handler: ({ services, event }) =>
+      event.req.headers.get('anthropic-version') ? anthropicModelList(services) : openAiModelList(services),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1beta/models',
+    tier: 'client',
+    tag: 'proxy',
+    summary: 'Catalog of providers with an active connection, in the Gemini shape',
+    handler: ({ services }) => geminiModelList(services),
+  }),
+];

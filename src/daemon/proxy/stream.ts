@@ -1,0 +1,160 @@
+import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
+import type { IrFinishReason, IrStreamEvent, IrUsage, WireFormat } from '../translate/ir.js';
+import { SseReader, formatSse, formatSseBatch } from '../translate/sse.js';
+import { AttemptError } from './upstream-error.js';
+import type { UpstreamReply } from './upstream.js';
+
+/** What a finished stream reports for usage and logs. */
+export interface StreamSummary {
+  usage: Partial<IrUsage>;
+  finishReason?: IrFinishReason;
+  /** Set when the stream failed after bytes reached the client, or the client went away. */
+  error?: string;
+  clientAborted?: boolean;
+}
+
+export interface StreamPlan {
+  reply: UpstreamReply;
+  decoder: StreamDecoder;
+  /** Translating encoder; absent on same-format passthrough, where upstream bytes are forwarded as they come. */
+  encoder?: StreamEncoder;
+  clientFormat: WireFormat;
+  abort: AbortController;
+  onDone: (summary: StreamSummary) => void;
+}
+
+const utf8 = new TextEncoder();
+
+/** One SSE event carrying the standard error body, shaped so the client format's SDK raises it. */
+export function streamErrorEvent(format: WireFormat, status: number, message: string): string {
+  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+  const error = { message, type, code: status >= 500 ? 'upstream_error' : `http_${status}` };
+  if (format === 'anthropic') return formatSse({ event: 'error', data: JSON.stringify({ type: 'error', error }) });
+  if (format === 'openai-responses') {
+    return formatSse({ event: 'error', data: JSON.stringify({ type: 'error', code: error.code, message, param: null, error }) });
+  }
+  return formatSse({ data: JSON.stringify({ error }) });
+}
+
+function isContent(ev: IrStreamEvent): boolean {
+  switch (ev.type) {
+    case 'text_delta':
+    case 'thinking_delta':
+    case 'refusal_delta':
+      return ev.text.length > 0;
+    case 'redacted_thinking':
+    case 'tool_call_start':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Turns an upstream SSE reply into the client's stream. Output is held back until the reply shows real
+ * content (or a legitimate ending such as max_tokens truncation); an empty or content-filtered stream, or
+ * an error event before that point, throws an AttemptError so the caller can fail over before any byte
+ * reached the client. After that, chunks are pumped on demand (backpressure) and a client disconnect
+ * aborts the upstream request.
+ */
+export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8Array>> {
+  const { reply, decoder, encoder, abort } = plan;
+  const reader = new SseReader();
+  const iterator = reply.body[Symbol.asyncIterator]();
+  const summary: StreamSummary = { usage: {} };
+  const pending: Uint8Array[] = [];
+  let committed = false;
+  let filtered = false;
+  let finished = false;
+
+  /** Runs IR events through accounting and the encoder; returns the encoded text (translated mode). */
+  const handle = (events: IrStreamEvent[]): string => {
+    let out = '';
+    for (const ev of events) {
+      if (ev.type === 'start' && ev.usage) Object.assign(summary.usage, ev.usage);
+      else if (ev.type === 'usage') Object.assign(summary.usage, ev.usage);
+      else if (ev.type === 'finish') {
+        summary.finishReason = ev.finishReason;
+        if (ev.usage) Object.assign(summary.usage, ev.usage);
+        if (ev.finishReason === 'content_filter') filtered = true;
+        else if (!committed) committed = true;
+      } else if (ev.type === 'error' && !committed) {
+        throw new AttemptError(ev.message, ev.status >= 400 ? ev.status : 502, 'http');
+      } else if (ev.type === 'error') summary.error = ev.message;
+      if (!committed && isContent(ev)) committed = true;
+      if (encoder) out += formatSseBatch(encoder.write(ev));
+    }
+    return out;
+  };
+
+  const consume = (chunk: Uint8Array): Uint8Array | undefined => {
+    let events: IrStreamEvent[] = [];
+    for (const msg of reader.push(chunk)) events = events.concat(decoder.push(msg));
+    const text = handle(events);
+    if (!encoder) return chunk;
+    return text ? utf8.encode(text) : undefined;
+  };
+
+  const finish = (): Uint8Array | undefined => {
+    let events: IrStreamEvent[] = [];
+    for (const msg of reader.end()) events = events.concat(decoder.push(msg));
+    events = events.concat(decoder.end());
+    let text = handle(events);
+    if (encoder) text += formatSseBatch(encoder.end());
+    return encoder && text ? utf8.encode(text) : undefined;
+  };
+
+  const done = () => {
+    if (finished) return;
+    finished = true;
+    plan.onDone(summary);
+  };
+
+  // Pre-read until the reply commits, so failover stays possible.
+  while (!committed) {
+    const next = await iterator.next();
+    if (next.done) {
+      const tail = finish();
+      if (tail) pending.push(tail);
+      if (!committed) {
+        abort.abort();
+        if (filtered) throw new AttemptError('The upstream reply was empty: blocked by its content filter.', 502, 'content_filter');
+        throw new AttemptError('The upstream returned an empty stream.', 502, 'empty');
+      }
+      done();
+      break;
+    }
+    const out = consume(next.value as Uint8Array);
+    if (out) pending.push(out);
+  }
+
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pending.length) return controller.enqueue(pending.shift()!);
+      if (finished) return controller.close();
+      try {
+        const next = await iterator.next();
+        if (next.done) {
+          const tail = finish();
+          if (tail) controller.enqueue(tail);
+          done();
+          return controller.close();
+        }
+        const out = consume(next.value as Uint8Array);
+        if (out) controller.enqueue(out);
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
+        summary.error = message;
+        controller.enqueue(utf8.encode(streamErrorEvent(plan.clientFormat, 502, message)));
+        done();
+        controller.close();
+      }
+    },
+    cancel() {
+      summary.clientAborted = true;
+      abort.abort();
+      done();
+    },
+  });
+}

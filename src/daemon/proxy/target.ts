@@ -1,0 +1,48 @@
+import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
+
+/** One place a request can be sent: a provider, the model id it knows, and the account to use. */
+export interface Target {
+  provider: ProviderDef;
+  /** Model id as the upstream expects it (no provider prefix). */
+  model: string;
+  /** The model as the client named it, e.g. `openai/gpt-4o` (for logs and usage). */
+  publicModel: string;
+  /** Connection id; undefined for no-auth providers used without a stored connection. */
+  connectionId?: string;
+  credential: Credential;
+  baseUrl: string;
+  /** Extra headers from a provider node or connection. */
+  headers: Record<string, string>;
+  /** Wire format for chat-like requests to this target. */
+  format: UpstreamFormat;
+}
+
+/** Joins a base URL and a path without doubling slashes. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+}
+
+/** The URL of a chat-like call in the target's wire format. */
+export function chatUrl(target: Target, format: UpstreamFormat, stream: boolean): string {
+  switch (format) {
+    case 'openai-chat':
+      return joinUrl(target.baseUrl, 'chat/completions');
+    case 'openai-responses':
+      return joinUrl(target.baseUrl, 'responses');
+    case 'anthropic':
+      return joinUrl(target.baseUrl, 'messages');
+    case 'gemini':
+      return joinUrl(
+        target.baseUrl,
+        `models/${encodeURIComponent(target.model).replace(/%2F/g, '/')}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+      );
+  }
+}
+
+/** Headers for a call to the target: content type, provider fixed headers, node headers, credential. */
+export function targetHeaders(target: Target, accept?: string): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': 'application/json', ...target.provider.headers, ...target.headers };
+  if (accept) h.accept = accept;
+  Object.assign(h, target.provider.authHeaders(target.credential));
+  return h;
+}

@@ -1,0 +1,55 @@
+import { Agent, request, type Dispatcher } from 'undici';
+
+/**
+ * One keep-alive agent for every upstream: connections are pooled per origin and reused across requests,
+ * which is most of the difference between a fast and a slow proxy. Header and body timeouts are long
+ * because reasoning models think for minutes; per-target deadlines come from combos via AbortSignal.
+ */
+const agent = new Agent({
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  connections: 256,
+  headersTimeout: 600_000,
+  bodyTimeout: 600_000,
+});
+
+export interface UpstreamRequest {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  signal?: AbortSignal;
+}
+
+export type UpstreamReply = Dispatcher.ResponseData;
+
+/** Sends one request upstream. Rejects on network errors and aborts; any HTTP status resolves. */
+export function sendUpstream(req: UpstreamRequest): Promise<UpstreamReply> {
+  return request(req.url, {
+    method: req.method ?? 'POST',
+    headers: req.headers,
+    body: req.body,
+    signal: req.signal,
+    dispatcher: agent,
+  });
+}
+
+/** Reads an upstream body as text, at most `limit` bytes (error bodies and non-stream replies). */
+export async function readUpstreamText(body: UpstreamReply['body'], limit = 64 * 1024 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      throw new Error(`upstream reply exceeds ${limit} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Closes pooled connections (daemon shutdown). */
+export function closeUpstreams(): Promise<void> {
+  return agent.close();
+}

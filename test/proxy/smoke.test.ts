@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+
+let mock: MockUpstream;
+let router: RouterProcess;
+let key: string;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  router = await startRouter();
+  key = await router.createKey();
+  await router.addConnection({ provider: 'openai', apiKey: 'sk-upstream-openai', providerSpecificData: { baseUrl: mock.openaiBase } });
+  await router.addConnection({ provider: 'anthropic', apiKey: 'sk-ant-upstream', providerSpecificData: { baseUrl: mock.anthropicBase } });
+  await router.addConnection({ provider: 'gemini', apiKey: 'gem-upstream', providerSpecificData: { baseUrl: mock.geminiBase } });
+});
+afterAll(async () => {
+  await router?.stop();
+  await mock?.close();
+});
+
+describe('smoke', () => {
+  it('openai sdk -> openai upstream', async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${router.url}/v1`, maxRetries: 0 });
+    const r = await client.chat.completions.create({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+    expect(r.choices[0]!.message.content).toBe('Hello from the mock.');
+    const s = await client.chat.completions.create({ model: 'anthropic/claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const c of s) text += c.choices[0]?.delta?.content ?? '';
+    expect(text).toBe('Hello from the mock.');
+  });
+  it('anthropic sdk -> gemini upstream', async () => {
+    const client = new Anthropic({ apiKey: key, baseURL: router.url, maxRetries: 0 });
+    const m = await client.messages.create({ model: 'gemini/gemini-2.5-flash', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    expect(m.content[0]).toMatchObject({ type: 'text', text: 'Hello from the mock.' });
+    const final = await client.messages.stream({ model: 'openai/gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    expect(final.content[0]).toMatchObject({ type: 'text', text: 'Hello from the mock.' });
+  });
+});

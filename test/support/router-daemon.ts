@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { deriveCliToken } from '../../src/shared/cli-token.js';
+
+const ENTRY = fileURLToPath(new URL('../../dist/daemon/entry.js', import.meta.url));
+
+export interface RouterProcess {
+  url: string;
+  home: string;
+  pid: number;
+  cliToken: string;
+  /** A management call authenticated with the CLI token. */
+  manage<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
+  /** Creates an API key and returns it whole. */
+  createKey(scopes?: string[]): Promise<string>;
+  /** Adds a provider connection. */
+  addConnection(body: Record<string, unknown>): Promise<{ id: string }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns the real daemon process (built dist/) on a temp state folder and port 0; resolves once the daemon
+ * reports ready over IPC with its URL. `stop()` asks for a graceful shutdown and waits for the exit.
+ */
+export async function startRouter(options: { home?: string; keepHome?: boolean } = {}): Promise<RouterProcess> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'router-e2e-'));
+  const nonce = 'test';
+  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
+    ipc: true,
+    serialization: 'json',
+    reject: false,
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: { ROUTER_START_NONCE: nonce },
+  });
+  const msg = (await Promise.race([
+    child.getOneMessage(),
+    child.then((r) => ({ type: 'exit', stderr: r.stderr })),
+  ])) as { type: string; url?: string; pid?: number; message?: string; stderr?: string };
+  if (msg.type !== 'ready') throw new Error(`router did not start: ${JSON.stringify(msg)}`);
+  const url = msg.url!;
+  const cliToken = deriveCliToken(join(home, 'cli-token.salt'))!;
+  const manage = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'x-router-cli-token': cliToken, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    url,
+    home,
+    pid: msg.pid!,
+    cliToken,
+    manage,
+    async createKey(scopes = ['proxy']) {
+      const r = await manage('POST', '/api/keys', { name: 'test', scopes });
+      if (r.status !== 201) throw new Error(`key create failed: ${JSON.stringify(r.json)}`);
+      return r.json.key as string;
+    },
+    async addConnection(body) {
+      const r = await manage('POST', '/api/providers', body);
+      if (r.status !== 201) throw new Error(`connection create failed: ${JSON.stringify(r.json)}`);
+      return r.json;
+    },
+    async stop() {
+      try {
+        child.disconnect();
+      } catch {
+        // already disconnected
+      }
+      await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await child;
+      clearTimeout(timer);
+      if (!options.keepHome && !options.home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
