@@ -156,7 +156,7 @@ function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outco
   }
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
   const usage = response?.usage ?? legacyUsage(parsed);
-  recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason });
+  recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs });
   return new Response(body, {
     status: 200,
     headers: {
@@ -181,6 +181,7 @@ async function streamReply(
   const decodeFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
   const tStream = performance.now();
+  let upstreamMs = upstreamHeadersMs;
   const body = await openStream({
     reply,
     decoder: getUpstreamCodec(decodeFormat).createStreamDecoder(),
@@ -188,9 +189,9 @@ async function streamReply(
     clientFormat: call.clientFormat,
     abort,
     onDone: (s: StreamSummary) =>
-      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true }),
+      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs }),
   });
-  const upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
+  upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
   return new Response(body, {
     status: 200,
     headers: {

@@ -17,6 +17,10 @@ export interface Outcome {
   finishReason?: IrFinishReason;
   error?: string;
   streamed?: boolean;
+  /** Time spent waiting on the upstream (whole reply, or until the stream committed), ms. */
+  upstreamMs?: number;
+  /** The combo the request was addressed to, when it was. */
+  combo?: string;
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */
