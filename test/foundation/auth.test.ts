@@ -219,7 +219,7 @@ describe('API keys as client credentials', () => {
 
   it('accepts Authorization: Bearer, x-api-key and x-goog-api-key', async () => {
     for (const h of [{ authorization: `Bearer ${proxyKey}` }, { 'x-api-key': proxyKey }, { 'x-goog-api-key': proxyKey }]) {
-      const r = await call(tierApp, '/test-only/client', lo(h));
+      const r = await call(tierApp, '/test-only/client', remote(h));
       expect(r.status, JSON.stringify(Object.keys(h))).toBe(200);
       expect(r.body.via).toBe('api-key');
     }
