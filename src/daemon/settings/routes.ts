@@ -1,5 +1,6 @@
+import { badRequest } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
-import { settingsPatchSchema } from './store.js';
+import { maskTelegramToken, publicSettings, settingsPatchSchema } from './store.js';
 
 /** Settings: read all, patch some (validated, unknown keys rejected). */
 export const settingsRoutes: RouteDef[] = [
@@ -9,7 +10,7 @@ export const settingsRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'settings',
     summary: 'All settings',
-    handler: ({ services }) => services.settings.get(),
+    handler: ({ services }) => publicSettings(services.settings.get()),
   }),
   route({
     method: 'PATCH',
@@ -18,6 +19,16 @@ export const settingsRoutes: RouteDef[] = [
     tag: 'settings',
     summary: 'Change settings',
     body: settingsPatchSchema,
-    handler: ({ services, body }) => services.settings.update(body),
+    handler: ({ services, body }) => {
+      // A client that PATCHes back what GET showed must not overwrite the token with its masked form.
+      const token = body.telegramBotToken;
+      if (token !== undefined && token.endsWith('...')) {
+        if (token !== maskTelegramToken(services.settings.get().telegramBotToken)) {
+          throw badRequest("Invalid field 'telegramBotToken': expected <bot id>:<token>", 'telegramBotToken');
+        }
+        delete body.telegramBotToken;
+      }
+      return publicSettings(services.settings.update(body));
+    },
   }),
 ];

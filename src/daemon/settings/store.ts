@@ -17,11 +17,31 @@ export const settingsSchema = z.object({
   maxRequestBodyBytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
   /** Body limit of every other route. */
   maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
+  /**
+   * Telegram bot token used by webhooks of kind telegram (`<bot id>:<secret>`); '' when unset. Replies of
+   * the settings routes mask it (see `publicSettings`); the masked form is accepted here only so that a
+   * PATCH echoing a GET reply validates, and the route then keeps the stored token.
+   */
+  telegramBotToken: z
+    .string()
+    .max(200)
+    .regex(/^(\d+:[A-Za-z0-9_-]+|\S{0,10}\.\.\.)?$/, 'expected <bot id>:<token>')
+    .default(''),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
 export const settingsPatchSchema = settingsSchema.partial().strict();
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
+
+/** The telegramBotToken as replies show it: first 10 characters and `...` (the bot id part), or ''. */
+export function maskTelegramToken(token: string): string {
+  return token ? `${token.slice(0, 10)}...` : '';
+}
+
+/** Settings as replies show them: secrets masked. */
+export function publicSettings(s: Settings): Settings {
+  return { ...s, telegramBotToken: maskTelegramToken(s.telegramBotToken) };
+}
 
 type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
 

@@ -1,0 +1,82 @@
+import type { AnyRouterEvent, EventMap, EventName, RouterEvent } from './types.js';
+
+/** A listener for one event. Its return value is ignored; a returned promise's rejection is caught. */
+export type EventListener<N extends EventName> = (event: RouterEvent<N>) => unknown;
+
+/** A listener for every event. */
+export type AnyEventListener = (event: AnyRouterEvent) => unknown;
+
+/** Called when a listener throws or rejects; the default is to drop the error. */
+export type ListenerErrorHandler = (error: unknown, event: AnyRouterEvent) => void;
+
+/**
+ * Typed in-process pub/sub. The proxy hot path emits, so `emit` is synchronous and cheap: with no listener
+ * it returns before allocating anything, listeners are kept in copy-on-write arrays (emit iterates without
+ * copying, and a listener that unsubscribes during emit does not disturb the loop), and a listener's error
+ * never reaches the emitter. Listeners that do real work (webhook delivery) must defer it themselves.
+ */
+export class EventBus {
+  private readonly byName = new Map<EventName, ReadonlyArray<EventListener<any>>>();
+  private any: ReadonlyArray<AnyEventListener> = [];
+
+  constructor(private readonly onListenerError: ListenerErrorHandler = () => {}) {}
+
+  /** Subscribes to one event; returns the unsubscribe function. */
+  on<N extends EventName>(name: N, listener: EventListener<N>): () => void {
+    this.byName.set(name, [...(this.byName.get(name) ?? []), listener]);
+    return () => {
+      const rest = (this.byName.get(name) ?? []).filter((l) => l !== listener);
+      if (rest.length) this.byName.set(name, rest);
+      else this.byName.delete(name);
+    };
+  }
+
+  /** Subscribes to every event; returns the unsubscribe function. */
+  onAny(listener: AnyEventListener): () => void {
+    this.any = [...this.any, listener];
+    return () => {
+      this.any = this.any.filter((l) => l !== listener);
+    };
+  }
+
+  /** True when someone listens to `name` (lets emitters skip building expensive data). */
+  hasListeners(name: EventName): boolean {
+    return this.any.length > 0 || this.byName.has(name);
+  }
+
+  /** Emits synchronously to every listener of `name`, then to every any-listener. Never throws. */
+  emit<N extends EventName>(name: N, data: EventMap[N]): void {
+    const named = this.byName.get(name);
+    const any = this.any;
+    if (!named && any.length === 0) return;
+    const event = { event: name, timestamp: new Date().toISOString(), data } as RouterEvent<N>;
+    if (named) for (const listener of named) this.call(listener, event);
+    for (const listener of any) this.call(listener as EventListener<N>, event);
+  }
+
+  /** Removes every listener (shutdown). */
+  clear(): void {
+    this.byName.clear();
+    this.any = [];
+  }
+
+  private call<N extends EventName>(listener: EventListener<N>, event: RouterEvent<N>): void {
+    try {
+      const result = listener(event);
+      if (result && typeof (result as PromiseLike<unknown>).then === 'function') {
+        // An async listener's rejection would otherwise become an unhandled rejection and end the process.
+        (result as Promise<unknown>).then(undefined, (err) => this.report(err, event));
+      }
+    } catch (err) {
+      this.report(err, event);
+    }
+  }
+
+  private report(error: unknown, event: RouterEvent<any>): void {
+    try {
+      this.onListenerError(error, event as AnyRouterEvent);
+    } catch {
+      // the error handler itself failed: nothing sensible is left to do, and the emitter must not see it
+    }
+  }
+}

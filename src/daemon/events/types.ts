@@ -1,0 +1,131 @@
+/**
+ * The events the daemon emits in-process and delivers to webhooks, with their data shapes. Field names
+ * are snake_case, like the shapes the spec shows (request.completed, provider.error); test.ping keeps the
+ * spec's `webhookId`. The shapes the spec leaves open are decided here and documented in docs/events.md.
+ */
+
+/** A proxied request completed successfully (spec shape). */
+export interface RequestCompletedData {
+  trace_id: string;
+  /** The API key that made the request; null for dashboard-session callers. */
+  api_key_id: string | null;
+  provider: string;
+  model: string;
+  /** HTTP status returned to the client. */
+  status: number;
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+}
+
+/** A proxied request failed after all retries and fallback (shape decided here). */
+export interface RequestFailedData {
+  trace_id: string;
+  api_key_id: string | null;
+  /** The last provider tried; null when none was reached (e.g. nothing configured for the model). */
+  provider: string | null;
+  /** The model the client asked for (a `<provider>/<model>` id or a combo name). */
+  model: string;
+  /** HTTP status returned to the client. */
+  status: number;
+  /** The error code of the client-facing error body. */
+  error_code: string;
+  /** The sanitized client-facing error message. */
+  error_message: string;
+  /** Upstream attempts made (accounts and combo targets together). */
+  attempts: number;
+}
+
+/** A provider returned an error eligible for circuit breaking (spec shape). */
+export interface ProviderErrorData {
+  provider: string;
+  status: number;
+  consecutive_failures: number;
+  /** Breaker state after this error: `closed`, `open` or `half_open`. */
+  circuit_state: string;
+}
+
+/** A failing provider returned to healthy (shape decided here). */
+export interface ProviderRecoveredData {
+  provider: string;
+  /** Breaker state now (normally `closed`). */
+  circuit_state: string;
+  /** Breaker state before recovery (`open` or `half_open`). */
+  previous_state: string;
+  /** Consecutive failures that were cleared by the recovery. */
+  consecutive_failures: number;
+  /** Time since the first failure of the streak, in seconds; null when unknown. */
+  downtime_seconds: number | null;
+}
+
+/** An API key crossed a budget or quota threshold (shape decided here). */
+export interface QuotaExceededData {
+  api_key_id: string;
+  /** What ran out: `requests_per_day`, `tokens`, `budget_usd`, or another limit kind. */
+  quota: string;
+  /** What the limit applies to: `global`, `provider:<id>` or `model:<id>`. */
+  scope: string;
+  limit: number;
+  used: number;
+  /** Window the limit counts over (`day`, `month`, `total`...); null for unwindowed limits. */
+  window: string | null;
+}
+
+/** A combo changed its primary target (shape decided here). */
+export interface ComboSwitchedData {
+  combo: string;
+  /** The previous primary target (`<provider>/<model>`); null on the first choice. */
+  from: string | null;
+  to: string;
+  /** Why: `failover`, `strategy`, `cooldown`, `circuit_open`, `manual`. */
+  reason: string;
+}
+
+/** Sent by the test endpoint (spec shape). */
+export interface TestPingData {
+  message: string;
+  webhookId: string;
+}
+
+/** Event name to data shape. */
+export interface EventMap {
+  'request.completed': RequestCompletedData;
+  'request.failed': RequestFailedData;
+  'provider.error': ProviderErrorData;
+  'provider.recovered': ProviderRecoveredData;
+  'quota.exceeded': QuotaExceededData;
+  'combo.switched': ComboSwitchedData;
+  'test.ping': TestPingData;
+}
+
+/** One event name. */
+export type EventName = keyof EventMap;
+
+/** Every event name, in the spec's order. */
+export const EVENT_NAMES: readonly EventName[] = [
+  'request.completed',
+  'request.failed',
+  'provider.error',
+  'provider.recovered',
+  'quota.exceeded',
+  'combo.switched',
+  'test.ping',
+];
+
+const NAME_SET: ReadonlySet<string> = new Set(EVENT_NAMES);
+
+/** True for a known event name (subscriptions may hold unknown names; dispatch ignores them). */
+export function isEventName(name: string): name is EventName {
+  return NAME_SET.has(name);
+}
+
+/** An emitted event: the webhook body is exactly this object. */
+export interface RouterEvent<N extends EventName = EventName> {
+  event: N;
+  /** ISO 8601, stamped once at emit (retries resend the same value). */
+  timestamp: string;
+  data: EventMap[N];
+}
+
+/** Any event, discriminated on `event`. */
+export type AnyRouterEvent = { [N in EventName]: RouterEvent<N> }[EventName];

@@ -1,0 +1,213 @@
+import { Agent, type Dispatcher } from 'undici';
+import type { EventBus } from '../events/bus.js';
+import type { AnyRouterEvent } from '../events/types.js';
+import type { Logger } from '../logger.js';
+import type { SettingsStore } from '../settings/store.js';
+import type { Db } from '../store/db.js';
+import { SecretError } from '../store/secrets.js';
+import { checkDestinationUrl, DestinationError, parseHttpUrl, systemResolver, vettedLookup, type Resolver } from './destination.js';
+import { DEFAULT_POLICY, deliveryHeaders, failedAttempt, postOnce, withRetries, type AttemptResult, type DeliveryPolicy } from './delivery.js';
+import { buildPayload, PayloadError, TELEGRAM_API_BASE } from './format.js';
+import { WebhookStore, type WebhookKind, type WebhookRecord } from './store.js';
+
+/** Failures after which a webhook is disabled (spec "Limits"). */
+export const AUTO_DISABLE_AT = 10;
+/** Bytes of the receiver's reply the test endpoint returns (spec "Limits"). */
+export const TEST_CAPTURE_BYTES = 2048;
+
+/** Reply of POST /api/webhooks/:id/test. */
+export interface TestResult {
+  delivered: boolean;
+  status: number;
+  responseBody: string;
+  error: string;
+}
+
+/** Construction options; everything after `log` exists for tests. */
+export interface WebhookServiceOptions {
+  db: Db;
+  settings: SettingsStore;
+  /** The AES key file for stored secrets (`services.paths.secretKey`). */
+  keyFile: string;
+  log?: Logger;
+  /** DNS resolver used for delivery (tests map public-looking names to loopback). */
+  resolve?: Resolver;
+  policy?: Partial<DeliveryPolicy>;
+  /** Telegram Bot API base; default env ROUTER_TELEGRAM_API_BASE, then https://api.telegram.org. */
+  telegramApiBase?: string;
+  /** Deliveries one webhook may have in flight; beyond it new events for that webhook are dropped. */
+  maxInFlightPerWebhook?: number;
+}
+
+/**
+ * Webhook dispatch: subscribes to the event bus and fans every event out to the enabled webhooks that
+ * subscribe to it. The bus listener only looks up subscribers in memory and schedules the fan-out on the
+ * next turn of the event loop, so emitters (the proxy hot path) never wait for, or see errors of, a
+ * delivery. Each receiver's delivery runs independently; a slow one delays nobody else.
+ */
+export class WebhookService {
+  readonly store: WebhookStore;
+  private readonly settings: SettingsStore;
+  private readonly log?: Logger;
+  private readonly policy: DeliveryPolicy;
+  private readonly telegramApiBase?: string;
+  private readonly maxInFlight: number;
+  /** Connects only to addresses the public-destination check passed. */
+  private readonly vetted: Agent;
+  /** Plain resolution: Telegram, and every kind while private destinations are allowed. */
+  private readonly open: Agent;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly inFlight = new Map<string, number>();
+  private readonly lastDropLog = new Map<string, number>();
+  private readonly shutdown = new AbortController();
+  private unsubscribe?: () => void;
+
+  constructor(opts: WebhookServiceOptions) {
+    this.store = new WebhookStore(opts.db, opts.keyFile);
+    this.settings = opts.settings;
+    this.log = opts.log;
+    this.policy = { ...DEFAULT_POLICY, ...opts.policy };
+    this.telegramApiBase = opts.telegramApiBase;
+    this.maxInFlight = opts.maxInFlightPerWebhook ?? 100;
+    const resolve = opts.resolve ?? systemResolver;
+    // Short keep-alive: receivers are called rarely, and idle sockets should not pin a daemon's exit.
+    const common = { keepAliveTimeout: 4_000, connections: 16 };
+    this.vetted = new Agent({ ...common, connect: { lookup: vettedLookup(resolve, () => true) } });
+    this.open = new Agent({ ...common, connect: { lookup: vettedLookup(resolve, () => false) } });
+  }
+
+  /** True while the public-destination check applies (setting allowPrivateWebhookDestinations off). */
+  get checksDestinations(): boolean {
+    return !this.settings.get().allowPrivateWebhookDestinations;
+  }
+
+  /**
+   * Validates a destination for create and update: telegram holds a chat id (no URL check); other kinds
+   * need an http(s) URL and, unless private destinations are allowed, a public one. Throws DestinationError.
+   */
+  checkDestination(kind: WebhookKind, url: string): void {
+    if (kind === 'telegram') return;
+    if (this.checksDestinations) checkDestinationUrl(url);
+    else parseHttpUrl(url);
+  }
+
+  /** Subscribes to every event of `bus`. */
+  attach(bus: EventBus): void {
+    this.unsubscribe?.();
+    this.unsubscribe = bus.onAny((event) => this.onEvent(event));
+  }
+
+  /** The bus listener: synchronous and cheap; the fan-out runs later. */
+  onEvent(event: AnyRouterEvent): void {
+    if (this.shutdown.signal.aborted) return;
+    if (this.store.subscribers(event.event).length === 0) return;
+    this.track(
+      new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.fanOut(event)),
+    );
+  }
+
+  /**
+   * Delivers one event to every subscribed, enabled webhook, concurrently, and when all have reached their
+   * final outcome disables webhooks whose failure_count reached the threshold (spec state table).
+   */
+  async fanOut(event: AnyRouterEvent): Promise<void> {
+    const targets = this.store.subscribers(event.event);
+    await Promise.allSettled(targets.map((rec) => this.deliver(rec, event)));
+    if (this.shutdown.signal.aborted) return;
+    for (const id of this.store.disableFailing(AUTO_DISABLE_AT)) {
+      this.log?.warn('webhook disabled after repeated failures', { webhookId: id, threshold: AUTO_DISABLE_AT });
+    }
+  }
+
+  /** Sends one test.ping to one webhook, no retries, capturing the first 2048 bytes of the reply. */
+  async test(rec: WebhookRecord): Promise<TestResult> {
+    const event: AnyRouterEvent = {
+      event: 'test.ping',
+      timestamp: new Date().toISOString(),
+      data: { message: 'Test ping from router', webhookId: rec.id },
+    };
+    const result = await this.attempt(rec, event, TEST_CAPTURE_BYTES);
+    // A test is a delivery attempt (last_status, last_triggered_at) but not part of the failure streak: a
+    // manual check must neither push a webhook towards auto-disable nor hide real failures by resetting.
+    if (!this.shutdown.signal.aborted) this.store.recordAttempt(rec.id, result.status, new Date().toISOString());
+    return { delivered: result.ok, status: result.status, responseBody: result.responseBody, error: result.error };
+  }
+
+  /** Resolves when every scheduled fan-out has finished (tests, graceful stop). */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Stops dispatching: aborts waits between retries and in-flight requests, closes sockets. Idempotent. */
+  close(): void {
+    this.unsubscribe?.();
+    this.shutdown.abort();
+    void this.vetted.destroy().catch(() => {});
+    void this.open.destroy().catch(() => {});
+  }
+
+  private track(p: Promise<void>): void {
+    const guarded = p.catch((err) => this.log?.error('webhook fan-out failed', { error: String(err) }));
+    this.pending.add(guarded);
+    void guarded.finally(() => this.pending.delete(guarded));
+  }
+
+  private async deliver(rec: WebhookRecord, event: AnyRouterEvent): Promise<void> {
+    const busy = this.inFlight.get(rec.id) ?? 0;
+    if (busy >= this.maxInFlight) return this.logDrop(rec.id);
+    this.inFlight.set(rec.id, busy + 1);
+    try {
+      const { result, attempts } = await withRetries(() => this.attempt(rec, event, 0), this.policy.retryDelaysMs, {
+        signal: this.shutdown.signal,
+        onAttempt: (r) => {
+          if (!this.shutdown.signal.aborted) this.store.recordAttempt(rec.id, r.status, new Date().toISOString());
+        },
+        shouldRetry: () => !this.shutdown.signal.aborted && this.store.get(rec.id)?.enabled === 1,
+      });
+      if (this.shutdown.signal.aborted) return; // the database may already be closed
+      this.store.recordOutcome(rec.id, result.ok);
+      if (!result.ok) {
+        this.log?.warn('webhook delivery failed', { webhookId: rec.id, kind: rec.kind, event: event.event, status: result.status, attempts, error: result.error });
+      }
+    } finally {
+      const left = (this.inFlight.get(rec.id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(rec.id, left);
+      else this.inFlight.delete(rec.id);
+    }
+  }
+
+  /** One attempt for one webhook: payload, signature, destination check, POST. Never throws. */
+  private async attempt(rec: WebhookRecord, event: AnyRouterEvent, captureBytes: number): Promise<AttemptResult> {
+    let url: string;
+    let body: string;
+    let secret: string;
+    try {
+      secret = this.store.secretOf(rec.id) ?? '';
+      ({ url, body } = buildPayload(rec.kind, rec.url, event, {
+        botToken: this.settings.get().telegramBotToken,
+        apiBase: this.telegramApiBase ?? process.env.ROUTER_TELEGRAM_API_BASE ?? TELEGRAM_API_BASE,
+      }));
+      // Checked again at every attempt: the setting may have changed since create, and an IP literal never
+      // goes through the resolver, so the vetted lookup alone would not see it.
+      if (rec.kind !== 'telegram') this.checkDestination(rec.kind, url);
+    } catch (err) {
+      // Our own errors carry safe messages; anything else (a bug, odd event data) stays opaque.
+      const safe = err instanceof DestinationError || err instanceof PayloadError || err instanceof SecretError;
+      return failedAttempt(safe ? err.message : 'delivery could not be prepared');
+    }
+    const dispatcher: Dispatcher = rec.kind !== 'telegram' && this.checksDestinations ? this.vetted : this.open;
+    return postOnce(url, body, deliveryHeaders(event, body, secret), {
+      dispatcher,
+      timeoutMs: this.policy.timeoutMs,
+      captureBytes,
+      signal: this.shutdown.signal,
+    });
+  }
+
+  private logDrop(id: string): void {
+    const now = Date.now();
+    if (now - (this.lastDropLog.get(id) ?? 0) < 60_000) return;
+    this.lastDropLog.set(id, now);
+    this.log?.warn('webhook has too many deliveries in flight; dropping events for it', { webhookId: id, limit: this.maxInFlight });
+  }
+}
