@@ -24,8 +24,8 @@ beforeEach(async () => {
   rx = await startReceiver();
 });
 afterEach(async () => {
-  d.close();
-  await rx.close();
+  d?.close();
+  await rx?.close();
 });
 
 async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {

@@ -23,8 +23,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   delete process.env.ROUTER_TELEGRAM_API_BASE;
-  d.close();
-  await rx.close();
+  d?.close();
+  await rx?.close();
 });
 
 describe('kind payloads over HTTP', () => {

@@ -10,8 +10,8 @@ beforeEach(async () => {
   rx = await startReceiver();
 });
 afterEach(async () => {
-  d.close();
-  await rx.close();
+  d?.close();
+  await rx?.close();
 });
 
 const FIELDS = ['id', 'url', 'kind', 'events', 'enabled', 'description', 'created_at', 'last_triggered_at', 'last_status', 'failure_count', 'secret'];

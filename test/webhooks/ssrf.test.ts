@@ -26,8 +26,8 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  d.close();
-  await rx.close();
+  d?.close();
+  await rx?.close();
 });
 
 async function withPrivateAllowed<T>(fn: () => Promise<T>): Promise<T> {

@@ -8,8 +8,8 @@ beforeEach(async () => {
   rx = await startReceiver();
 });
 afterEach(async () => {
-  d.close();
-  await rx.close();
+  d?.close();
+  await rx?.close();
 });
 
 // Real timing with the daemon's default policy (as booted): attempts at 0 s, +1 s, +2 s, +4 s.
