@@ -364,7 +364,7 @@ describe('Gemini stream decoding', () => {
       message: 'quota',
       code: 'RESOURCE_EXHAUSTED',
     });
-    expect(decodeAll([])).toEqual([{ type: 'error', status: 502, message: 'The upstream stream ended without any response.' }]);
+    expect(decodeAll([])).toEqual([{ type: 'error', status: 502, message: 'The upstream stream was empty: it ended without any content.' }]);
     expect(decodeAll([chunk([{ text: 'a' }])]).at(-1)).toMatchObject({ type: 'error', status: 502 });
   });
 

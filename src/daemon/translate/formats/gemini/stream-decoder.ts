@@ -6,6 +6,7 @@ import { firstCandidate, promptBlocked } from './decode-response.js';
 import { decodeFinish, decodeUsage } from './usage.js';
 
 type Part = Record<string, unknown>;
+const EMPTY = 'The upstream stream was empty: it ended without any content.';
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
@@ -43,9 +44,10 @@ class GeminiStreamDecoder implements StreamDecoder {
     if (this.ended) return this.take();
     this.ended = true;
     this.close();
-    if (!this.started) this.out.push({ type: 'error', status: 502, message: 'The upstream stream ended without any response.' });
-    else if (this.finishReason === undefined && !this.blocked) {
-      this.out.push({ type: 'error', status: 502, message: 'The upstream stream ended before a finishReason.' });
+    if (this.finishReason === undefined && !this.blocked) {
+      // Same wording as the other decoders: an empty stream is not a truncated one.
+      const message = this.next > 0 ? 'The upstream stream ended before a finishReason.' : EMPTY;
+      this.out.push({ type: 'error', status: 502, message });
     } else {
       const reason = this.blocked && !this.sawCandidate ? 'content_filter' : decodeFinish(this.finishReason, this.sawToolCall);
       const usage = decodeUsage(this.usage);

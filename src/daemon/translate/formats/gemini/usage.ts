@@ -71,6 +71,18 @@ export function encodeFinish(reason: IrFinishReason): string {
 
 /** Gemini's `error.status` for an HTTP status, as its error bodies carry both. */
 export function statusName(status: number): string {
-  const names: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED' };
+  const names: Record<number, string> = {
+    400: 'INVALID_ARGUMENT',
+    401: 'UNAUTHENTICATED',
+    403: 'PERMISSION_DENIED',
+    404: 'NOT_FOUND',
+    429: 'RESOURCE_EXHAUSTED',
+    500: 'INTERNAL',
+    501: 'UNIMPLEMENTED',
+    502: 'UNAVAILABLE',
+    503: 'UNAVAILABLE',
+    504: 'DEADLINE_EXCEEDED',
+    529: 'UNAVAILABLE',
+  };
   return names[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION');
 }

@@ -31,6 +31,11 @@ export class BlockTracker {
   private readonly reasoning = new Map<number, Reasoning>();
   private readonly tools = new Map<number, { index: number; sawArgs: boolean }>();
 
+  /** True once any block was opened (the reply had some content). */
+  get opened(): boolean {
+    return this.next > 0;
+  }
+
   take(): IrStreamEvent[] {
     const out = this.out;
     this.out = [];

@@ -6,6 +6,7 @@ import { decodeUsage, finishFor, statusForErrorCode, type ResponsesUsage } from 
 
 type Data = Record<string, unknown>;
 
+const EMPTY = 'The upstream stream was empty: it ended without any content.';
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
@@ -30,7 +31,9 @@ class ResponsesStreamDecoder implements StreamDecoder {
   end(): IrStreamEvent[] {
     if (!this.ended) {
       this.ended = true;
-      this.blocks.out.push({ type: 'error', status: 502, message: 'The upstream stream ended before the response completed.' });
+      // Same wording as the other decoders: an empty stream is not a truncated one.
+      const message = this.blocks.opened ? 'The upstream stream ended before the response completed.' : EMPTY;
+      this.blocks.out.push({ type: 'error', status: 502, message });
     }
     return this.blocks.take();
   }

@@ -1,5 +1,6 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
+import { statusInfo } from '../../../http/errors.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
 import { responseId, responseObject, type ResponseState } from './encode-response.js';
 import { ItemWriter, type Emit } from './stream-items.js';
@@ -32,7 +33,7 @@ class ResponsesStreamEncoder implements StreamEncoder {
   write(event: IrStreamEvent): SseMessage[] {
     if (this.done) return [];
     if (event.type === 'start') this.start(event.id, event.model, event.usage);
-    else if (event.type === 'error') this.fail(event.message, event.code ?? event.errorType);
+    else if (event.type === 'error') this.fail(event.message, event.code ?? event.errorType ?? statusInfo(event.status).code);
     else this.content(event);
     return this.take();
   }
@@ -106,11 +107,11 @@ class ResponsesStreamEncoder implements StreamEncoder {
   }
 
   /** An `error` event, then (once the response exists) `response.failed` as the terminal event. */
-  private fail(message: string, code?: string): void {
-    this.emit('error', { code: code ?? 'server_error', message, param: null });
+  private fail(message: string, code: string): void {
+    this.emit('error', { code, message, param: null });
     if (this.state) {
       this.state.finish = 'error';
-      this.state.error = { code: code ?? 'server_error', message };
+      this.state.error = { code, message };
       this.emit('response.failed', { response: responseObject(this.state, this.request) });
     }
     this.done = true;
