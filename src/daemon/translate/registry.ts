@@ -4,6 +4,8 @@ import { RouterError } from '../http/errors.js';
 import { anthropicClient, anthropicUpstream } from './formats/anthropic/index.js';
 import { openAiChatClient, openAiChatUpstream } from './formats/openai-chat/index.js';
 import { openAiCompletionsClient } from './formats/openai-completions/index.js';
+import { openAiResponsesClient, openAiResponsesUpstream } from './formats/openai-responses/index.js';
+import { geminiClient, geminiUpstream } from './formats/gemini/index.js';
 
 type UpstreamFormat = UpstreamCodec['format'];
 
@@ -12,12 +14,16 @@ export const clientCodecs: Partial<Record<WireFormat, ClientCodec>> = {
   'openai-chat': openAiChatClient,
   'openai-completions': openAiCompletionsClient,
   anthropic: anthropicClient,
+  'openai-responses': openAiResponsesClient,
+  gemini: geminiClient,
 };
 
 /** Codecs for the formats router can call providers in. Adding a format is one line here. */
 export const upstreamCodecs: Partial<Record<UpstreamFormat, UpstreamCodec>> = {
   'openai-chat': openAiChatUpstream,
   anthropic: anthropicUpstream,
+  'openai-responses': openAiResponsesUpstream,
+  gemini: geminiUpstream,
 };
 
 /** The client codec of a format; throws (500) when none is registered, which is a wiring bug. */
