@@ -132,6 +132,7 @@ describe.concurrent('router CLI and daemon lifecycle', () => {
       expect(r.exitCode, describeResult(r)).toBe(1);
       const [first, ...rest] = r.stderr.trimEnd().split('\n');
       expect(first).toMatch(new RegExp(`^router: .*port ${port}\\b.*in use`));
+      expect(first).not.toMatch(/^router: router/); // one prefix, not two
       expect(first).not.toMatch(/\s+at\s+\S+\s+\(/);
       // The log tail follows: the daemon's own record of the failure.
       expect(rest.join('\n')).toMatch(/start failed/);

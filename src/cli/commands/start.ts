@@ -108,7 +108,7 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean 
       return 0;
     }
     const msg = await spawnDaemon(current);
-    if (msg.type === 'error') throw new CliError(`router could not start: ${msg.message}`, 1, logTail(current));
+    if (msg.type === 'error') throw new CliError(`could not start: ${msg.message}`, 1, logTail(current));
     if (msg.type === 'already-running') {
       io.out(`router is already running at ${msg.url} (pid ${msg.pid})`);
       return 0;
@@ -123,7 +123,7 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean 
 async function runForeground(opts: CommonOptions, io: Io): Promise<number> {
   const { runDaemon } = await import('../../daemon/main.js');
   const outcome = await runDaemon({ ...opts, foreground: true });
-  if (outcome.kind === 'failed') throw new CliError(`router could not start: ${outcome.message}`);
+  if (outcome.kind === 'failed') throw new CliError(`could not start: ${outcome.message}`);
   if (outcome.kind === 'already-running') {
     io.out(`router is already running at ${outcome.url} (pid ${outcome.pid})`);
     return 0;
