@@ -109,6 +109,11 @@ describe('Responses stream decoding', () => {
     ]);
   });
 
+  it('starts on response.queued (background responses) as on response.created', () => {
+    const events = decodeAll(sse([{ type: 'response.queued', response: { ...response, status: 'queued' } }]));
+    expect(events[0]).toEqual({ type: 'start', id: 'resp_1', model: 'm', created: 5 });
+  });
+
   it('handles providers that only send whole items', () => {
     const events = decodeAll(
       sse([

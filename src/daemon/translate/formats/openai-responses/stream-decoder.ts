@@ -44,6 +44,7 @@ class ResponsesStreamDecoder implements StreamDecoder {
     const key = `${oi}:${String(data.content_index ?? 0)}`;
     switch (type) {
       case 'response.created':
+      case 'response.queued':
       case 'response.in_progress':
         return this.start(data.response);
       case 'response.output_item.added':
