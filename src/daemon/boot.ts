@@ -6,6 +6,7 @@ import { PasswordStore } from './auth/password.js';
 import { SessionStore } from './auth/sessions.js';
 import { createApp } from './http/app.js';
 import { KeyStore } from './keys/store.js';
+import { ComboStore } from './combos/store.js';
 import { Logger } from './logger.js';
 import { ROUTES } from './routes.js';
 import type { Services } from './services.js';
@@ -14,10 +15,14 @@ import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
+import { UsageService } from './usage/service.js';
+import { LiveHub } from './live/hub.js';
 import { ConnectionStore } from './providers/connections.js';
 import { ProviderDirectory } from './providers/directory.js';
 import { SyncedModels } from './providers/models.js';
 import { NodeStore } from './providers/nodes.js';
+import { QuotaService } from './quotas/index.js';
+import { Resilience } from './resilience/service.js';
 
 export interface BootOptions {
   home: string;
@@ -46,6 +51,7 @@ export function bootServices(opts: BootOptions): Services {
   const cliToken = deriveCliToken(paths.cliSalt, true);
   if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
   const settings = new SettingsStore(db);
+  const keys = new KeyStore(db);
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);
   const syncedModels = new SyncedModels(db);
@@ -54,6 +60,8 @@ export function bootServices(opts: BootOptions): Services {
   );
   const webhooks = new WebhookService({ db, settings, keyFile: paths.secretKey, log });
   webhooks.attach(events);
+  // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
+  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
   return {
     db,
     paths,
@@ -61,15 +69,22 @@ export function bootServices(opts: BootOptions): Services {
     startedAt: Date.now(),
     listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
     settings,
-    keys: new KeyStore(db),
+    keys,
+    quotas: new QuotaService({ db, settings, keys, events, log }),
+    combos: new ComboStore(db, (error) =>
+      log.error('combo change listener failed', { error: error instanceof Error ? error.message : String(error) }),
+    ),
     connections,
     nodes,
     syncedModels,
     providers: new ProviderDirectory(nodes, connections, syncedModels),
+    resilience: new Resilience(db, connections, settings, events, log),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
     events,
     webhooks,
+    usage,
+    live: new LiveHub({ usage, log, startedAt: Date.now(), version: VERSION }),
     cliToken,
     log,
     routeTable: ROUTES,
@@ -85,6 +100,11 @@ export function buildApp(services: Services) {
 /** Persists what is batched in memory and closes the database. */
 export function closeServices(services: Services): void {
   services.keys.flush();
+  // Live clients are told goodbye; queued usage rows are written while the database is still open.
+  services.live.close();
+  services.usage.close();
+  services.quotas.close();
+  services.resilience.close();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
   services.events.clear();

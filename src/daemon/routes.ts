@@ -1,14 +1,19 @@
 import { authRoutes } from './auth/routes.js';
+import { comboRoutes } from './combos/routes.js';
 import type { RouteDef } from './http/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { systemRoutes } from './system/routes.js';
 import { providerRoutes } from './providers/routes.js';
 import { proxyRoutes } from './proxy/routes.js';
+import { resilienceRoutes } from './resilience/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { usageRoutes } from './usage/routes.js';
+import { liveRoutes } from './live/routes.js';
+import { quotaRoutes } from './quotas/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...settingsRoutes, ...webhookRoutes, ...providerRoutes, ...proxyRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...proxyRoutes];

@@ -2,16 +2,21 @@ import type { StatePaths } from '../shared/paths.js';
 import type { PasswordStore } from './auth/password.js';
 import type { SessionStore } from './auth/sessions.js';
 import type { KeyStore } from './keys/store.js';
+import type { ComboStore } from './combos/store.js';
 import type { Logger } from './logger.js';
 import type { SettingsStore } from './settings/store.js';
 import type { Db } from './store/db.js';
 import type { RouteDef } from './http/routes.js';
 import type { EventBus } from './events/bus.js';
 import type { WebhookService } from './webhooks/service.js';
+import type { UsageService } from './usage/service.js';
+import type { LiveHub } from './live/hub.js';
 import type { ConnectionStore } from './providers/connections.js';
 import type { ProviderDirectory } from './providers/directory.js';
 import type { SyncedModels } from './providers/models.js';
 import type { NodeStore } from './providers/nodes.js';
+import type { QuotaService } from './quotas/index.js';
+import type { Resilience } from './resilience/service.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -30,13 +35,23 @@ export interface Services {
   syncedModels: SyncedModels;
   /** Provider lookup and model -> target resolution. */
   providers: ProviderDirectory;
+  /** Breakers, cooldowns, account selection, latency and combo state (persisted write-behind). */
+  resilience: Resilience;
   keys: KeyStore;
+  /** Per-key daily request and token limits, relay per-minute limits, model scopes (in memory, written behind). */
+  quotas: QuotaService;
+  /** Routing combos, cached in memory (no database access per request). */
+  combos: ComboStore;
   sessions: SessionStore;
   passwords: PasswordStore;
   /** In-process event bus (request.completed, provider.error...); emit is synchronous and never throws. */
   events: EventBus;
   /** Webhook store and dispatcher, subscribed to `events`. */
   webhooks: WebhookService;
+  /** Usage rows (batched writes), pricing, the in-flight tracker; fed by recordOutcome. */
+  usage: UsageService;
+  /** The live dashboard WebSocket channel (GET /api/live). */
+  live: LiveHub;
   /** The CLI token this daemon accepts (derived once at start). */
   cliToken: string;
   log: Logger;

@@ -1,27 +1,34 @@
 import type { Services } from '../services.js';
+import { anthropicComboModels, geminiComboModels, openAiComboModels } from '../combos/catalog.js';
 
 /** GET /v1/models in the OpenAI list shape. */
 export function openAiModelList(services: Services) {
   return {
     object: 'list',
-    data: services.providers.catalog().map((m) => ({
-      id: m.id,
-      object: 'model',
-      created: 0,
-      owned_by: m.provider,
-      ...(m.context_length ? { context_length: m.context_length } : {}),
-    })),
+    data: [
+      ...openAiComboModels(services),
+      ...services.providers.catalog().map((m) => ({
+        id: m.id,
+        object: 'model',
+        created: 0,
+        owned_by: m.provider,
+        ...(m.context_length ? { context_length: m.context_length } : {}),
+      })),
+    ],
   };
 }
 
 /** GET /v1/models in the Anthropic shape (the Anthropic SDK sends `anthropic-version`). */
 export function anthropicModelList(services: Services) {
-  const data = services.providers.catalog().map((m) => ({
-    type: 'model',
-    id: m.id,
-    display_name: m.id,
-    created_at: '1970-01-01T00:00:00Z',
-  }));
+  const data = [
+    ...anthropicComboModels(services),
+    ...services.providers.catalog().map((m) => ({
+      type: 'model',
+      id: m.id,
+      display_name: m.id,
+      created_at: '1970-01-01T00:00:00Z',
+    })),
+  ];
   return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 
@@ -31,11 +38,14 @@ export function anthropicModelList(services: Services) {
  */
 export function geminiModelList(services: Services) {
   return {
-    models: services.providers.catalog(true).map((m) => ({
-      name: `models/${m.id}`,
-      displayName: m.id,
-      ...(m.context_length ? { inputTokenLimit: m.context_length } : {}),
-      supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
-    })),
+    models: [
+      ...geminiComboModels(services),
+      ...services.providers.catalog(true).map((m) => ({
+        name: `models/${m.id}`,
+        displayName: m.id,
+        ...(m.context_length ? { inputTokenLimit: m.context_length } : {}),
+        supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
+      })),
+    ],
   };
 }

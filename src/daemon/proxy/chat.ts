@@ -7,7 +7,9 @@ import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamSummary } from './stream.js';
 import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
-import { resolveTargets } from './resolve.js';
+import { planTargets } from './plan.js';
+import { HEADER } from '../../shared/headers.js';
+import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { readUpstreamText, sendUpstream } from './upstream.js';
 import { nativeBody } from './passthrough.js';
@@ -82,62 +84,105 @@ function timing(t0: number, upstreamMs: number): string {
 }
 
 /**
- * The proxy pipeline for chat-like endpoints: resolve the model -> pick targets in order -> translate ->
- * send -> translate back -> record. A target that fails before any byte reached the client is followed
- * by the next one; the last failure is what the client sees.
+ * The proxy pipeline for chat-like endpoints: plan the targets (model or combo -> accounts, minus open
+ * circuits and cooling accounts) -> for each: translate -> send -> translate back -> record. A target that
+ * fails before any byte reached the client is followed by the next one; when all fail, the client gets the
+ * error the spec names for the case (combo 502, all accounts unavailable, or the upstream's own error).
  */
 export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Response> {
   const t0 = performance.now();
   const { services } = ctx;
   const traceId = randomUUID();
-  const targets = resolveTargets(services, call.model);
+  const sessionKey = ctx.event.req.headers.get(HEADER.session) ?? undefined;
+  const plan = planTargets(services, call.model, sessionKey);
+  if (plan.unavailable) throw plan.unavailable;
   let ir: IrRequest | undefined;
   const decoded = () => (ir ??= decodeCall(call));
+  const deadline = t0 + services.settings.get().requestDeadlineMs;
   let last: { error: AttemptError; format: string } | undefined;
 
-  for (const target of targets) {
-    const prepared = prepare(call, target, decoded);
-    const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0 };
+  for (const [index, target] of plan.targets.entries()) {
+    const left = deadline - performance.now();
+    if (left <= 0) break;
+    if (index > 0 && !services.resilience.breakers.check(target.provider.id).allowed) continue;
+    let prepared: Prepared;
     try {
-      return await attempt(services, call, target, prepared, outcome);
+      prepared = prepare(call, target, decoded);
+    } catch (err) {
+      // A target that cannot take this request (e.g. tools to a no-tool provider) is skipped inside a combo.
+      if (plan.combo && err instanceof RouterError && err.status === 400 && plan.targets.length > 1) continue;
+      throw err;
+    }
+    const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0, combo: plan.combo?.name };
+    const tAttempt = performance.now();
+    try {
+      const res = await attempt(services, call, target, prepared, outcome, Math.min(plan.combo?.targetTimeoutMs ?? Infinity, left));
+      attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, sessionKey);
+      return res;
     } catch (err) {
       if (err instanceof RouterError) throw err;
       const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
+      attemptFailed(services, target, error);
       recordOutcome(services, { ...outcome, status: error.status, error: error.message });
       last = { error, format: prepared.format };
       if (!error.retryable) break;
     }
   }
-  const failure = attemptErrorResponse(last!.error, call.clientFormat, last!.format, services.version);
+  if (!last) throw new RouterError(503, `No target of '${call.model}' could be tried.`);
+  const all = allFailedError(services, plan, last.error);
+  if (all) throw all;
+  const failure = attemptErrorResponse(last.error, call.clientFormat, last.format, services.version);
   if (failure instanceof RouterError) throw failure;
   return failure;
 }
 
-async function attempt(services: Services, call: ChatCall, target: Target, prepared: Prepared, outcome: Outcome): Promise<Response> {
+async function attempt(
+  services: Services,
+  call: ChatCall,
+  target: Target,
+  prepared: Prepared,
+  outcome: Outcome,
+  timeoutMs: number,
+): Promise<Response> {
   const abort = new AbortController();
+  let timedOut = false;
+  // Per-target timeout: time to first content for streams, the whole reply otherwise.
+  const timer = Number.isFinite(timeoutMs)
+    ? setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, timeoutMs)
+    : undefined;
   const tSend = performance.now();
-  let reply;
   try {
-    reply = await sendUpstream({
-      url: prepared.url,
-      headers: { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' },
-      body: prepared.body,
-      signal: abort.signal,
+    let reply;
+    try {
+      reply = await sendUpstream({
+        url: prepared.url,
+        headers: { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' },
+        body: prepared.body,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      throw networkAttemptError(err, timedOut);
+    }
+    const upstreamHeadersMs = performance.now() - tSend;
+    if (reply.statusCode >= 400) {
+      const text = await readUpstreamText(reply.body, 1024 * 1024).catch(() => '');
+      throw httpAttemptError(reply.statusCode, text, reply.headers);
+    }
+    if (call.stream) {
+      return await streamReply(services, call, target, prepared, outcome, reply, abort, upstreamHeadersMs).catch((err) => {
+        throw timedOut ? networkAttemptError(err, true) : err;
+      });
+    }
+    const text = await readUpstreamText(reply.body).catch((err) => {
+      throw networkAttemptError(err, timedOut);
     });
-  } catch (err) {
-    throw networkAttemptError(err, false);
+    return jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);
+  } finally {
+    clearTimeout(timer);
   }
-  const upstreamHeadersMs = performance.now() - tSend;
-  if (reply.statusCode >= 400) {
-    const text = await readUpstreamText(reply.body, 1024 * 1024).catch(() => '');
-    throw httpAttemptError(reply.statusCode, text, reply.headers);
-  }
-  if (call.stream) return streamReply(services, call, target, prepared, outcome, reply, abort, upstreamHeadersMs);
-  const text = await readUpstreamText(reply.body).catch((err) => {
-    throw networkAttemptError(err, false);
-  });
-  const upstreamMs = performance.now() - tSend;
-  return jsonReply(services, call, prepared, outcome, text, upstreamMs);
 }
 
 function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outcome: Outcome, text: string, upstreamMs: number): Response {

@@ -26,15 +26,9 @@ export interface Outcome {
 /** Records the end of an attempt: never throws, never blocks the reply. */
 export function recordOutcome(services: Services, o: Outcome): void {
   try {
-    services.log.debug('proxied', {
-      trace: o.traceId,
-      endpoint: o.call.endpoint,
-      model: o.call.model,
-      provider: o.target.provider.id,
-      status: o.status,
-      ms: Math.round(performance.now() - o.t0),
-      error: o.error,
-    });
+    // Builds the usage row, prices it and queues it (written in batches off the request path), then emits
+    // request.completed / request.failed and feeds the live channel. O(1), no disk I/O (src/daemon/usage/).
+    services.usage.recordOutcome(o);
   } catch {
     // recording must never break a reply
   }

@@ -35,22 +35,26 @@ function chatRoute(path: string, format: WireFormat, summary: string): RouteDef 
 
 const GEMINI_ACTION_RE = /^(.+):(generateContent|streamGenerateContent|countTokens)$/;
 
-const geminiRoute: RouteDef = route({
-  method: 'POST',
-  path: '/v1beta/models/**:target',
-  tier: 'client',
-  tag: 'proxy',
-  summary: 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`',
-  rawBody: true,
-  handler: async (ctx) => {
-    const m = GEMINI_ACTION_RE.exec(decodeURIComponent(ctx.params.target ?? ''));
-    if (!m) throw new RouterError(404, 'Unknown Gemini action: use models/<model>:generateContent or :streamGenerateContent.');
-    const [, model, action] = m as unknown as [string, string, string];
-    const raw = await readObject(ctx, geminiRoute);
-    if (action === 'countTokens') return countTokens(ctx, 'gemini', { ...raw, model });
-    return runChat(ctx, { clientFormat: 'gemini', raw, model, stream: action === 'streamGenerateContent', endpoint: '/v1beta/models' });
-  },
-});
+/** Gemini-native generateContent / streamGenerateContent / countTokens for `<provider>/<model>:<action>`. */
+function geminiRoute(path: string, summary: string): RouteDef {
+  const def: RouteDef = route({
+    method: 'POST',
+    path,
+    tier: 'client',
+    tag: 'proxy',
+    summary,
+    rawBody: true,
+    handler: async (ctx) => {
+      const m = GEMINI_ACTION_RE.exec(decodeURIComponent(ctx.params.target ?? '').replace(/^models\//, ''));
+      if (!m) throw new RouterError(404, 'Unknown Gemini action: use models/<model>:generateContent or :streamGenerateContent.');
+      const [, model, action] = m as unknown as [string, string, string];
+      const raw = await readObject(ctx, def);
+      if (action === 'countTokens') return countTokens(ctx, 'gemini', { ...raw, model });
+      return runChat(ctx, { clientFormat: 'gemini', raw, model, stream: action === 'streamGenerateContent', endpoint: '/v1beta/models' });
+    },
+  });
+  return def;
+}
 
 const countTokensRoute: RouteDef = route({
   method: 'POST',
@@ -81,7 +85,9 @@ export const proxyRoutes: RouteDef[] = [
   chatRoute('/api/v1/relay/chat/completions', 'openai-chat', 'Relay variant of Chat Completions'),
   countTokensRoute,
   embeddingsRoute,
-  geminiRoute,
+  geminiRoute('/v1beta/models/**:target', 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`'),
+  // The AI SDK's Google provider sends ids that contain a slash without the `models/` segment.
+  geminiRoute('/v1beta/**:target', 'Gemini-native actions addressed without `models/` (`/v1beta/<provider>/<model>:<action>`)'),
   route({
     method: 'GET',
     path: '/v1/models',

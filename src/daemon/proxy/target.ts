@@ -15,6 +15,8 @@ export interface Target {
   headers: Record<string, string>;
   /** Wire format for chat-like requests to this target. */
   format: UpstreamFormat;
+  /** The combo entry this target came from (`<comboId>#<index>`), when routed through a combo. */
+  comboEntry?: string;
 }
 
 /** Joins a base URL and a path without doubling slashes. */

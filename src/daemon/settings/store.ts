@@ -13,8 +13,24 @@ export const settingsSchema = z.object({
   copilotAllowManageKey: z.boolean().default(false),
   /** Extra browser origins allowed on the live WebSocket, besides loopback dashboard origins. */
   allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
+  /** Days usage rows (request log, analytics) are kept; older rows are pruned at start and daily. */
+  usageRetentionDays: z.number().int().min(1).max(3650).default(30),
   /** Body limit of client (proxy) routes. */
   maxRequestBodyBytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
+  /** Consecutive breaker-eligible failures (network, timeout, 5xx) that open a provider's circuit. */
+  breakerFailureThreshold: z.number().int().min(1).max(1000).default(5),
+  /** How long an open circuit stays open before a half-open probe, ms. */
+  breakerCooldownMs: z.number().int().min(100).max(3_600_000).default(30_000),
+  /** How accounts of one provider are chosen: fill-first (priority), round-robin or least-used. */
+  accountStrategy: z.enum(['fill-first', 'round-robin', 'least-used']).default('fill-first'),
+  /** Deadline of one client request across all failover attempts, ms. */
+  requestDeadlineMs: z.number().int().min(1000).max(3_600_000).default(600_000),
+  /** Requests per UTC day of an API key without its own dailyRequestLimit; 0 = unlimited. */
+  defaultDailyRequestLimit: z.number().int().min(0).max(100_000_000).default(0),
+  /** Relay route: requests per minute per API key; 0 = no per-key limit. */
+  relayRequestsPerMinutePerKey: z.number().int().min(0).max(1_000_000).default(60),
+  /** Relay route: requests per minute per client IP; 0 = no per-IP limit. */
+  relayRequestsPerMinutePerIp: z.number().int().min(0).max(1_000_000).default(120),
   /** Body limit of every other route. */
   maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
   /**

@@ -1,0 +1,105 @@
+import { badRequest, RouterError } from '../http/errors.js';
+import { circuitOpenError, modelCooldownError } from '../routing/errors.js';
+import { orderTargets } from '../routing/strategies.js';
+import type { Services } from '../services.js';
+import type { Target } from './target.js';
+
+/** Nesting limit of combos referencing combos (also enforced when combos are saved). */
+export const MAX_COMBO_DEPTH = 4;
+
+/** A combo as routing reads it. */
+export interface PlannedCombo {
+  id: string;
+  name: string;
+  targetTimeoutMs: number | null;
+}
+
+/** The targets to try for one request, in order, and why some were left out. */
+export interface Plan {
+  combo?: PlannedCombo;
+  targets: Target[];
+  /** When no target is left: the error explaining why (all cooling down, circuit open). */
+  unavailable?: RouterError;
+}
+
+interface Collect {
+  targets: Target[];
+  skipped: RouterError[];
+}
+
+/**
+ * Resolves the model a client named into the ordered targets to try: `<provider>/<model>` (one target per
+ * usable account, in account-strategy order) or a combo name (its entries in strategy order, each expanded
+ * the same way, combos nested up to MAX_COMBO_DEPTH). Providers whose circuit is open and accounts cooling
+ * down for the model are left out. An unknown model is a 404, never routed to a default (spec rule 1).
+ */
+export function planTargets(services: Services, model: unknown, sessionKey?: string): Plan {
+  if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');
+  if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
+  const acc: Collect = { targets: [], skipped: [] };
+  const combo = services.combos.byName(model);
+  if (combo) expandCombo(services, model, acc, sessionKey, 0, new Set());
+  else providerTargets(services, model, acc, sessionKey);
+  const plan: Plan = { targets: acc.targets };
+  if (combo) plan.combo = { id: combo.id, name: combo.name, targetTimeoutMs: combo.targetTimeoutMs ?? null };
+  if (acc.targets.length === 0) plan.unavailable = acc.skipped[0] ?? new RouterError(503, `No target of '${model}' is usable.`);
+  return plan;
+}
+
+function unknownModel(model: string): RouterError {
+  return new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).`, {
+    code: 'model_not_found',
+  });
+}
+
+function expandCombo(services: Services, name: string, acc: Collect, sessionKey: string | undefined, depth: number, seen: Set<string>): void {
+  const combo = services.combos.byName(name)!;
+  if (depth >= MAX_COMBO_DEPTH || seen.has(combo.id)) return;
+  seen.add(combo.id);
+  const r = services.resilience;
+  const entries = combo.models.map((m, i) => ({ id: `${combo.id}#${i}`, model: m.model, weight: m.weight }));
+  const ordered = orderTargets(combo.strategy, entries, {
+    state: r.comboState(combo.id),
+    usageCount: (id) => r.comboUsage.get(id) ?? 0,
+    latencyOf: (id) => r.latency.ewma(id),
+  });
+  for (const entry of ordered) {
+    const before = acc.targets.length;
+    if (services.combos.byName(entry.model)) expandCombo(services, entry.model, acc, sessionKey, depth + 1, seen);
+    else {
+      try {
+        providerTargets(services, entry.model, acc, sessionKey);
+      } catch (err) {
+        // A combo entry whose provider has no usable connection is skipped, not fatal to the combo.
+        if (err instanceof RouterError) acc.skipped.push(err);
+        else throw err;
+      }
+    }
+    for (const t of acc.targets.slice(before)) t.comboEntry = entry.id;
+  }
+}
+
+function providerTargets(services: Services, model: string, acc: Collect, sessionKey: string | undefined): void {
+  const split = services.providers.split(model);
+  if (!split) throw unknownModel(model);
+  const all = services.providers.targets(split.def, split.model, model);
+  const r = services.resilience;
+  const breaker = r.breakers.check(split.def.id);
+  if (!breaker.allowed) {
+    acc.skipped.push(circuitOpenError(split.def.id, breaker.retryAfterSeconds));
+    return;
+  }
+  if (all.length === 1 && all[0]!.connectionId === undefined) {
+    acc.targets.push(all[0]!);
+    return;
+  }
+  const byId = new Map(all.map((t) => [t.connectionId!, t]));
+  const order = r.accounts.order(split.def.id, split.model, { strategy: services.settings.get().accountStrategy, sessionKey });
+  const usable = order.map((c) => byId.get(c.id)).filter((t): t is Target => t !== undefined);
+  if (usable.length === 0) {
+    const reset = r.cooldowns.earliestReset(split.model, byId.keys());
+    acc.skipped.push(modelCooldownError(model, Math.max(1, reset)));
+    return;
+  }
+  acc.targets.push(...usable);
+}

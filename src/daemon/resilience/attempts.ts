@@ -1,0 +1,91 @@
+import { RouterError } from '../http/errors.js';
+import type { Plan } from '../proxy/plan.js';
+import type { Target } from '../proxy/target.js';
+import type { AttemptError } from '../proxy/upstream-error.js';
+import { fetchUpstreamModels } from '../providers/sync.js';
+import { allUnavailableError } from '../routing/errors.js';
+import { classifyFailure } from '../routing/provider-error.js';
+import { retryHintSeconds } from '../routing/retry-after.js';
+import type { Services } from '../services.js';
+
+/** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
+export function attemptSucceeded(services: Services, plan: Plan, target: Target, ms: number, index: number, sessionKey?: string): void {
+  const r = services.resilience;
+  r.breakers.recordSuccess(target.provider.id);
+  if (target.connectionId) {
+    if (r.cooldowns.isCooling(target.connectionId, target.model)) r.touch();
+    r.cooldowns.clear(target.connectionId, target.model);
+    r.accounts.recordUse(target.provider.id, target.connectionId, sessionKey);
+  }
+  const latencyKey = target.comboEntry ?? target.publicModel;
+  r.latency.record(latencyKey, ms);
+  if (!plan.combo) return;
+  if (target.comboEntry) r.comboUsage.set(target.comboEntry, (r.comboUsage.get(target.comboEntry) ?? 0) + 1);
+  const previous = r.comboPrimary.get(plan.combo.id);
+  if (previous === target.publicModel) return;
+  r.comboPrimary.set(plan.combo.id, target.publicModel);
+  services.events.emit('combo.switched', {
+    combo: plan.combo.name,
+    from: previous ?? null,
+    to: target.publicModel,
+    reason: index > 0 ? 'failover' : 'strategy',
+  });
+}
+
+/**
+ * Bookkeeping after a failed attempt: cooldown for the account and model on 429/5xx (from the upstream's
+ * retry hints), breaker failure for network/timeout/5xx, and the reactive expiry check on auth failures.
+ */
+export function attemptFailed(services: Services, target: Target, error: AttemptError): void {
+  const r = services.resilience;
+  const failure = classifyFailure({
+    status: error.kind === 'http' || error.kind === 'invalid' ? error.status : undefined,
+    error: error.kind === 'network' ? error : error.kind === 'timeout' ? Object.assign(new Error('timeout'), { name: 'TimeoutError' }) : undefined,
+    emptyStream: error.kind === 'empty',
+    contentFiltered: error.kind === 'content_filter',
+  });
+  if (target.connectionId && error.kind === 'http' && (error.status === 429 || error.status >= 500)) {
+    const seconds = retryHintSeconds({ headers: error.raw?.headers, bodyText: error.raw?.body }, Date.now());
+    r.cooldowns.set(target.connectionId, target.model, seconds, error.message.slice(0, 200));
+    r.touch();
+  }
+  if (failure.breakerEligible) {
+    r.breakers.recordFailure(target.provider.id, failure);
+    r.providerError(target.provider.id, error.status);
+  }
+  if (failure.kind === 'auth' && target.connectionId) void confirmAuthFailure(services, target);
+}
+
+/**
+ * The reactive expiry path: an upstream-confirmed auth failure marks the connection expired only when a
+ * recovery check fails too. A credential rotated since the request started is never expired; a check
+ * that fails for any other reason (network, 5xx) leaves the connection active.
+ */
+export async function confirmAuthFailure(services: Services, target: Target): Promise<void> {
+  const conn = services.connections.get(target.connectionId!);
+  if (!conn || !conn.isActive) return;
+  if (JSON.stringify(conn.credential) !== JSON.stringify(target.credential)) return;
+  try {
+    await fetchUpstreamModels(target.provider, conn);
+    return;
+  } catch (err) {
+    if (!/^\[(401|403|unauthorized|authentication_error|invalid_api_key|permission_error|UNAUTHENTICATED|PERMISSION_DENIED)\]/i.test((err as Error).message)) return;
+    const fresh = services.connections.get(conn.id);
+    if (!fresh || JSON.stringify(fresh.credential) !== JSON.stringify(target.credential)) return;
+    services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
+    services.log.warn('connection expired after a confirmed auth failure', { connection: conn.id, provider: conn.provider });
+  }
+}
+
+/** The error a client gets when every target failed (spec "Errors" table). */
+export function allFailedError(services: Services, plan: Plan, last: AttemptError): RouterError | undefined {
+  if (plan.combo) {
+    return new RouterError(502, `All targets of combo '${plan.combo.name}' failed; last error: ${last.message}`, { code: 'combo_failed' });
+  }
+  if (plan.targets.length > 1) {
+    const ids = plan.targets.map((t) => t.connectionId).filter((id): id is string => id !== undefined);
+    const reset = services.resilience.cooldowns.earliestReset(plan.targets[0]!.model, ids);
+    return allUnavailableError(last.status, last.message, reset > 0 ? reset : undefined);
+  }
+  return undefined;
+}

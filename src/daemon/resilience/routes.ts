@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { route, type RouteDef } from '../http/routes.js';
+
+const resetBody = z.object({ provider: z.string().min(1).max(200).optional() }).strict();
+const cooldownQuery = z.object({ connectionId: z.string().max(100).optional(), model: z.string().max(512).optional() }).strict();
+
+/** Breaker and cooldown state, and the routes to clear them. */
+export const resilienceRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/resilience',
+    tier: 'management',
+    tag: 'resilience',
+    summary: 'Circuit breakers per provider, active cooldowns and breaker settings',
+    handler: ({ services }) => {
+      const r = services.resilience;
+      return {
+        breakers: r.breakers.snapshot().map((b) => ({ ...b, openUntil: b.state === 'open' ? new Date(b.openUntil).toISOString() : null })),
+        cooldowns: r.cooldowns.list(),
+        settings: r.breakers.settings,
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/resilience/model-cooldowns',
+    tier: 'management',
+    tag: 'resilience',
+    summary: 'Active cooldowns per (connection, model)',
+    handler: ({ services }) => ({ cooldowns: services.resilience.cooldowns.list() }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/resilience/model-cooldowns',
+    tier: 'management',
+    tag: 'resilience',
+    summary: 'Clear cooldowns: all, one connection (?connectionId) or one connection and model',
+    query: cooldownQuery,
+    handler: ({ services, query }) => {
+      const c = services.resilience.cooldowns;
+      const before = c.list().length;
+      for (const e of c.list()) {
+        if (query.connectionId && e.connectionId !== query.connectionId) continue;
+        if (query.model && e.model !== query.model) continue;
+        c.clear(e.connectionId, e.model);
+      }
+      services.resilience.touch();
+      return { cleared: before - c.list().length };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/resilience/reset',
+    tier: 'management',
+    tag: 'resilience',
+    summary: "Close a provider's circuit breaker (or every breaker when no provider is given)",
+    body: resetBody,
+    handler: ({ services, body }) => {
+      services.resilience.breakers.reset(body.provider);
+      services.resilience.touch();
+      return { ok: true };
+    },
+  }),
+];
