@@ -31,6 +31,8 @@ export interface BootOptions {
   log?: Logger;
   migrationsDir?: string;
   requestShutdown?: (reason: string) => void;
+  /** Clock of the time-based limits (quotas); tests move it. Default: wall time. */
+  clock?: () => number;
 }
 
 /**
@@ -70,7 +72,7 @@ export function bootServices(opts: BootOptions): Services {
     listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
     settings,
     keys,
-    quotas: new QuotaService({ db, settings, keys, events, log }),
+    quotas: new QuotaService({ db, settings, keys, events, log, now: opts.clock }),
     combos: new ComboStore(db, (error) =>
       log.error('combo change listener failed', { error: error instanceof Error ? error.message : String(error) }),
     ),

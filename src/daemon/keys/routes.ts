@@ -1,17 +1,54 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
-import { publicKey, SCOPE_RE } from './store.js';
+import { publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type TokenLimit } from './store.js';
 
 const name = z.string().trim().min(1).max(100);
 const scopes = z.array(z.string().regex(SCOPE_RE, 'unknown scope (use proxy, manage or model:<pattern>)')).max(20);
 const idParam = z.string().uuid();
 
-const createBody = z.object({ name, scopes: scopes.optional() }).strict();
+/** Upper bounds that keep counters far below 2^53 while allowing any realistic budget. */
+export const MAX_DAILY_REQUEST_LIMIT = 100_000_000;
+export const MAX_TOKEN_LIMIT = 1_000_000_000_000;
+export const MAX_TOKEN_LIMITS = 20;
+
+/** Requests per UTC day: null = the default setting, 0 = unlimited. */
+const dailyRequestLimit = z.number().int().min(0).max(MAX_DAILY_REQUEST_LIMIT).nullable();
+const tokenLimit = z
+  .object({
+    scope: z
+      .string()
+      .regex(TOKEN_SCOPE_RE, 'scope must be global, provider:<id> or model:<provider>/<model>') as z.ZodType<TokenLimit['scope']>,
+    period: z.enum(['day', 'month']),
+    /** 0 = no limit. */
+    limit: z.number().int().min(0).max(MAX_TOKEN_LIMIT),
+  })
+  .strict();
+const tokenLimits = z
+  .array(tokenLimit)
+  .max(MAX_TOKEN_LIMITS)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((l, i) => {
+      const id = `${l.scope} ${l.period}`;
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i, 'scope'], message: `duplicate token limit for ${l.scope} per ${l.period}` });
+      seen.add(id);
+    });
+  });
+
+const createBody = z
+  .object({ name, scopes: scopes.optional(), dailyRequestLimit: dailyRequestLimit.optional(), tokenLimits: tokenLimits.optional() })
+  .strict();
 const patchBody = z
-  .object({ name: name.optional(), scopes: scopes.optional(), isActive: z.boolean().optional() })
+  .object({
+    name: name.optional(),
+    scopes: scopes.optional(),
+    isActive: z.boolean().optional(),
+    dailyRequestLimit: dailyRequestLimit.optional(),
+    tokenLimits: tokenLimits.optional(),
+  })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, 'at least one of name, scopes, isActive is required');
+  .refine((b) => Object.keys(b).length > 0, 'at least one of name, scopes, isActive, dailyRequestLimit, tokenLimits is required');
 
 function keyId(params: Record<string, string>): string {
   const id = params.id ?? '';
@@ -29,7 +66,8 @@ export const keyRoutes: RouteDef[] = [
     summary: 'Create an API key (the whole key is in this reply only)',
     body: createBody,
     status: 201,
-    handler: ({ services, body }) => json(201, services.keys.create(body.name, body.scopes)),
+    handler: ({ services, body }) =>
+      json(201, services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits })),
   }),
   route({
     method: 'GET',
@@ -56,7 +94,7 @@ export const keyRoutes: RouteDef[] = [
     path: '/api/keys/:id',
     tier: 'management',
     tag: 'keys',
-    summary: 'Rename an API key and/or change its scopes and active flag, applied together',
+    summary: 'Rename an API key and/or change its scopes, active flag and limits, applied together',
     body: patchBody,
     handler: ({ services, params, body }) => {
       const rec = services.keys.update(keyId(params), body);

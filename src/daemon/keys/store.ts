@@ -6,7 +6,27 @@ import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 export const SCOPE_RE = /^(proxy|manage|model:[A-Za-z0-9._:/*-]{1,200})$/;
 export const DEFAULT_SCOPES = ['proxy'];
 
-export interface KeyRecord extends ApiKeyRecord {
+/**
+ * What a token limit counts: every request of the key (`global`), requests to one provider
+ * (`provider:<id>`), or to one model (`model:<provider>/<model>`). Exact names, no wildcards.
+ */
+export const TOKEN_SCOPE_RE = /^(global|provider:[A-Za-z0-9._:-]{1,100}|model:[A-Za-z0-9._:-]{1,100}\/[A-Za-z0-9._:/@+-]{1,200})$/;
+
+/** A per-key token limit over a UTC day or month. A limit of 0 means no limit. */
+export interface TokenLimit {
+  scope: 'global' | `provider:${string}` | `model:${string}`;
+  period: 'day' | 'month';
+  limit: number;
+}
+
+/** Per-key limits, accepted on create and PATCH. */
+export interface KeyLimits {
+  /** Requests per UTC day; null = the `defaultDailyRequestLimit` setting; 0 = unlimited. */
+  dailyRequestLimit: number | null;
+  tokenLimits: TokenLimit[];
+}
+
+export interface KeyRecord extends ApiKeyRecord, KeyLimits {
   keyHash: Buffer;
 }
 
@@ -19,6 +39,8 @@ interface Row {
   is_active: number;
   created_at: string;
   last_used_at: string | null;
+  daily_request_limit: number | null;
+  token_limits: string;
 }
 
 function hashKey(key: string): Buffer {
@@ -34,12 +56,14 @@ function fromRow(row: Row): KeyRecord {
     isActive: row.is_active === 1,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    dailyRequestLimit: row.daily_request_limit,
+    tokenLimits: JSON.parse(row.token_limits) as TokenLimit[],
     keyHash: Buffer.from(row.key_hash, 'hex'),
   };
 }
 
 /** The public view of a key: never the hash, never the key. */
-export function publicKey(rec: KeyRecord): ApiKeyRecord {
+export function publicKey(rec: KeyRecord): ApiKeyRecord & KeyLimits {
   const { keyHash: _hash, ...rest } = rec;
   return rest;
 }
@@ -64,7 +88,7 @@ export class KeyStore {
   }
 
   /** Creates a key; the whole key is returned here and never again. */
-  create(name: string, scopes: string[] = DEFAULT_SCOPES): CreatedApiKey {
+  create(name: string, scopes: string[] = DEFAULT_SCOPES, limits: Partial<KeyLimits> = {}): CreatedApiKey & KeyLimits {
     const key = `rk_${randomBytes(32).toString('base64url')}`;
     const now = new Date().toISOString();
     const rec: KeyRecord = {
@@ -75,13 +99,25 @@ export class KeyStore {
       isActive: true,
       createdAt: now,
       lastUsedAt: null,
+      dailyRequestLimit: limits.dailyRequestLimit ?? null,
+      tokenLimits: limits.tokenLimits ?? [],
       keyHash: hashKey(key),
     };
     this.db
       .prepare(
-        'INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)',
+        'INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, daily_request_limit, token_limits) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)',
       )
-      .run(rec.id, name, rec.keyHash.toString('hex'), rec.maskedKey, JSON.stringify(rec.scopes), now, now);
+      .run(
+        rec.id,
+        name,
+        rec.keyHash.toString('hex'),
+        rec.maskedKey,
+        JSON.stringify(rec.scopes),
+        now,
+        now,
+        rec.dailyRequestLimit,
+        JSON.stringify(rec.tokenLimits),
+      );
     this.cache(rec);
     return { ...publicKey(rec), key };
   }
@@ -123,8 +159,11 @@ export class KeyStore {
     return this.byId.get(id);
   }
 
-  /** Applies a partial update (name, scopes, isActive) together, in one statement. */
-  update(id: string, patch: { name?: string; scopes?: string[]; isActive?: boolean }): KeyRecord | undefined {
+  /** Applies a partial update (name, scopes, isActive, limits) together, in one statement. */
+  update(
+    id: string,
+    patch: { name?: string; scopes?: string[]; isActive?: boolean } & Partial<KeyLimits>,
+  ): KeyRecord | undefined {
     const rec = this.byId.get(id);
     if (!rec) return undefined;
     const next: KeyRecord = {
@@ -132,10 +171,23 @@ export class KeyStore {
       name: patch.name ?? rec.name,
       scopes: patch.scopes ? [...new Set(patch.scopes)] : rec.scopes,
       isActive: patch.isActive ?? rec.isActive,
+      // null is a value here (back to the default setting), so only an absent field keeps the old one.
+      dailyRequestLimit: patch.dailyRequestLimit !== undefined ? patch.dailyRequestLimit : rec.dailyRequestLimit,
+      tokenLimits: patch.tokenLimits ?? rec.tokenLimits,
     };
     this.db
-      .prepare('UPDATE api_keys SET name = ?, scopes = ?, is_active = ?, updated_at = ? WHERE id = ?')
-      .run(next.name, JSON.stringify(next.scopes), next.isActive ? 1 : 0, new Date().toISOString(), id);
+      .prepare(
+        'UPDATE api_keys SET name = ?, scopes = ?, is_active = ?, daily_request_limit = ?, token_limits = ?, updated_at = ? WHERE id = ?',
+      )
+      .run(
+        next.name,
+        JSON.stringify(next.scopes),
+        next.isActive ? 1 : 0,
+        next.dailyRequestLimit,
+        JSON.stringify(next.tokenLimits),
+        new Date().toISOString(),
+        id,
+      );
     this.cache(next);
     return next;
   }
