@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../shared/version.js';
 import { createContext, withCommon } from './common.js';
 import { processIo, type Io } from './io.js';
+import { register as combos } from './commands/combos.js';
 import { register as keys } from './commands/keys.js';
 import { register as password } from './commands/password.js';
 import { register as restart } from './commands/restart.js';
@@ -22,7 +23,7 @@ export function buildProgram(io: Io = processIo) {
   // Declared on the program too, so they are accepted before the command name as well as after it
   // (`router --home H status`); commands read them through optsWithGlobals().
   withCommon(program);
-  for (const reg of [start, stop, restart, status, keys, password, settings]) reg(program, ctx);
+  for (const reg of [start, stop, restart, status, keys, combos, password, settings]) reg(program, ctx);
   return { program, ctx };
 }
 
