@@ -4,6 +4,7 @@ import type { RouteContext } from '../http/routes.js';
 import type { UpstreamFormat } from '../providers/types.js';
 import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
+import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamSummary } from './stream.js';
 import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
@@ -11,7 +12,7 @@ import { planTargets } from './plan.js';
 import { HEADER } from '../../shared/headers.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { readUpstreamText, sendUpstream } from './upstream.js';
+import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
 import { nativeBody } from './passthrough.js';
 import { recordOutcome, type Outcome } from './outcome.js';
 
@@ -63,6 +64,8 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest): Prep
   }
   const upstream = getUpstreamCodec(format as UpstreamFormat);
   const ir = { ...decoded(), model: target.model };
+  // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.
+  assertResponsesStatePortable(ir, format);
   return {
     url: chatUrl(target, format as UpstreamFormat, call.stream),
     body: JSON.stringify(upstream.encodeRequest(ir)),
@@ -168,7 +171,7 @@ async function attempt(
     }
     const upstreamHeadersMs = performance.now() - tSend;
     if (reply.statusCode >= 400) {
-      const text = await readUpstreamText(reply.body, 1024 * 1024).catch(() => '');
+      const text = await readUpstreamText(decodedBody(reply), 1024 * 1024).catch(() => '');
       throw httpAttemptError(reply.statusCode, text, reply.headers);
     }
     if (call.stream) {
@@ -176,7 +179,7 @@ async function attempt(
         throw timedOut ? networkAttemptError(err, true) : err;
       });
     }
-    const text = await readUpstreamText(reply.body).catch((err) => {
+    const text = await readUpstreamText(decodedBody(reply)).catch((err) => {
       throw networkAttemptError(err, timedOut);
     });
     return jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);

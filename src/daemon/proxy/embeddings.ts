@@ -3,7 +3,7 @@ import type { RouteContext } from '../http/routes.js';
 import { resolveTargets } from './resolve.js';
 import { joinUrl, targetHeaders } from './target.js';
 import { attemptErrorResponse, AttemptError, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { readUpstreamText, sendUpstream } from './upstream.js';
+import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
 import { RouterError } from '../http/errors.js';
 
 /**
@@ -28,7 +28,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
       }).catch((err) => {
         throw networkAttemptError(err, false);
       });
-      const text = await readUpstreamText(reply.body);
+      const text = await readUpstreamText(decodedBody(reply));
       if (reply.statusCode >= 400) throw httpAttemptError(reply.statusCode, text, reply.headers);
       const upstreamMs = performance.now() - tSend;
       return new Response(text, {

@@ -62,6 +62,7 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
     state: r.comboState(combo.id),
     usageCount: (id) => r.comboUsage.get(id) ?? 0,
     latencyOf: (id) => r.latency.ewma(id),
+    costOf: (m) => comboEntryCost(services, m),
   });
   for (const entry of ordered) {
     const before = acc.targets.length;
@@ -77,6 +78,17 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
     }
     for (const t of acc.targets.slice(before)) t.comboEntry = entry.id;
   }
+}
+
+/**
+ * Relative price of a combo entry for `cost-optimized`: input + output USD per million tokens from the
+ * price table (defaults and overrides); undefined (sorts last) for unpriced models and nested combos.
+ */
+function comboEntryCost(services: Services, model: string): number | undefined {
+  const split = services.providers.split(model);
+  if (!split) return undefined;
+  const price = services.usage.pricing.lookup(split.def.id, split.model);
+  return price ? price.input + price.output : undefined;
 }
 
 function providerTargets(services: Services, model: string, acc: Collect, sessionKey: string | undefined): void {

@@ -1,3 +1,5 @@
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 
 /**
@@ -34,8 +36,20 @@ export function sendUpstream(req: UpstreamRequest): Promise<UpstreamReply> {
   });
 }
 
+/**
+ * The reply body with any content-encoding undone. Router asks upstreams for `identity`, but one that
+ * compresses anyway must not reach the client as compressed bytes without their header.
+ */
+export function decodedBody(reply: UpstreamReply): Readable {
+  const encoding = String(reply.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return reply.body.pipe(createGunzip());
+  if (encoding === 'br') return reply.body.pipe(createBrotliDecompress());
+  if (encoding === 'deflate') return reply.body.pipe(createInflate());
+  return reply.body;
+}
+
 /** Reads an upstream body as text, at most `limit` bytes (error bodies and non-stream replies). */
-export async function readUpstreamText(body: UpstreamReply['body'], limit = 64 * 1024 * 1024): Promise<string> {
+export async function readUpstreamText(body: Readable, limit = 64 * 1024 * 1024): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

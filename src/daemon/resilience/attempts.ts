@@ -5,7 +5,7 @@ import type { AttemptError } from '../proxy/upstream-error.js';
 import { fetchUpstreamModels } from '../providers/sync.js';
 import { allUnavailableError } from '../routing/errors.js';
 import { classifyFailure } from '../routing/provider-error.js';
-import { retryHintSeconds } from '../routing/retry-after.js';
+import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { Services } from '../services.js';
 
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
@@ -44,7 +44,13 @@ export function attemptFailed(services: Services, target: Target, error: Attempt
     emptyStream: error.kind === 'empty',
     contentFiltered: error.kind === 'content_filter',
   });
-  if (target.connectionId && error.kind === 'http' && (error.status === 429 || error.status >= 500)) {
+  // 429 always cools the account down (fallback 1 s); a 5xx only when the upstream says how long to wait:
+  // transient 5xx streaks are the breaker's job, and cooling the only account on each would turn one
+  // server hiccup into a client-visible outage.
+  const hinted =
+    error.raw !== undefined &&
+    (tryParseRetryAfter(error.raw.headers['retry-after'], Date.now()) !== undefined || parseRetryHintFromText(error.raw.body) !== undefined);
+  if (target.connectionId && error.kind === 'http' && (error.status === 429 || (error.status >= 500 && hinted))) {
     const seconds = retryHintSeconds({ headers: error.raw?.headers, bodyText: error.raw?.body }, Date.now());
     r.cooldowns.set(target.connectionId, target.model, seconds, error.message.slice(0, 200));
     r.touch();
