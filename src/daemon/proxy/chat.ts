@@ -5,7 +5,7 @@ import type { UpstreamFormat } from '../providers/types.js';
 import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
-import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
+import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamSummary } from './stream.js';
 import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
 import { planTargets } from './plan.js';
@@ -15,6 +15,9 @@ import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptErr
 import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
 import { nativeBody } from './passthrough.js';
 import { recordOutcome, type Outcome } from './outcome.js';
+
+/** The relay variant of Chat Completions (per-minute limits per key and per client IP). */
+export const RELAY_PATH = '/api/v1/relay/chat/completions';
 
 /** A chat-like call as it arrived: the client's format, its parsed body, and the model it named. */
 export interface ChatCall {
@@ -75,6 +78,12 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest): Prep
   };
 }
 
+/** Consumes the caller's token budgets after a reply (quotas). */
+function recordTokens(services: Services, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
+  const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
+  if (tokens > 0) services.quotas.recordTokens(outcome.auth, { provider: outcome.target.provider.id, model: outcome.target.model, tokens });
+}
+
 /** Usage of a legacy text completion (same field names as Chat Completions). */
 function legacyUsage(parsed: unknown): IrResponse['usage'] {
   const u = (parsed as { usage?: { prompt_tokens?: number; completion_tokens?: number } })?.usage;
@@ -97,8 +106,16 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
   const { services } = ctx;
   const traceId = randomUUID();
   const sessionKey = ctx.event.req.headers.get(HEADER.session) ?? undefined;
+  if (typeof call.model === 'string') services.quotas.allowedModel(ctx.auth, call.model);
   const plan = planTargets(services, call.model, sessionKey);
   if (plan.unavailable) throw plan.unavailable;
+  const first = plan.targets[0]!;
+  services.quotas.admit(ctx.auth, {
+    provider: first.provider.id,
+    model: first.model,
+    relay: call.endpoint === RELAY_PATH,
+    clientIp: ctx.auth.remoteAddress,
+  });
   let ir: IrRequest | undefined;
   const decoded = () => (ir ??= decodeCall(call));
   const deadline = t0 + services.settings.get().requestDeadlineMs;
@@ -108,6 +125,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
     const left = deadline - performance.now();
     if (left <= 0) break;
     if (index > 0 && !services.resilience.breakers.check(target.provider.id).allowed) continue;
+    if (index > 0) services.quotas.checkTokens(ctx.auth, { provider: target.provider.id, model: target.model });
     let prepared: Prepared;
     try {
       prepared = prepare(call, target, decoded);
@@ -190,6 +208,8 @@ async function attempt(
 
 function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outcome: Outcome, text: string, upstreamMs: number): Response {
   let parsed: unknown;
+  // An empty 200 is the non-streaming twin of an empty stream: worth the next target, not the client's fault.
+  if (text.trim() === '') throw new AttemptError('The upstream returned an empty reply.', 502, 'empty');
   try {
     parsed = JSON.parse(text);
   } catch {
@@ -205,6 +225,7 @@ function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outco
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
   const usage = response?.usage ?? legacyUsage(parsed);
   recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs });
+  recordTokens(services, outcome, usage);
   return new Response(body, {
     status: 200,
     headers: {
@@ -236,8 +257,10 @@ async function streamReply(
     encoder,
     clientFormat: call.clientFormat,
     abort,
-    onDone: (s: StreamSummary) =>
-      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs }),
+    onDone: (s: StreamSummary) => {
+      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs });
+      recordTokens(services, outcome, s.usage);
+    },
   });
   upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
   return new Response(body, {

@@ -4,7 +4,8 @@ import { badRequest, RouterError } from '../http/errors.js';
 import { route, type RouteContext, type RouteDef } from '../http/routes.js';
 import type { WireFormat } from '../translate/ir.js';
 import { anthropicModelList, geminiModelList, openAiModelList } from './catalog.js';
-import { runChat } from './chat.js';
+import { RELAY_PATH, runChat } from './chat.js';
+import { sanitizeHeaderValue } from '../quotas/headers.js';
 import { countTokens } from './count-tokens.js';
 import { runEmbeddings } from './embeddings.js';
 
@@ -26,6 +27,14 @@ function chatRoute(path: string, format: WireFormat, summary: string): RouteDef 
     rawBody: true,
     handler: async (ctx) => {
       const raw = await readObject(ctx, def);
+      if (path === RELAY_PATH) {
+        // Spec relay rule 8: client-supplied headers are cleaned and capped before they are logged.
+        const h = ctx.event.req.headers;
+        ctx.services.log.info('relay request', {
+          forwardedFor: sanitizeHeaderValue(h.get('x-forwarded-for')),
+          userAgent: sanitizeHeaderValue(h.get('user-agent')),
+        });
+      }
       if (raw.stream !== undefined && typeof raw.stream !== 'boolean') throw badRequest("'stream' must be a boolean.", 'stream');
       return runChat(ctx, { clientFormat: format, raw, model: raw.model as string, stream: raw.stream === true, endpoint: path });
     },
@@ -82,7 +91,7 @@ export const proxyRoutes: RouteDef[] = [
   chatRoute('/v1/messages', 'anthropic', 'Messages (Anthropic-compatible); streaming over SSE'),
   chatRoute('/v1/responses', 'openai-responses', 'Responses (OpenAI-compatible); streaming over SSE'),
   chatRoute('/v1/completions', 'openai-completions', 'Legacy text completions; replies in the text_completion shape'),
-  chatRoute('/api/v1/relay/chat/completions', 'openai-chat', 'Relay variant of Chat Completions'),
+  chatRoute(RELAY_PATH, 'openai-chat', 'Relay variant of Chat Completions'),
   countTokensRoute,
   embeddingsRoute,
   geminiRoute('/v1beta/models/**:target', 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`'),
