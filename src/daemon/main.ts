@@ -7,6 +7,7 @@ import { bootServices, buildApp, closeServices } from './boot.js';
 import { Logger } from './logger.js';
 import { claimPidFile, releasePidFile, updatePidFile } from './pidfile.js';
 import type { Services } from './services.js';
+import { attachLive } from './live/attach.js';
 
 export interface DaemonOptions {
   home?: string;
@@ -50,6 +51,8 @@ function listen(app: ReturnType<typeof buildApp>, host: string, port: number): P
 
 /** Stops accepting, lets in-flight requests finish within `graceMs`, then closes the database. */
 async function shutdown(node: NodeServer, services: Services, graceMs: number): Promise<void> {
+  // Upgraded (live WebSocket) sockets are not HTTP connections: close() would wait for them forever.
+  services.live.close();
   const closed = new Promise<void>((resolve) => node.close(() => resolve()));
   node.closeIdleConnections();
   // close() drops only the connections idle at that moment: one whose in-flight request finishes later
@@ -105,7 +108,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
     return { kind: 'failed', message: (err as Error).message };
   }
   try {
-    node = await listen(buildApp(services), host, port);
+    const app = buildApp(services);
+    node = await listen(app, host, port);
+    // WebSocket upgrades (GET /api/live) and the in-flight tracker of proxied requests.
+    attachLive(node, app, services);
   } catch (err) {
     closeServices(services);
     releasePidFile(paths.pid, process.pid);

@@ -1,0 +1,108 @@
+import type { Duplex } from 'node:stream';
+import type { Logger } from '../logger.js';
+import { publicRecord, type UsageRecord } from '../usage/record.js';
+import type { UsageService } from '../usage/service.js';
+import { acceptValue, WsConnection } from './websocket.js';
+
+/** Seconds between status messages. */
+export const STATUS_INTERVAL_MS = 2_000;
+/** Live connections at most; later upgrades are refused with 503. */
+export const MAX_LIVE_CLIENTS = 64;
+
+export interface LiveHubOptions {
+  usage: UsageService;
+  log: Logger;
+  /** Unix ms when the daemon started. */
+  startedAt: number;
+  version: string;
+  statusIntervalMs?: number;
+}
+
+/**
+ * The live dashboard channel: every connected client receives `{type:'request', ...}` for each recorded
+ * proxied attempt and `{type:'status', ...}` on connect and every two seconds. Messages are serialized
+ * once per broadcast; nothing runs while no client is connected.
+ */
+export class LiveHub {
+  private readonly clients = new Set<WsConnection>();
+  private timer?: NodeJS.Timeout;
+  private unsubscribe?: () => void;
+  private closed = false;
+
+  constructor(private readonly opts: LiveHubOptions) {}
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** True while a new client may be accepted. */
+  get accepting(): boolean {
+    return !this.closed && this.clients.size < MAX_LIVE_CLIENTS;
+  }
+
+  /** Completes the handshake on an authorized upgrade and starts broadcasting to the client. */
+  accept(socket: Duplex, head: Buffer, key: string, version: string): void {
+    if (!this.accepting) {
+      socket.destroy();
+      return;
+    }
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `Sec-WebSocket-Accept: ${acceptValue(key)}\r\nX-Router-Version: ${version}\r\n\r\n`,
+    );
+    const conn = new WsConnection(socket, head, (c) => this.remove(c));
+    this.clients.add(conn);
+    if (this.clients.size === 1) this.start();
+    conn.send(JSON.stringify(this.status()));
+  }
+
+  /** The periodic status message. */
+  status(): Record<string, unknown> {
+    const usage = this.opts.usage;
+    const stats = usage.stats();
+    return {
+      type: 'status',
+      timestamp: new Date().toISOString(),
+      version: this.opts.version,
+      uptimeSeconds: Math.floor((Date.now() - this.opts.startedAt) / 1000),
+      requestsPerSecond: usage.requestsPerSecond(),
+      inFlight: usage.inflight.count,
+      openStreams: usage.inflight.openStreams(),
+      liveClients: this.clients.size,
+      usageQueue: { queued: stats.queued, dropped: stats.dropped, estimating: stats.estimating },
+    };
+  }
+
+  /** Sends one message to every client. */
+  broadcast(message: Record<string, unknown>): void {
+    if (this.clients.size === 0) return;
+    const text = JSON.stringify(message);
+    for (const c of this.clients) c.send(text);
+  }
+
+  /** Closes every connection (1001 going away) and stops the timer; further upgrades are refused. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const c of [...this.clients]) c.close(1001, 'server shutting down');
+    this.stop();
+  }
+
+  private start(): void {
+    this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast({ type: 'request', ...publicRecord(rec) }));
+    this.timer = setInterval(() => this.broadcast(this.status()), this.opts.statusIntervalMs ?? STATUS_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private remove(conn: WsConnection): void {
+    this.clients.delete(conn);
+    if (this.clients.size === 0) this.stop();
+  }
+}

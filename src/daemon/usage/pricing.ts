@@ -1,0 +1,295 @@
+import type { Db } from '../store/db.js';
+
+/** Prices in USD per million tokens. Absent rates fall back: cache read and write to input, reasoning to output. */
+export interface Price {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+}
+
+/** One row of the effective price table, as `GET /api/pricing` lists it. */
+export interface PriceEntry {
+  provider: string;
+  model: string;
+  input: number;
+  output: number;
+  cacheRead: number | null;
+  cacheWrite: number | null;
+  reasoning: number | null;
+  /** `override` when the user's price is in effect, `default` for the shipped one. */
+  source: 'default' | 'override';
+  /** True when a shipped default exists (deleting an override restores it). */
+  hasDefault: boolean;
+}
+
+/** Token counts in the IR convention: input includes cache reads and writes, output includes reasoning. */
+export interface CostUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+const p = (input: number, output: number, extra: Omit<Price, 'input' | 'output'> = {}): Price => ({ input, output, ...extra });
+
+/**
+ * Shipped default prices, USD per million tokens, standard (non-batch) tier, checked in November 2026.
+ * Not exhaustive: users add or correct any model with PUT /api/pricing/:provider/:model.
+ *
+ * Sources (published price lists):
+ * - openai:    https://developers.openai.com/api/docs/pricing ("cached input" = cacheRead)
+ * - anthropic: https://platform.claude.com/docs/en/about-claude/pricing ("5m cache writes" = cacheWrite,
+ *              "cache hits & refreshes" = cacheRead)
+ * - gemini:    https://ai.google.dev/gemini-api/docs/pricing (prompts up to 200k tokens; "context caching"
+ *              = cacheRead; thinking tokens are billed as output)
+ * - deepseek:  https://api-docs.deepseek.com/quick_start/pricing (cache hit = cacheRead, cache miss = input)
+ * - groq:      https://groq.com/pricing
+ * - mistral:   https://mistral.ai/pricing#api-pricing
+ * - xai:       https://docs.x.ai/developers/pricing ("cached input" = cacheRead)
+ */
+export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Price>>>> = {
+  openai: {
+    'gpt-5.5': p(5, 30, { cacheRead: 0.5 }),
+    'gpt-5.4': p(2.5, 15, { cacheRead: 0.25 }),
+    'gpt-5.4-mini': p(0.75, 4.5, { cacheRead: 0.075 }),
+    'gpt-5.4-nano': p(0.2, 1.25, { cacheRead: 0.02 }),
+    'gpt-5.2': p(1.75, 14, { cacheRead: 0.175 }),
+    'gpt-5.1': p(1.25, 10, { cacheRead: 0.125 }),
+    'gpt-5': p(1.25, 10, { cacheRead: 0.125 }),
+    'gpt-5-mini': p(0.25, 2, { cacheRead: 0.025 }),
+    'gpt-5-nano': p(0.05, 0.4, { cacheRead: 0.005 }),
+    'gpt-4.1': p(2, 8, { cacheRead: 0.5 }),
+    'gpt-4.1-mini': p(0.4, 1.6, { cacheRead: 0.1 }),
+    'gpt-4.1-nano': p(0.1, 0.4, { cacheRead: 0.025 }),
+    'gpt-4o': p(2.5, 10, { cacheRead: 1.25 }),
+    'gpt-4o-mini': p(0.15, 0.6, { cacheRead: 0.075 }),
+    o1: p(15, 60, { cacheRead: 7.5 }),
+    o3: p(2, 8, { cacheRead: 0.5 }),
+    'o3-mini': p(1.1, 4.4, { cacheRead: 0.55 }),
+    'o4-mini': p(1.1, 4.4, { cacheRead: 0.275 }),
+    'text-embedding-3-small': p(0.02, 0),
+    'text-embedding-3-large': p(0.13, 0),
+  },
+  anthropic: {
+    'claude-opus-5': p(5, 25, { cacheRead: 0.5, cacheWrite: 6.25 }),
+    'claude-opus-4-8': p(5, 25, { cacheRead: 0.5, cacheWrite: 6.25 }),
+    'claude-opus-4-7': p(5, 25, { cacheRead: 0.5, cacheWrite: 6.25 }),
+    'claude-opus-4-6': p(5, 25, { cacheRead: 0.5, cacheWrite: 6.25 }),
+    'claude-opus-4-5': p(5, 25, { cacheRead: 0.5, cacheWrite: 6.25 }),
+    'claude-opus-4-1': p(15, 75, { cacheRead: 1.5, cacheWrite: 18.75 }),
+    'claude-opus-4': p(15, 75, { cacheRead: 1.5, cacheWrite: 18.75 }),
+    'claude-sonnet-4-6': p(3, 15, { cacheRead: 0.3, cacheWrite: 3.75 }),
+    'claude-sonnet-4-5': p(3, 15, { cacheRead: 0.3, cacheWrite: 3.75 }),
+    'claude-sonnet-4': p(3, 15, { cacheRead: 0.3, cacheWrite: 3.75 }),
+    'claude-3-7-sonnet': p(3, 15, { cacheRead: 0.3, cacheWrite: 3.75 }),
+    'claude-haiku-4-5': p(1, 5, { cacheRead: 0.1, cacheWrite: 1.25 }),
+    'claude-3-5-haiku': p(0.8, 4, { cacheRead: 0.08, cacheWrite: 1 }),
+    'claude-3-haiku': p(0.25, 1.25, { cacheRead: 0.03, cacheWrite: 0.3 }),
+  },
+  gemini: {
+    'gemini-3.1-pro-preview': p(2, 12, { cacheRead: 0.2 }),
+    'gemini-3-pro-preview': p(2, 12, { cacheRead: 0.2 }),
+    'gemini-3-flash-preview': p(0.5, 3, { cacheRead: 0.05 }),
+    'gemini-2.5-pro': p(1.25, 10, { cacheRead: 0.125 }),
+    'gemini-2.5-flash': p(0.3, 2.5, { cacheRead: 0.03 }),
+    'gemini-2.5-flash-lite': p(0.1, 0.4, { cacheRead: 0.01 }),
+    'gemini-2.0-flash': p(0.1, 0.4, { cacheRead: 0.025 }),
+  },
+  deepseek: {
+    'deepseek-chat': p(0.28, 0.42, { cacheRead: 0.028 }),
+    'deepseek-reasoner': p(0.28, 0.42, { cacheRead: 0.028 }),
+  },
+  groq: {
+    'llama-3.3-70b-versatile': p(0.59, 0.79),
+    'llama-3.1-8b-instant': p(0.05, 0.08),
+    'openai/gpt-oss-120b': p(0.15, 0.6, { cacheRead: 0.075 }),
+    'openai/gpt-oss-20b': p(0.075, 0.3, { cacheRead: 0.0375 }),
+  },
+  mistral: {
+    'mistral-large-latest': p(0.5, 1.5),
+    'mistral-medium-latest': p(0.4, 2),
+    'mistral-small-latest': p(0.1, 0.3),
+    'codestral-latest': p(0.3, 0.9),
+    'magistral-medium-latest': p(2, 5),
+  },
+  xai: {
+    'grok-4.3': p(1.25, 2.5, { cacheRead: 0.2 }),
+    'grok-4.20-0309-reasoning': p(1.25, 2.5, { cacheRead: 0.2 }),
+    'grok-4.20-0309-non-reasoning': p(1.25, 2.5, { cacheRead: 0.2 }),
+    'grok-4-1-fast-reasoning': p(0.2, 0.5, { cacheRead: 0.05 }),
+    'grok-4-1-fast-non-reasoning': p(0.2, 0.5, { cacheRead: 0.05 }),
+    'grok-4': p(3, 15, { cacheRead: 0.75 }),
+    'grok-code-fast-1': p(0.2, 1.5, { cacheRead: 0.02 }),
+    'grok-3': p(3, 15, { cacheRead: 0.75 }),
+    'grok-3-mini': p(0.3, 0.5, { cacheRead: 0.075 }),
+  },
+};
+
+const PER = 1_000_000;
+
+/**
+ * Cost in USD of one reply (docs/usage.md):
+ *   (input - cacheRead - cacheWrite) x input + cacheRead x cacheRead rate + cacheWrite x cacheWrite rate
+ *   + (output - reasoning) x output + reasoning x reasoning rate
+ * with each token count per million. Negative differences (inconsistent upstream counts) count as 0.
+ */
+export function computeCost(price: Price, u: CostUsage): number {
+  const cacheRead = nonNegative(u.cacheReadTokens);
+  const cacheWrite = nonNegative(u.cacheWriteTokens);
+  const reasoning = nonNegative(u.reasoningTokens);
+  const uncached = Math.max(0, nonNegative(u.inputTokens) - cacheRead - cacheWrite);
+  const visibleOut = Math.max(0, nonNegative(u.outputTokens) - reasoning);
+  return (
+    (uncached * price.input +
+      cacheRead * (price.cacheRead ?? price.input) +
+      cacheWrite * (price.cacheWrite ?? price.input) +
+      visibleOut * price.output +
+      reasoning * (price.reasoning ?? price.output)) /
+    PER
+  );
+}
+
+function nonNegative(n: number | undefined): number {
+  return typeof n === 'number' && n > 0 && Number.isFinite(n) ? n : 0;
+}
+
+// Release suffixes: -2024-08-06, -20250929, @20250929 (Vertex), -0709 (xAI), -001 (Gemini), -latest.
+const SUFFIX_RE = /(?:-\d{4}-\d{2}-\d{2}|-\d{8}|@\d{8}|-\d{2}-\d{2}|-0\d{3}|-0\d{2}|-latest)$/;
+
+/**
+ * The lookup fallback for a model id with no price of its own: the id without a `models/` prefix and
+ * without a dated or `-latest` release suffix (`gpt-4o-2024-08-06` -> `gpt-4o`,
+ * `claude-sonnet-4-5-20250929` -> `claude-sonnet-4-5`). Returns undefined when nothing would change.
+ */
+export function normalizeModelId(model: string): string | undefined {
+  let m = model.startsWith('models/') ? model.slice(7) : model;
+  m = m.replace(SUFFIX_RE, '');
+  return m !== model && m !== '' ? m : undefined;
+}
+
+interface OverrideRow {
+  provider: string;
+  model: string;
+  input: number;
+  output: number;
+  cache_read: number | null;
+  cache_write: number | null;
+  reasoning: number | null;
+}
+
+const MEMO_MAX = 4096;
+
+/**
+ * The effective price table: shipped defaults with the user's overrides on top (kept in memory, written
+ * through to `pricing_overrides`). `lookup` is a Map read after the first call for a model, so the proxy
+ * can price every reply without touching the database.
+ */
+export class PricingStore {
+  private readonly overrides = new Map<string, Map<string, Price>>();
+  private readonly memo = new Map<string, Price | null>();
+
+  constructor(private readonly db: Db) {
+    const rows = db.prepare('SELECT provider, model, input, output, cache_read, cache_write, reasoning FROM pricing_overrides').all() as OverrideRow[];
+    for (const r of rows) this.put(r.provider, r.model, fromRow(r));
+  }
+
+  /** The price for a provider's model: exact match first (override, then default), then the normalized id. */
+  lookup(provider: string, model: string): Price | undefined {
+    const key = `${provider}\u0000${model}`;
+    const hit = this.memo.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    let price = this.exact(provider, model);
+    if (!price) {
+      const normalized = normalizeModelId(model);
+      if (normalized) price = this.exact(provider, normalized) ?? this.exact(provider, normalizeModelId(normalized) ?? '');
+    }
+    if (this.memo.size >= MEMO_MAX) this.memo.clear();
+    this.memo.set(key, price ?? null);
+    return price;
+  }
+
+  /** Cost in USD of a reply, 0 when the model has no known price. */
+  cost(provider: string, model: string, usage: CostUsage): number {
+    const price = this.lookup(provider, model);
+    return price ? computeCost(price, usage) : 0;
+  }
+
+  /** Every effective entry (defaults and overrides), sorted by provider then model. */
+  list(provider?: string): PriceEntry[] {
+    const out: PriceEntry[] = [];
+    const providers = new Set([...Object.keys(DEFAULT_PRICES), ...this.overrides.keys()]);
+    for (const prov of providers) {
+      if (provider !== undefined && prov !== provider) continue;
+      const models = new Set([...Object.keys(DEFAULT_PRICES[prov] ?? {}), ...(this.overrides.get(prov)?.keys() ?? [])]);
+      for (const model of models) out.push(this.entry(prov, model)!);
+    }
+    return out.sort((a, b) => (a.provider === b.provider ? a.model.localeCompare(b.model) : a.provider.localeCompare(b.provider)));
+  }
+
+  /** The effective entry of exactly this provider and model (no normalization), or undefined. */
+  entry(provider: string, model: string): PriceEntry | undefined {
+    const override = this.overrides.get(provider)?.get(model);
+    const def = DEFAULT_PRICES[provider]?.[model];
+    const price = override ?? def;
+    if (!price) return undefined;
+    return {
+      provider,
+      model,
+      input: price.input,
+      output: price.output,
+      cacheRead: price.cacheRead ?? null,
+      cacheWrite: price.cacheWrite ?? null,
+      reasoning: price.reasoning ?? null,
+      source: override ? 'override' : 'default',
+      hasDefault: def !== undefined,
+    };
+  }
+
+  /** Sets the user's price for a provider's model. */
+  set(provider: string, model: string, price: Price): PriceEntry {
+    this.db
+      .prepare(
+        `INSERT INTO pricing_overrides (provider, model, input, output, cache_read, cache_write, reasoning, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(provider, model) DO UPDATE SET input = excluded.input, output = excluded.output,
+           cache_read = excluded.cache_read, cache_write = excluded.cache_write, reasoning = excluded.reasoning,
+           updated_at = excluded.updated_at`,
+      )
+      .run(provider, model, price.input, price.output, price.cacheRead ?? null, price.cacheWrite ?? null, price.reasoning ?? null, new Date().toISOString());
+    this.put(provider, model, { ...price });
+    return this.entry(provider, model)!;
+  }
+
+  /** Removes the user's price (the default, if any, applies again). False when there was none. */
+  reset(provider: string, model: string): boolean {
+    const models = this.overrides.get(provider);
+    if (!models?.has(model)) return false;
+    this.db.prepare('DELETE FROM pricing_overrides WHERE provider = ? AND model = ?').run(provider, model);
+    models.delete(model);
+    if (models.size === 0) this.overrides.delete(provider);
+    this.memo.clear();
+    return true;
+  }
+
+  private exact(provider: string, model: string): Price | undefined {
+    return this.overrides.get(provider)?.get(model) ?? DEFAULT_PRICES[provider]?.[model];
+  }
+
+  private put(provider: string, model: string, price: Price): void {
+    let models = this.overrides.get(provider);
+    if (!models) this.overrides.set(provider, (models = new Map()));
+    models.set(model, price);
+    this.memo.clear();
+  }
+}
+
+function fromRow(r: OverrideRow): Price {
+  const price: Price = { input: r.input, output: r.output };
+  if (r.cache_read !== null) price.cacheRead = r.cache_read;
+  if (r.cache_write !== null) price.cacheWrite = r.cache_write;
+  if (r.reasoning !== null) price.reasoning = r.reasoning;
+  return price;
+}

@@ -1,0 +1,297 @@
+import type { Db } from '../store/db.js';
+import { logEntry, type LogEntry, type UsageRow } from './record.js';
+
+/** A half-open time range [from, to) in unix ms. */
+export interface Range {
+  from: number;
+  to: number;
+}
+
+export interface TokenTotals {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning: number;
+  total: number;
+}
+
+export interface Totals {
+  /** Proxied attempts (usage rows). */
+  requests: number;
+  /** Attempts with status >= 400. */
+  errors: number;
+  tokens: TokenTotals;
+  costUsd: number;
+  avgLatencyMs: number | null;
+}
+
+export interface Summary extends Totals {
+  from: string;
+  to: string;
+  /** Client requests (distinct trace ids); lower than requests when attempts failed over. */
+  traces: number;
+  streamed: number;
+  /** Rows whose tokens the router estimated. */
+  estimated: number;
+}
+
+export type BreakdownBy = 'provider' | 'model' | 'key' | 'connection' | 'endpoint' | 'combo';
+export type Bucket = 'minute' | 'hour' | 'day';
+
+export const BUCKET_MS: Record<Bucket, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+/** Most points one timeseries reply may hold. */
+export const MAX_POINTS = 2_000;
+
+const TOTALS_SQL = `COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
+  COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
+  COALESCE(SUM(cache_read_tokens), 0) AS tcr, COALESCE(SUM(cache_write_tokens), 0) AS tcw,
+  COALESCE(SUM(reasoning_tokens), 0) AS trs, COALESCE(SUM(cost_usd), 0) AS cost, AVG(latency_ms) AS lat`;
+
+interface TotalsRow {
+  requests: number;
+  errors: number;
+  tin: number;
+  tout: number;
+  tcr: number;
+  tcw: number;
+  trs: number;
+  cost: number;
+  lat: number | null;
+}
+
+function totals(r: TotalsRow): Totals {
+  return {
+    requests: r.requests,
+    errors: r.errors,
+    tokens: { input: r.tin, output: r.tout, cacheRead: r.tcr, cacheWrite: r.tcw, reasoning: r.trs, total: r.tin + r.tout },
+    costUsd: roundUsd(r.cost),
+    avgLatencyMs: r.lat === null ? null : Math.round(r.lat * 100) / 100,
+  };
+}
+
+/** Sums of floats drift in the last digits; twelve decimals is far below a cent. */
+function roundUsd(n: number): number {
+  return Math.round(n * 1e12) / 1e12;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Totals over a time range. */
+export function summary(db: Db, range: Range): Summary {
+  const r = db
+    .prepare(
+      `SELECT ${TOTALS_SQL}, COUNT(DISTINCT trace_id) AS traces, COALESCE(SUM(streamed), 0) AS streamed,
+         COALESCE(SUM(estimated), 0) AS estimated
+       FROM usage_log WHERE ts >= ? AND ts < ?`,
+    )
+    .get(range.from, range.to) as TotalsRow & { traces: number; streamed: number; estimated: number };
+  return { from: iso(range.from), to: iso(range.to), traces: r.traces, ...totals(r), streamed: r.streamed, estimated: r.estimated };
+}
+
+const GROUP: Record<BreakdownBy, string> = {
+  provider: 'provider',
+  model: "provider || '/' || model",
+  key: 'api_key_id',
+  connection: 'connection_id',
+  endpoint: 'endpoint',
+  combo: 'combo',
+};
+
+export interface BreakdownRow extends Totals {
+  /** The group's value: provider id, `<provider>/<model>`, API key id, connection id, endpoint or combo; null when unset. */
+  key: string | null;
+}
+
+/** Totals per group, most expensive first (then most requests). */
+export function breakdown(db: Db, by: BreakdownBy, range: Range): BreakdownRow[] {
+  const col = GROUP[by];
+  const rows = db
+    .prepare(
+      `SELECT ${col} AS grp, ${TOTALS_SQL} FROM usage_log WHERE ts >= ? AND ts < ?
+       GROUP BY grp ORDER BY cost DESC, requests DESC, grp`,
+    )
+    .all(range.from, range.to) as Array<TotalsRow & { grp: string | null }>;
+  return rows.map((r) => ({ key: r.grp, ...totals(r) }));
+}
+
+export interface Point {
+  /** Start of the bucket (UTC). */
+  t: string;
+  requests: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+}
+
+/** Bucketed counts over a range (UTC buckets), zero-filled; filters by provider and model when given. */
+export function timeseries(db: Db, bucket: Bucket, range: Range, filter: { provider?: string; model?: string }): Point[] {
+  const size = BUCKET_MS[bucket];
+  const where = ['ts >= ?', 'ts < ?'];
+  const args: unknown[] = [range.from, range.to];
+  if (filter.provider) {
+    where.push('provider = ?');
+    args.push(filter.provider);
+  }
+  if (filter.model) {
+    const m = modelFilter(filter.model);
+    where.push(m.sql);
+    args.push(...m.args);
+  }
+  const rows = db
+    .prepare(
+      `SELECT (ts / ${size}) * ${size} AS b, COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
+         COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, COALESCE(SUM(cost_usd), 0) AS cost
+       FROM usage_log WHERE ${where.join(' AND ')} GROUP BY b ORDER BY b`,
+    )
+    .all(...args) as Array<{ b: number; requests: number; errors: number; tin: number; tout: number; cost: number }>;
+  const byStart = new Map(rows.map((r) => [r.b, r]));
+  const points: Point[] = [];
+  for (let b = Math.floor(range.from / size) * size; b < range.to; b += size) {
+    const r = byStart.get(b);
+    points.push({
+      t: iso(b),
+      requests: r?.requests ?? 0,
+      errors: r?.errors ?? 0,
+      tokensIn: r?.tin ?? 0,
+      tokensOut: r?.tout ?? 0,
+      costUsd: roundUsd(r?.cost ?? 0),
+    });
+  }
+  return points;
+}
+
+/** Points a range would produce for a bucket size. */
+export function pointCount(bucket: Bucket, range: Range): number {
+  const size = BUCKET_MS[bucket];
+  return Math.max(0, Math.ceil((range.to - Math.floor(range.from / size) * size) / size));
+}
+
+/** A model filter: the upstream id, `<provider>/<model>`, or the name the client used (e.g. a combo). */
+function modelFilter(model: string): { sql: string; args: unknown[] } {
+  return { sql: "(model = ? OR provider || '/' || model = ? OR requested_model = ?)", args: [model, model, model] };
+}
+
+export type StatusFilter = { exact: number } | { min: number; max: number };
+
+export interface LogQuery {
+  provider?: string;
+  model?: string;
+  status?: StatusFilter;
+  key?: string;
+  from?: number;
+  to?: number;
+  limit: number;
+  /** Return rows with an id below this (the previous page's nextCursor). */
+  before?: number;
+}
+
+/** The request log, newest first, with keyset paging on the row id. */
+export function logs(db: Db, q: LogQuery): { logs: LogEntry[]; nextCursor: string | null } {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (q.provider) {
+    where.push('provider = ?');
+    args.push(q.provider);
+  }
+  if (q.model) {
+    const m = modelFilter(q.model);
+    where.push(m.sql);
+    args.push(...m.args);
+  }
+  if (q.status) {
+    if ('exact' in q.status) {
+      where.push('status = ?');
+      args.push(q.status.exact);
+    } else {
+      where.push('status >= ? AND status <= ?');
+      args.push(q.status.min, q.status.max);
+    }
+  }
+  if (q.key) {
+    where.push('api_key_id = ?');
+    args.push(q.key);
+  }
+  if (q.from !== undefined) {
+    where.push('ts >= ?');
+    args.push(q.from);
+  }
+  if (q.to !== undefined) {
+    where.push('ts < ?');
+    args.push(q.to);
+  }
+  if (q.before !== undefined) {
+    where.push('id < ?');
+    args.push(q.before);
+  }
+  const rows = db
+    .prepare(`SELECT * FROM usage_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`)
+    .all(...args, q.limit + 1) as UsageRow[];
+  const more = rows.length > q.limit;
+  const page = more ? rows.slice(0, q.limit) : rows;
+  return { logs: page.map(logEntry), nextCursor: more ? String(page[page.length - 1]!.id) : null };
+}
+
+export interface Percentiles {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface ProviderTelemetry {
+  provider: string;
+  requests: number;
+  errors: number;
+  errorRate: number;
+  /** Successful attempts: request start to end of reply (streams: last byte). */
+  latencyMs: Percentiles;
+  /** Successful attempts: time waiting on the upstream (streams: until the first content). */
+  upstreamMs: Percentiles;
+  /** Successful non-streamed attempts: latency minus upstream time, the router's own share. */
+  overheadMs: Percentiles;
+}
+
+/** Rows telemetry reads at most (the most recent ones in the window). */
+const TELEMETRY_ROWS = 50_000;
+
+/** Latency percentiles (nearest rank) and error rates per provider over recent rows. */
+export function telemetry(db: Db, since: number): ProviderTelemetry[] {
+  const rows = db
+    .prepare('SELECT provider, status, streamed, latency_ms, upstream_ms FROM usage_log WHERE ts >= ? ORDER BY id DESC LIMIT ?')
+    .all(since, TELEMETRY_ROWS) as Array<{ provider: string; status: number; streamed: number; latency_ms: number; upstream_ms: number | null }>;
+  const groups = new Map<string, { requests: number; errors: number; lat: number[]; up: number[]; over: number[] }>();
+  for (const r of rows) {
+    let g = groups.get(r.provider);
+    if (!g) groups.set(r.provider, (g = { requests: 0, errors: 0, lat: [], up: [], over: [] }));
+    g.requests++;
+    if (r.status >= 400) {
+      g.errors++;
+      continue;
+    }
+    g.lat.push(r.latency_ms);
+    if (r.upstream_ms !== null) {
+      g.up.push(r.upstream_ms);
+      if (!r.streamed) g.over.push(Math.max(0, r.latency_ms - r.upstream_ms));
+    }
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([provider, g]) => ({
+      provider,
+      requests: g.requests,
+      errors: g.errors,
+      errorRate: g.requests ? Math.round((g.errors / g.requests) * 10_000) / 10_000 : 0,
+      latencyMs: percentiles(g.lat),
+      upstreamMs: percentiles(g.up),
+      overheadMs: percentiles(g.over),
+    }));
+}
+
+/** Nearest-rank percentiles (as src/daemon/routing/latency.ts computes them). */
+export function percentiles(values: number[]): Percentiles {
+  if (values.length === 0) return { p50: null, p95: null, p99: null };
+  const sorted = Float64Array.from(values).sort();
+  const rank = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+  return { p50: rank(0.5), p95: rank(0.95), p99: rank(0.99) };
+}

@@ -1,0 +1,104 @@
+/** One proxied attempt, as the usage log stores it and the live channel broadcasts it. */
+export interface UsageRecord {
+  /** Unix ms when the attempt finished. */
+  ts: number;
+  traceId: string;
+  apiKeyId: string | null;
+  endpoint: string;
+  clientFormat: string | null;
+  provider: string;
+  /** Upstream model id (no provider prefix). */
+  model: string;
+  /** What the client named: `<provider>/<model>` or a combo name. */
+  requestedModel: string | null;
+  connectionId: string | null;
+  combo: string | null;
+  status: number;
+  latencyMs: number;
+  upstreamMs: number | null;
+  /** IR convention: tokensIn includes cache reads and writes, tokensOut includes reasoning. */
+  tokensIn: number;
+  tokensOut: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  costUsd: number;
+  streamed: boolean;
+  /** Tokens were counted by the router because the upstream reported none. */
+  estimated: boolean;
+  finishReason: string | null;
+  error: string | null;
+  userAgent: string | null;
+  forwardedFor: string | null;
+}
+
+/** The row shape of the usage_log table. */
+export interface UsageRow {
+  id: number;
+  ts: number;
+  trace_id: string;
+  api_key_id: string | null;
+  endpoint: string;
+  client_format: string | null;
+  provider: string;
+  model: string;
+  requested_model: string | null;
+  connection_id: string | null;
+  combo: string | null;
+  status: number;
+  latency_ms: number;
+  upstream_ms: number | null;
+  tokens_in: number;
+  tokens_out: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+  streamed: number;
+  estimated: number;
+  finish_reason: string | null;
+  error: string | null;
+  user_agent: string | null;
+  forwarded_for: string | null;
+}
+
+/** A request-log entry as the API returns it (`GET /api/logs`). */
+export type LogEntry = { id: number; timestamp: string } & Omit<UsageRecord, 'ts'>;
+
+/** The record as the API and the live channel show it: `timestamp` (ISO 8601) instead of `ts`. */
+export function publicRecord(r: UsageRecord): { timestamp: string } & Omit<UsageRecord, 'ts'> {
+  const { ts, ...rest } = r;
+  return { timestamp: new Date(ts).toISOString(), ...rest };
+}
+
+/** A stored row as the API returns it. */
+export function logEntry(row: UsageRow): LogEntry {
+  return {
+    id: row.id,
+    timestamp: new Date(row.ts).toISOString(),
+    traceId: row.trace_id,
+    apiKeyId: row.api_key_id,
+    endpoint: row.endpoint,
+    clientFormat: row.client_format,
+    provider: row.provider,
+    model: row.model,
+    requestedModel: row.requested_model,
+    connectionId: row.connection_id,
+    combo: row.combo,
+    status: row.status,
+    latencyMs: row.latency_ms,
+    upstreamMs: row.upstream_ms,
+    tokensIn: row.tokens_in,
+    tokensOut: row.tokens_out,
+    cacheReadTokens: row.cache_read_tokens,
+    cacheWriteTokens: row.cache_write_tokens,
+    reasoningTokens: row.reasoning_tokens,
+    costUsd: row.cost_usd,
+    streamed: row.streamed === 1,
+    estimated: row.estimated === 1,
+    finishReason: row.finish_reason,
+    error: row.error,
+    userAgent: row.user_agent,
+    forwardedFor: row.forwarded_for,
+  };
+}

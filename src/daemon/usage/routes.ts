@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import { badRequest, RouterError } from '../http/errors.js';
+import { route, type RouteDef } from '../http/routes.js';
+import type { Services } from '../services.js';
+import { breakdown, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
+
+const MAX_MS = 8.64e15;
+
+/** Parses `from`/`to`: unix milliseconds or an ISO 8601 date or date-time. */
+export function parseTime(s: string): number | undefined {
+  if (/^\d{1,16}$/.test(s)) {
+    const n = Number(s);
+    return n <= MAX_MS ? n : undefined;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}([Tt ][\d:.]+([Zz]|[+-]\d{2}:?\d{2})?)?$/.test(s)) return undefined;
+  const n = Date.parse(s);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+const time = z
+  .string()
+  .trim()
+  .max(40)
+  .transform((s, ctx) => {
+    const n = parseTime(s);
+    if (n === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'expected unix milliseconds or an ISO 8601 date-time' });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const ident = z.string().trim().min(1).max(200);
+const rangeFields = { from: time.optional(), to: time.optional() };
+const ordered = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+const orderedMsg = { message: "'from' must not be after 'to'", path: ['from'] };
+
+const rangeQuery = z.object(rangeFields).strict().refine(ordered, orderedMsg);
+const breakdownQuery = z
+  .object({ by: z.enum(['provider', 'model', 'key', 'connection', 'endpoint', 'combo']), ...rangeFields })
+  .strict()
+  .refine(ordered, orderedMsg);
+const timeseriesQuery = z
+  .object({ bucket: z.enum(['minute', 'hour', 'day']).default('hour'), ...rangeFields, provider: ident.optional(), model: ident.optional() })
+  .strict()
+  .refine(ordered, orderedMsg);
+
+const statusParam = z
+  .string()
+  .trim()
+  .transform((s, ctx): StatusFilter => {
+    const lower = s.toLowerCase();
+    if (/^[1-5]\d\d$/.test(s)) return { exact: Number(s) };
+    if (/^[1-5]xx$/.test(lower)) return { min: Number(lower[0]) * 100, max: Number(lower[0]) * 100 + 99 };
+    if (lower === 'error') return { min: 400, max: 599 };
+    if (lower === 'success') return { min: 100, max: 399 };
+    ctx.addIssue({ code: 'custom', message: 'expected an HTTP status (e.g. 429), a class (2xx, 4xx, 5xx), error or success' });
+    return z.NEVER;
+  });
+
+const logsQuery = z
+  .object({
+    provider: ident.optional(),
+    model: ident.optional(),
+    status: statusParam.optional(),
+    key: ident.optional(),
+    ...rangeFields,
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().regex(/^[1-9]\d{0,15}$/, 'expected the nextCursor of a previous page').optional(),
+  })
+  .strict()
+  .refine(ordered, orderedMsg);
+
+const telemetryQuery = z.object({ minutes: z.coerce.number().int().min(1).max(1440).default(60) }).strict();
+
+/** Reads are consistent with what the proxy has recorded so far: queued rows are written first. */
+function fresh(services: Services): void {
+  services.usage.flush();
+}
+
+function range(q: { from?: number; to?: number }, defaultSpanMs?: number): Range {
+  const to = q.to ?? Date.now() + 1;
+  const from = q.from ?? (defaultSpanMs === undefined ? 0 : to - defaultSpanMs);
+  return { from, to };
+}
+
+const DEFAULT_SPAN = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 } as const;
+
+const PROVIDER_RE = /^[A-Za-z0-9._-]{1,100}$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+const rate = z.number().finite().min(0).max(100_000);
+const priceBody = z
+  .object({ input: rate, output: rate, cacheRead: rate.nullish(), cacheWrite: rate.nullish(), reasoning: rate.nullish() })
+  .strict();
+const pricingQuery = z.object({ provider: ident.optional() }).strict();
+
+function priceParams(params: Record<string, string>): { provider: string; model: string } {
+  const provider = params.provider ?? '';
+  let model: string;
+  try {
+    model = decodeURIComponent(params.model ?? '');
+  } catch {
+    throw badRequest("Invalid path parameter 'model': malformed percent-encoding.", 'model');
+  }
+  if (!PROVIDER_RE.test(provider)) throw badRequest("Invalid path parameter 'provider': letters, digits, '.', '_' and '-' only.", 'provider');
+  if (model === '' || model.length > 200 || CONTROL_RE.test(model)) throw badRequest("Invalid path parameter 'model'.", 'model');
+  return { provider, model };
+}
+
+/** Usage analytics, the request log, telemetry and the price table (management tier). */
+export const usageRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/usage/summary',
+    tier: 'management',
+    tag: 'usage',
+    summary: 'Usage totals over a time range: requests (attempts), errors, tokens by kind, cost',
+    query: rangeQuery,
+    handler: ({ services, query }) => {
+      fresh(services);
+      return summary(services.db, range(query));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/usage/breakdown',
+    tier: 'management',
+    tag: 'usage',
+    summary: 'Usage totals grouped by provider, model, key, connection, endpoint or combo',
+    query: breakdownQuery,
+    handler: ({ services, query }) => {
+      fresh(services);
+      const r = range(query);
+      return { by: query.by, from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), rows: breakdown(services.db, query.by, r) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/usage/timeseries',
+    tier: 'management',
+    tag: 'usage',
+    summary: 'Requests, errors, tokens and cost per minute, hour or day (UTC buckets, zero-filled)',
+    query: timeseriesQuery,
+    handler: ({ services, query }) => {
+      const r = range(query, DEFAULT_SPAN[query.bucket]);
+      if (pointCount(query.bucket, r) > MAX_POINTS) {
+        throw badRequest(`The range holds more than ${MAX_POINTS} ${query.bucket} buckets; narrow it or use a larger bucket.`, 'bucket');
+      }
+      fresh(services);
+      return {
+        bucket: query.bucket,
+        from: new Date(r.from).toISOString(),
+        to: new Date(r.to).toISOString(),
+        points: timeseries(services.db, query.bucket, r, { provider: query.provider, model: query.model }),
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/logs',
+    tier: 'management',
+    tag: 'usage',
+    summary: 'Request log, newest first; filters provider, model, status, key, from, to; paged by cursor',
+    query: logsQuery,
+    handler: ({ services, query }) => {
+      fresh(services);
+      return logs(services.db, {
+        provider: query.provider,
+        model: query.model,
+        status: query.status,
+        key: query.key,
+        from: query.from,
+        to: query.to,
+        limit: query.limit,
+        before: query.cursor === undefined ? undefined : Number(query.cursor),
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/telemetry/summary',
+    tier: 'management',
+    tag: 'usage',
+    summary: 'Latency p50/p95/p99 and error rate per provider over the last `minutes` (default 60)',
+    query: telemetryQuery,
+    handler: ({ services, query }) => {
+      fresh(services);
+      const to = Date.now();
+      const from = to - query.minutes * 60_000;
+      const stats = services.usage.stats();
+      return {
+        window: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), minutes: query.minutes },
+        providers: telemetry(services.db, from),
+        recorder: { requestsPerSecond: services.usage.requestsPerSecond(), inFlight: services.usage.inflight.count, ...stats },
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/pricing',
+    tier: 'management',
+    tag: 'pricing',
+    summary: 'The effective price table (USD per million tokens): shipped defaults and user overrides',
+    query: pricingQuery,
+    handler: ({ services, query }) => ({ pricing: services.usage.pricing.list(query.provider) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/pricing/:provider/**:model',
+    tier: 'management',
+    tag: 'pricing',
+    summary: "One provider model's effective price (the model id may contain slashes)",
+    handler: ({ services, params }) => {
+      const { provider, model } = priceParams(params);
+      const entry = services.usage.pricing.entry(provider, model);
+      if (!entry) throw new RouterError(404, `No price is known for ${provider}/${model}.`);
+      return entry;
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/pricing/:provider/**:model',
+    tier: 'management',
+    tag: 'pricing',
+    summary: "Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output)",
+    body: priceBody,
+    handler: ({ services, params, body }) => {
+      const { provider, model } = priceParams(params);
+      return services.usage.pricing.set(provider, model, {
+        input: body.input,
+        output: body.output,
+        ...(body.cacheRead != null ? { cacheRead: body.cacheRead } : {}),
+        ...(body.cacheWrite != null ? { cacheWrite: body.cacheWrite } : {}),
+        ...(body.reasoning != null ? { reasoning: body.reasoning } : {}),
+      });
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/pricing/:provider/**:model',
+    tier: 'management',
+    tag: 'pricing',
+    summary: "Remove the user's price for a model, restoring the shipped default (if any)",
+    handler: ({ services, params }) => {
+      const { provider, model } = priceParams(params);
+      if (!services.usage.pricing.reset(provider, model)) throw new RouterError(404, `No price override exists for ${provider}/${model}.`);
+      return { deleted: true, pricing: services.usage.pricing.entry(provider, model) ?? null };
+    },
+  }),
+];

@@ -1,0 +1,436 @@
+import type { EventBus } from '../events/bus.js';
+import type { RequestFailedData } from '../events/types.js';
+import { sanitizeMessage, statusInfo } from '../http/errors.js';
+import type { Logger } from '../logger.js';
+import type { Outcome } from '../proxy/outcome.js';
+import type { SettingsStore } from '../settings/store.js';
+import type { Db } from '../store/db.js';
+import type { WireFormat } from '../translate/ir.js';
+import { promptTokens, requestText, TokenEstimator } from './estimate.js';
+import { InflightTracker } from './inflight.js';
+import { PricingStore } from './pricing.js';
+import { BoundedQueue } from './queue.js';
+import type { UsageRecord } from './record.js';
+import { sanitizeHeaderValue } from './sanitize.js';
+import { heuristicCount } from './token-count.js';
+
+/**
+ * Optional fields an Outcome may carry beyond its declared ones; read when present. The proxy does not
+ * set them yet (see docs/usage.md): `client` for the stored user agent and forwarded-for headers (relay
+ * route), `outputText` so a reply without upstream usage gets an estimated output count too.
+ */
+export interface OutcomeExtras {
+  client?: { userAgent?: string | null; forwardedFor?: string | null };
+  outputText?: string;
+}
+
+export interface UsageOptions {
+  db: Db;
+  settings: SettingsStore;
+  events: EventBus;
+  log: Logger;
+  /** False (env ROUTER_USAGE_DISABLED=1): recordOutcome does nothing (benchmark baseline). */
+  enabled?: boolean;
+  /** Rows held in memory at most; beyond it the oldest are dropped (counted and logged). */
+  capacity?: number;
+  /** Queue length that triggers a flush before the timer. */
+  batchSize?: number;
+  flushIntervalMs?: number;
+  /** Estimations in progress at most; beyond it rows are stored without tokens. */
+  maxEstimating?: number;
+  estimator?: TokenEstimator;
+}
+
+interface Meta {
+  /** The served model as a public id (`<provider>/<model>`), for request.completed. */
+  publicModel: string;
+  /** performance.now() at request start (failure finalization). */
+  t0: number;
+}
+
+interface Job {
+  rec: UsageRecord;
+  meta: Meta;
+  format: WireFormat;
+  raw: Record<string, unknown>;
+  model: string;
+  outputText?: string;
+  done: boolean;
+}
+
+interface PendingFailure {
+  t0: number;
+  since: number;
+  attempts: number;
+  data: Omit<RequestFailedData, 'attempts'>;
+}
+
+const DAY_MS = 86_400_000;
+/** A failed attempt is reported as request.failed at the latest this long after it was recorded. */
+const FAILURE_MAX_WAIT_MS = 10 * 60_000;
+/** Without a listener-side tracker (in-process use), wait this long for a further attempt instead. */
+const FAILURE_GRACE_MS = 2_000;
+const RATE_WINDOW_S = 10;
+
+/**
+ * Usage tracking: turns every proxied attempt into a usage record, prices it, queues it in memory and
+ * writes queued rows in one transaction per second (or per batch), so the request path never waits on
+ * the disk. Emits request.completed / request.failed and tells record listeners (the live channel).
+ */
+export class UsageService {
+  readonly pricing: PricingStore;
+  readonly inflight = new InflightTracker();
+  readonly enabled: boolean;
+  private readonly queue: BoundedQueue<UsageRecord>;
+  private readonly batchSize: number;
+  private readonly maxEstimating: number;
+  private readonly estimator: TokenEstimator;
+  private readonly jobs = new Set<Job>();
+  private readonly failures = new Map<string, PendingFailure>();
+  private readonly listeners: Array<(rec: UsageRecord) => void> = [];
+  private readonly insert: { run: (...args: unknown[]) => unknown };
+  private readonly writeMany: (rows: UsageRecord[]) => void;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private flushScheduled = false;
+  private finalizeScheduled = false;
+  private closed = false;
+  private droppedLogged = 0;
+  private lastDropLog = 0;
+  private estimationSkipped = 0;
+  private written = 0;
+  private readonly rate = new Uint32Array(60);
+  private rateSecond = 0;
+
+  constructor(private readonly opts: UsageOptions) {
+    this.enabled = opts.enabled ?? true;
+    this.pricing = new PricingStore(opts.db);
+    this.queue = new BoundedQueue(opts.capacity ?? 10_000);
+    this.batchSize = opts.batchSize ?? 500;
+    this.maxEstimating = opts.maxEstimating ?? 256;
+    this.estimator = opts.estimator ?? new TokenEstimator();
+    this.inflight.onSettled = () => {
+      if (this.failures.size) this.scheduleFinalize();
+    };
+    this.insert = opts.db.prepare<unknown[]>(
+      `INSERT INTO usage_log (ts, trace_id, api_key_id, endpoint, client_format, provider, model, requested_model,
+         connection_id, combo, status, latency_ms, upstream_ms, tokens_in, tokens_out, cache_read_tokens,
+         cache_write_tokens, reasoning_tokens, cost_usd, streamed, estimated, finish_reason, error, user_agent, forwarded_for)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.writeMany = opts.db.transaction((rows: UsageRecord[]) => {
+      for (const r of rows) {
+        this.insert.run(
+          r.ts, r.traceId, r.apiKeyId, r.endpoint, r.clientFormat, r.provider, r.model, r.requestedModel, r.connectionId,
+          r.combo, r.status, r.latencyMs, r.upstreamMs, r.tokensIn, r.tokensOut, r.cacheReadTokens, r.cacheWriteTokens,
+          r.reasoningTokens, r.costUsd, r.streamed ? 1 : 0, r.estimated ? 1 : 0, r.finishReason, r.error, r.userAgent, r.forwardedFor,
+        );
+      }
+    });
+    const tick = setInterval(() => {
+      this.flush();
+      this.finalizeFailures();
+    }, opts.flushIntervalMs ?? 1_000);
+    const daily = setInterval(() => this.prune(), DAY_MS);
+    tick.unref();
+    daily.unref();
+    this.timers.push(tick, daily);
+    opts.settings.onChange((_next, changed) => {
+      if (changed.includes('usageRetentionDays' as never)) this.prune();
+    });
+    this.prune();
+  }
+
+  /**
+   * The proxy's hook (via recordOutcome): O(1), no disk, never throws. A reply without upstream usage is
+   * handed to the background estimator and recorded when its tokens are counted.
+   */
+  recordOutcome(o: Outcome): void {
+    if (!this.enabled || this.closed) return;
+    const x = o as Outcome & OutcomeExtras;
+    const u = o.usage;
+    const reported = u !== undefined && (typeof u.inputTokens === 'number' || typeof u.outputTokens === 'number');
+    const rec: UsageRecord = {
+      ts: Date.now(),
+      traceId: o.traceId,
+      apiKeyId: o.auth.key?.id ?? null,
+      endpoint: o.call.endpoint,
+      clientFormat: o.call.clientFormat,
+      provider: o.target.provider.id,
+      model: o.target.model,
+      requestedModel: typeof o.call.model === 'string' ? o.call.model : null,
+      connectionId: o.target.connectionId ?? null,
+      combo: o.combo ?? null,
+      status: o.status,
+      latencyMs: round2(performance.now() - o.t0),
+      upstreamMs: o.upstreamMs === undefined ? null : round2(o.upstreamMs),
+      tokensIn: count(u?.inputTokens),
+      tokensOut: count(u?.outputTokens),
+      cacheReadTokens: count(u?.cacheReadTokens),
+      cacheWriteTokens: count(u?.cacheWriteTokens),
+      reasoningTokens: count(u?.reasoningTokens),
+      costUsd: 0,
+      streamed: o.streamed === true,
+      estimated: false,
+      finishReason: o.finishReason ?? null,
+      error: o.error ? sanitizeHeaderValue(o.error, 1000) : null,
+      userAgent: x.client ? sanitizeHeaderValue(x.client.userAgent) : null,
+      forwardedFor: x.client ? sanitizeHeaderValue(x.client.forwardedFor) : null,
+    };
+    const meta: Meta = { publicModel: o.target.publicModel, t0: o.t0 };
+    if (!reported && o.status < 400) {
+      if (this.jobs.size < this.maxEstimating) {
+        const job: Job = { rec, meta, format: o.call.clientFormat, raw: o.call.raw, model: o.call.model, outputText: x.outputText, done: false };
+        this.jobs.add(job);
+        setImmediate(() => void this.estimate(job));
+        return;
+      }
+      this.estimationSkipped++;
+      this.warnRateLimited('usage estimation backlog full: row stored without token counts', { skipped: this.estimationSkipped });
+    }
+    rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec));
+    this.commit(rec, meta);
+  }
+
+  /** Subscribes to every committed record (the live channel); returns the unsubscribe function. */
+  onRecord(fn: (rec: UsageRecord) => void): () => void {
+    this.listeners.push(fn);
+    return () => {
+      const i = this.listeners.indexOf(fn);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
+  /** Writes every queued row in one transaction; returns the number written. */
+  flush(): number {
+    this.flushScheduled = false;
+    if (this.queue.length === 0) return 0;
+    this.logDrops();
+    const rows = this.queue.drain();
+    if (!this.opts.db.open) return 0;
+    try {
+      this.writeMany(rows);
+      this.written += rows.length;
+      return rows.length;
+    } catch (err) {
+      this.opts.log.error('usage rows could not be written', { rows: rows.length, error: err instanceof Error ? err.message : String(err) });
+      return 0;
+    }
+  }
+
+  /** Deletes rows older than the retention setting; returns the number deleted. */
+  prune(now = Date.now()): number {
+    const days = this.opts.settings.get().usageRetentionDays;
+    const cutoff = now - days * DAY_MS;
+    const del = this.opts.db.prepare('DELETE FROM usage_log WHERE id IN (SELECT id FROM usage_log WHERE ts < ? LIMIT 5000)');
+    let total = 0;
+    try {
+      for (;;) {
+        const { changes } = del.run(cutoff);
+        total += changes;
+        if (changes < 5000) break;
+      }
+    } catch (err) {
+      this.opts.log.error('usage retention pruning failed', { error: err instanceof Error ? err.message : String(err) });
+    }
+    if (total > 0) this.opts.log.info('usage log pruned', { rows: total, retentionDays: days });
+    return total;
+  }
+
+  /** Completed attempts per second over the last ten seconds. */
+  requestsPerSecond(): number {
+    const sec = Math.floor(Date.now() / 1000);
+    this.advanceRate(sec);
+    let sum = 0;
+    for (let i = 1; i <= RATE_WINDOW_S; i++) sum += this.rate[(sec - i + 60) % 60]!;
+    return sum / RATE_WINDOW_S;
+  }
+
+  /** Queue and writer counters (status messages, tests). */
+  stats(): { queued: number; dropped: number; written: number; estimating: number; estimationSkipped: number } {
+    return { queued: this.queue.length, dropped: this.queue.dropped, written: this.written, estimating: this.jobs.size, estimationSkipped: this.estimationSkipped };
+  }
+
+  /** Waits until background estimations have been recorded (tests, analytics reads). */
+  async settle(timeoutMs = 5_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.jobs.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /**
+   * Shutdown: counts pending estimations with the character heuristic, writes everything queued, stops
+   * timers and the estimator. Synchronous, so `closeServices` can call it before closing the database.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    for (const job of [...this.jobs]) {
+      if (job.done) continue;
+      job.done = true;
+      this.jobs.delete(job);
+      let text = '';
+      let messages = 1;
+      try {
+        ({ text, messages } = requestText(job.format, job.raw, job.model));
+      } catch {
+        // estimate from nothing: the row keeps zero input tokens
+      }
+      this.completeEstimate(job, promptTokens(heuristicCount(text), messages), heuristicCount(job.outputText ?? ''));
+    }
+    this.flush();
+    this.estimator.close();
+  }
+
+  private async estimate(job: Job): Promise<void> {
+    try {
+      if (job.done) return;
+      const { text, messages } = requestText(job.format, job.raw, job.model);
+      const [input, output] = await this.estimator.count([text, job.outputText ?? '']);
+      if (job.done) return;
+      job.done = true;
+      this.jobs.delete(job);
+      this.completeEstimate(job, promptTokens(input ?? 0, messages), output ?? 0);
+    } catch (err) {
+      if (job.done) return;
+      job.done = true;
+      this.jobs.delete(job);
+      this.opts.log.warn('usage estimation failed', { error: err instanceof Error ? err.message : String(err) });
+      job.rec.costUsd = this.pricing.cost(job.rec.provider, job.rec.model, usageOf(job.rec));
+      this.commit(job.rec, job.meta);
+    }
+  }
+
+  private completeEstimate(job: Job, input: number, output: number): void {
+    const rec = job.rec;
+    rec.tokensIn = input;
+    rec.tokensOut = output;
+    rec.estimated = true;
+    rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec));
+    this.commit(rec, job.meta);
+  }
+
+  /** Queues a finished record, then tells listeners and the event bus. */
+  private commit(rec: UsageRecord, meta: Meta): void {
+    if (!this.queue.push(rec)) this.warnRateLimited('usage queue full: dropping the oldest rows', { dropped: this.queue.dropped });
+    if (this.queue.length >= this.batchSize && !this.flushScheduled && !this.closed) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    this.countRate();
+    for (const fn of this.listeners) {
+      try {
+        fn(rec);
+      } catch {
+        // a listener must not break recording
+      }
+    }
+    const events = this.opts.events;
+    if (rec.status < 400) {
+      this.failures.delete(rec.traceId);
+      if (events.hasListeners('request.completed')) {
+        events.emit('request.completed', {
+          trace_id: rec.traceId,
+          api_key_id: rec.apiKeyId,
+          provider: rec.provider,
+          model: meta.publicModel,
+          status: rec.status,
+          tokens_in: rec.tokensIn,
+          tokens_out: rec.tokensOut,
+          cost_usd: rec.costUsd,
+        });
+      }
+      return;
+    }
+    const prev = this.failures.get(rec.traceId);
+    this.failures.set(rec.traceId, {
+      t0: meta.t0,
+      since: performance.now(),
+      attempts: (prev?.attempts ?? 0) + 1,
+      data: {
+        trace_id: rec.traceId,
+        api_key_id: rec.apiKeyId,
+        provider: rec.provider,
+        model: rec.requestedModel ?? meta.publicModel,
+        status: rec.status,
+        error_code: statusInfo(rec.status).code,
+        error_message: sanitizeMessage(rec.error ?? statusInfo(rec.status).message),
+      },
+    });
+    this.scheduleFinalize();
+  }
+
+  private scheduleFinalize(): void {
+    if (this.finalizeScheduled || this.closed) return;
+    this.finalizeScheduled = true;
+    setImmediate(() => {
+      this.finalizeScheduled = false;
+      this.finalizeFailures();
+    });
+  }
+
+  /**
+   * A failed attempt is the request's final failure once no further attempt can follow: every proxied
+   * request that began before it has ended (the tracker sees the listener), or, without a tracker, after a
+   * grace period with no further attempt of the same trace. A later attempt of the trace supersedes it.
+   */
+  private finalizeFailures(): void {
+    if (this.failures.size === 0) return;
+    const now = performance.now();
+    const oldest = this.inflight.oldestStart();
+    const tracked = this.inflight.attached;
+    for (const [trace, f] of this.failures) {
+      const ended = tracked ? oldest === undefined || oldest > f.t0 : now - f.since >= FAILURE_GRACE_MS;
+      if (!ended && now - f.since < FAILURE_MAX_WAIT_MS) continue;
+      this.failures.delete(trace);
+      this.opts.events.emit('request.failed', { ...f.data, attempts: f.attempts });
+    }
+  }
+
+  private countRate(): void {
+    const sec = Math.floor(Date.now() / 1000);
+    this.advanceRate(sec);
+    this.rate[sec % 60]!++;
+  }
+
+  private advanceRate(sec: number): void {
+    if (sec === this.rateSecond) return;
+    // Clear the buckets of the seconds that passed without a record (at most the whole ring).
+    const steps = Math.min(60, sec - this.rateSecond);
+    for (let i = 1; i <= steps; i++) this.rate[(this.rateSecond + i) % 60] = 0;
+    this.rateSecond = sec;
+  }
+
+  private logDrops(): void {
+    const dropped = this.queue.dropped;
+    if (dropped > this.droppedLogged) {
+      this.opts.log.warn('usage queue overflowed: oldest rows were dropped', { dropped: dropped - this.droppedLogged, totalDropped: dropped });
+      this.droppedLogged = dropped;
+      this.lastDropLog = Date.now();
+    }
+  }
+
+  private warnRateLimited(msg: string, data: Record<string, unknown>): void {
+    const now = Date.now();
+    if (now - this.lastDropLog < 10_000) return;
+    this.lastDropLog = now;
+    this.opts.log.warn(msg, data);
+  }
+}
+
+function count(n: number | undefined): number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+function usageOf(r: UsageRecord) {
+  return {
+    inputTokens: r.tokensIn,
+    outputTokens: r.tokensOut,
+    cacheReadTokens: r.cacheReadTokens,
+    cacheWriteTokens: r.cacheWriteTokens,
+    reasoningTokens: r.reasoningTokens,
+  };
+}

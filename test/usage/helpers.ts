@@ -1,0 +1,173 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { deriveCliToken } from '../../src/shared/cli-token.js';
+
+const ENTRY = fileURLToPath(new URL('../../dist/daemon/entry.js', import.meta.url));
+
+export interface Daemon {
+  url: string;
+  port: number;
+  home: string;
+  cliToken: string;
+  manage<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
+  createKey(scopes?: string[]): Promise<string>;
+  addConnection(body: Record<string, unknown>): Promise<{ id: string }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns the built daemon (dist/) like test/support/router-daemon.ts does, with a choice of bind host,
+ * extra environment and a kept state folder (to reopen its database after a stop).
+ */
+export async function spawnDaemon(opts: { host?: string; env?: Record<string, string>; home?: string } = {}): Promise<Daemon> {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'router-usage-'));
+  const host = opts.host ?? '127.0.0.1';
+  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', host, '--port', '0'], {
+    ipc: true,
+    serialization: 'json',
+    reject: false,
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: { ROUTER_START_NONCE: 'test', ...opts.env },
+  });
+  const msg = (await Promise.race([child.getOneMessage(), child.then((r) => ({ type: 'exit', stderr: r.stderr }))])) as {
+    type: string;
+    url?: string;
+  };
+  if (msg.type !== 'ready') throw new Error(`router did not start: ${JSON.stringify(msg)}`);
+  const port = Number(new URL(msg.url!).port);
+  // Talk to it over loopback whatever the bind address (0.0.0.0 accepts loopback too).
+  const url = `http://127.0.0.1:${port}`;
+  const cliToken = deriveCliToken(join(home, 'cli-token.salt'))!;
+  const manage = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'x-router-cli-token': cliToken, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    url,
+    port,
+    home,
+    cliToken,
+    manage,
+    async createKey(scopes = ['proxy']) {
+      const r = await manage('POST', '/api/keys', { name: 'usage-test', scopes });
+      if (r.status !== 201) throw new Error(`key create failed: ${JSON.stringify(r.json)}`);
+      return r.json.key as string;
+    },
+    async addConnection(body) {
+      const r = await manage('POST', '/api/providers', body);
+      if (r.status !== 201) throw new Error(`connection create failed: ${JSON.stringify(r.json)}`);
+      return r.json;
+    },
+    async stop() {
+      try {
+        child.disconnect();
+      } catch {
+        // already disconnected
+      }
+      await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await child;
+      clearTimeout(timer);
+      if (!opts.home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What a raw WebSocket upgrade attempt got: 101 with the socket, or the refusal's status and body. */
+export interface UpgradeResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  socket?: Socket;
+}
+
+/** Sends `GET path` with WebSocket upgrade headers (plus `headers`) and reports what came back. */
+export function rawUpgrade(baseUrl: string, path: string, headers: Record<string, string>): Promise<UpgradeResult> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, {
+      method: 'GET',
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': Buffer.from('0123456789abcdef').toString('base64'),
+        ...headers,
+      },
+    });
+    req.on('upgrade', (res, socket) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', socket }));
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Reads whole unmasked server text frames from an upgraded socket. */
+export function frameReader(socket: Socket): { next: (pred: (msg: any) => boolean, timeoutMs?: number) => Promise<any> } {
+  let buf = Buffer.alloc(0);
+  const messages: any[] = [];
+  const waiters: Array<{ pred: (m: any) => boolean; resolve: (m: any) => void }> = [];
+  socket.on('data', (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk]);
+    for (;;) {
+      if (buf.length < 2) return;
+      let len = buf[1]! & 0x7f;
+      let off = 2;
+      if (len === 126) {
+        if (buf.length < 4) return;
+        len = buf.readUInt16BE(2);
+        off = 4;
+      } else if (len === 127) {
+        if (buf.length < 10) return;
+        len = Number(buf.readBigUInt64BE(2));
+        off = 10;
+      }
+      if (buf.length < off + len) return;
+      const opcode = buf[0]! & 0x0f;
+      const payload = buf.subarray(off, off + len).toString('utf8');
+      buf = buf.subarray(off + len);
+      if (opcode !== 1) continue;
+      const msg = JSON.parse(payload);
+      const w = waiters.findIndex((x) => x.pred(msg));
+      if (w >= 0) waiters.splice(w, 1)[0]!.resolve(msg);
+      else messages.push(msg);
+    }
+  });
+  return {
+    next(pred, timeoutMs = 5_000) {
+      const i = messages.findIndex(pred);
+      if (i >= 0) return Promise.resolve(messages.splice(i, 1)[0]);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no matching live message')), timeoutMs);
+        waiters.push({ pred, resolve: (m) => (clearTimeout(t), resolve(m)) });
+      });
+    },
+  };
+}
+
+/** Polls until `fn` returns a value (not undefined) or the time is up. */
+export async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 5_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
