@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
-import { maskSecret } from './mask.js';
+import { maskSecret, redactSecrets } from './mask.js';
 import type { AuthKind, Credential } from './types.js';
 
 /** A provider connection (account), with its credential decrypted in memory only. */
@@ -128,7 +128,9 @@ export class ConnectionStore {
   }
 
   private encrypt(id: string, cred: Credential): string | null {
-    return Object.keys(cred).length ? encryptSecret(JSON.stringify(cred), this.keyFile, `connection:${id}`) : null;
+    // Fields may be present but undefined (a no-auth connection): only real values count as secrets.
+    const set = Object.fromEntries(Object.entries(cred).filter(([, v]) => v !== undefined && v !== null));
+    return Object.keys(set).length ? encryptSecret(JSON.stringify(set), this.keyFile, `connection:${id}`) : null;
   }
 
   create(input: ConnectionInput): Connection {
@@ -151,6 +153,8 @@ export class ConnectionStore {
     if (!cur) return undefined;
     const credential = patch.credential ? { ...cur.credential, ...patch.credential } : cur.credential;
     const next = { ...cur, ...patch, credential };
+    // An upstream error may quote the credential it refused: never store that whole.
+    if (next.lastError) next.lastError = redactSecrets(next.lastError, [...Object.values(credential), ...Object.values(cur.credential)]);
     this.db
       .prepare(
         `UPDATE provider_connections SET name = ?, auth_kind = ?, secrets_enc = ?, expires_at = ?, priority = ?, provider_specific_data = ?,

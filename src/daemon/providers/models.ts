@@ -21,7 +21,10 @@ export class SyncedModels {
     return this.byProvider.get(provider);
   }
 
-  /** Replaces a provider's synced list in one transaction. */
+  /**
+   * Replaces a provider's synced list in one transaction. An empty list means "no synced models": the
+   * static list applies again (as it would after a restart, when no rows are found).
+   */
   replace(provider: string, models: ModelInfo[]): void {
     const now = new Date().toISOString();
     const insert = this.db.prepare('INSERT OR REPLACE INTO provider_models (provider, model_id, context_length, synced_at) VALUES (?, ?, ?, ?)');
@@ -29,6 +32,9 @@ export class SyncedModels {
       this.db.prepare('DELETE FROM provider_models WHERE provider = ?').run(provider);
       for (const m of models) insert.run(provider, m.id, m.contextLength ?? null, now);
     })();
-    this.byProvider.set(provider, [...models].sort((a, b) => a.id.localeCompare(b.id)));
+    // Same view as a restart reads back: one entry per id (the last wins, as INSERT OR REPLACE), ordered by id.
+    const unique = [...new Map(models.map((m) => [m.id, m])).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (unique.length === 0) this.byProvider.delete(provider);
+    else this.byProvider.set(provider, unique);
   }
 }

@@ -60,7 +60,12 @@ export function nodeProvider(node: ProviderNode): ProviderDef {
     baseUrl: node.baseUrl,
     authKinds: ['api-key', 'none'],
     authHeaders: anthropic ? (c: Credential): Record<string, string> => (c.apiKey ? { 'x-api-key': c.apiKey } : {}) : bearer,
-    headers: { ...(anthropic ? { 'anthropic-version': '2023-06-01' } : {}), ...node.customHeaders },
+    // Lower-cased names, so a custom header replaces a default of another spelling (Anthropic-Version) instead of
+    // being sent twice, and the connection's credential header (set last, lower-case) is never shadowed.
+    headers: {
+      ...(anthropic ? { 'anthropic-version': '2023-06-01' } : {}),
+      ...Object.fromEntries(Object.entries(node.customHeaders).map(([k, v]) => [k.toLowerCase(), v])),
+    },
     endpoints: anthropic ? { models: true } : { embeddings: true, models: true, responses: node.apiType === 'responses' },
     models: [],
   };

@@ -34,6 +34,12 @@ const createConnection = z.object({ provider: z.string().min(1).max(200), ...con
 }).strict();
 const updateConnection = z.object(connectionFields).partial().strict();
 
+/** Headers the router sets itself (body framing, connection handling): a node may not override them. */
+const RESERVED_HEADERS = new Set([
+  'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer',
+  'proxy-connection',
+]);
+
 const nodeFields = {
   name: z.string().trim().min(1).max(100),
   prefix: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,49}$/, 'lowercase letters, digits, dot, dash, underscore; at most 50'),
@@ -42,12 +48,15 @@ const nodeFields = {
   apiType: z.enum(['chat', 'responses']),
   customHeaders: z
     .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(2000))
-    .refine((h) => Object.keys(h).length <= 30, 'at most 30 headers'),
+    .refine((h) => Object.keys(h).length <= 30, 'at most 30 headers')
+    .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.has(k.toLowerCase())), 'framing and hop-by-hop headers cannot be set'),
 };
 const createNode = z.object(nodeFields).partial({ apiType: true, customHeaders: true }).strict();
 const updateNode = z.object(nodeFields).partial().strict();
 
-const toIso = (v: string | number | null | undefined) => (v === undefined ? undefined : v === null ? null : typeof v === 'number' ? new Date(v < 1e12 ? v * 1000 : v).toISOString() : v);
+/** expiresAt as one canonical UTC ISO string: epoch seconds (or milliseconds) and offset timestamps alike. */
+const toIso = (v: string | number | null | undefined) =>
+  v === undefined ? undefined : v === null ? null : new Date(typeof v === 'number' && v < 1e12 ? v * 1000 : v).toISOString();
 
 /** Which auth kind a set of credential fields means, checked against what the provider accepts. */
 function authKindFor(def: ProviderDef, body: { apiKey?: string; accessToken?: string; cookie?: string }): AuthKind {
@@ -147,8 +156,12 @@ export const providerRoutes: RouteDef[] = [
       const cur = connectionOr404(services, params.id);
       const { apiKey, accessToken, refreshToken, cookie, expiresAt: exp, ...rest } = body;
       const credential = Object.fromEntries(Object.entries({ apiKey, accessToken, refreshToken, cookie }).filter(([, v]) => v !== undefined));
+      // A new primary credential must be one the provider accepts (as on create), and sets the auth kind.
+      const def = services.providers.provider(cur.provider);
+      const authKind = def && (apiKey || accessToken || cookie) ? authKindFor(def, { apiKey, accessToken, cookie }) : undefined;
       const next = services.connections.update(cur.id, {
         ...rest,
+        ...(authKind ? { authKind } : {}),
         ...(Object.keys(credential).length ? { credential } : {}),
         ...(exp !== undefined ? { expiresAt: toIso(exp) } : {}),
         // Re-activating a connection clears an "expired" verdict.
@@ -218,7 +231,8 @@ export const providerRoutes: RouteDef[] = [
         throw new RouterError(502, `Model sync failed: ${err.message}`);
       });
       services.syncedModels.replace(def.id, models);
-      return { provider: services.providers.publicId(def), count: models.length, models };
+      const stored = services.syncedModels.get(def.id) ?? [];
+      return { provider: services.providers.publicId(def), count: stored.length, models: stored };
     },
   }),
   route({

@@ -2,6 +2,7 @@ import { joinUrl, targetHeaders, type Target } from '../proxy/target.js';
 import { readUpstreamText, sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
+import { redactSecrets } from './mask.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 
 /** Reads the model ids out of an OpenAI, Anthropic or Gemini model-list reply. */
@@ -36,7 +37,8 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Prom
   const text = await readUpstreamText(reply.body, 16 * 1024 * 1024);
   if (reply.statusCode >= 400) {
     const e = extractUpstreamError(reply.statusCode, text);
-    throw new Error(formatProviderError(e.code ?? reply.statusCode, e.message));
+    // Some upstreams quote the refused key in their message; the reply and lastError must not carry it whole.
+    throw new Error(redactSecrets(formatProviderError(e.code ?? reply.statusCode, e.message), Object.values(c.credential)));
   }
   try {
     return parseModelList(def.format, JSON.parse(text));
