@@ -11,6 +11,7 @@ import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
 import { planTargets } from './plan.js';
 import { HEADER } from '../../shared/headers.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
+import { circuitOpenError } from '../routing/errors.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
 import { nativeBody } from './passthrough.js';
@@ -120,11 +121,12 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
   const decoded = () => (ir ??= decodeCall(call));
   const deadline = t0 + services.settings.get().requestDeadlineMs;
   let last: { error: AttemptError; format: string } | undefined;
+  let refused: RouterError | undefined;
 
   for (const [index, target] of plan.targets.entries()) {
     const left = deadline - performance.now();
     if (left <= 0) break;
-    if (index > 0 && !services.resilience.breakers.check(target.provider.id).allowed) continue;
+    if (index > 0 && !services.resilience.breakers.peek(target.provider.id).allowed) continue;
     if (index > 0) services.quotas.checkTokens(ctx.auth, { provider: target.provider.id, model: target.model });
     let prepared: Prepared;
     try {
@@ -133,6 +135,12 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
       // A target that cannot take this request (e.g. tools to a no-tool provider) is skipped inside a combo.
       if (plan.combo && err instanceof RouterError && err.status === 400 && plan.targets.length > 1) continue;
       throw err;
+    }
+    // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
+    const gate = services.resilience.breakers.check(target.provider.id);
+    if (!gate.allowed) {
+      refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds);
+      continue;
     }
     const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0, combo: plan.combo?.name };
     const tAttempt = performance.now();
@@ -149,7 +157,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
       if (!error.retryable) break;
     }
   }
-  if (!last) throw new RouterError(503, `No target of '${call.model}' could be tried.`);
+  if (!last) throw refused ?? new RouterError(503, `No target of '${call.model}' could be tried.`);
   const all = allFailedError(services, plan, last.error);
   if (all) throw all;
   const failure = attemptErrorResponse(last.error, call.clientFormat, last.format, services.version);

@@ -96,7 +96,8 @@ function providerTargets(services: Services, model: string, acc: Collect, sessio
   if (!split) throw unknownModel(model);
   const all = services.providers.targets(split.def, split.model, model);
   const r = services.resilience;
-  const breaker = r.breakers.check(split.def.id);
+  // peek, not check: a half-open provider's probe slot is taken only when runChat actually calls it.
+  const breaker = r.breakers.peek(split.def.id);
   if (!breaker.allowed) {
     acc.skipped.push(circuitOpenError(split.def.id, breaker.retryAfterSeconds));
     return;

@@ -55,10 +55,10 @@ export function attemptFailed(services: Services, target: Target, error: Attempt
     r.cooldowns.set(target.connectionId, target.model, seconds, error.message.slice(0, 200));
     r.touch();
   }
-  if (failure.breakerEligible) {
-    r.breakers.recordFailure(target.provider.id, failure);
-    r.providerError(target.provider.id, error.status);
-  }
+  // Every failure is reported: an ineligible one (429, auth, empty...) does not count, but it releases a
+  // half-open probe slot, since the provider did answer.
+  r.breakers.recordFailure(target.provider.id, failure);
+  if (failure.breakerEligible) r.providerError(target.provider.id, error.status);
   if (failure.kind === 'auth' && target.connectionId) void confirmAuthFailure(services, target);
 }
 

@@ -99,6 +99,22 @@ export class CircuitBreakers {
     return { allowed: true, probe: true };
   }
 
+  /**
+   * Whether {@link check} would let a request out now, without taking a half-open probe slot. For
+   * planning: a provider planned as a fallback may never be called, and must not hold the only probe.
+   */
+  peek(provider: string): BreakerDecision {
+    const entry = this.advance(provider);
+    if (!entry || entry.state === 'closed') return { allowed: true, probe: false };
+    const now = this.now();
+    if (entry.state === 'open') return { allowed: false, retryAfterSeconds: secondsUntil(entry.openUntil, now) };
+    const stale = entry.probesInFlight > 0 && now - entry.lastProbeAt >= this.config.cooldownMs;
+    if (!stale && entry.probesInFlight >= this.config.halfOpenProbes) {
+      return { allowed: false, retryAfterSeconds: secondsUntil(entry.lastProbeAt + this.config.cooldownMs, now) };
+    }
+    return { allowed: true, probe: true };
+  }
+
   /** Records a success: resets the failure count, and closes a half-open circuit. Ignored while open. */
   recordSuccess(provider: string): void {
     const entry = this.advance(provider);
