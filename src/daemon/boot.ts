@@ -23,6 +23,7 @@ import { SyncedModels } from './providers/models.js';
 import { NodeStore } from './providers/nodes.js';
 import { QuotaService } from './quotas/index.js';
 import { Resilience } from './resilience/service.js';
+import { StageRegistry } from './proxy/stages.js';
 
 export interface BootOptions {
   home: string;
@@ -81,6 +82,7 @@ export function bootServices(opts: BootOptions): Services {
     syncedModels,
     providers: new ProviderDirectory(nodes, connections, syncedModels),
     resilience: new Resilience(db, connections, settings, events, log),
+    stages: new StageRegistry(),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
     events,

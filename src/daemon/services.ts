@@ -17,6 +17,7 @@ import type { SyncedModels } from './providers/models.js';
 import type { NodeStore } from './providers/nodes.js';
 import type { QuotaService } from './quotas/index.js';
 import type { Resilience } from './resilience/service.js';
+import type { StageRegistry } from './proxy/stages.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -37,6 +38,8 @@ export interface Services {
   providers: ProviderDirectory;
   /** Breakers, cooldowns, account selection, latency and combo state (persisted write-behind). */
   resilience: Resilience;
+  /** Request-shaping stages (guardrails, memory, compression, cache) the pipeline runs. */
+  stages: StageRegistry;
   keys: KeyStore;
   /** Per-key daily request and token limits, relay per-minute limits, model scopes (in memory, written behind). */
   quotas: QuotaService;

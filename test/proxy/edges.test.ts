@@ -274,3 +274,26 @@ describe('spec rules and other endpoints', () => {
     expect(r.headers.get('x-router-version')).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });
+
+describe('secrets in upstream errors', () => {
+  it('an upstream error that quotes the upstream key reaches the client masked', async () => {
+    const upstreamKey = 'gsk-abcdefghijklmnop123456';
+    await router.addConnection({ provider: 'groq', apiKey: upstreamKey, providerSpecificData: { baseUrl: mock.openaiBase } });
+    // Only chat calls fail: the router's own recovery check (GET /models) must not eat the scripted reply.
+    const off = mock.handle((req) =>
+      req.endpoint === 'openai.chat' && req.model === 'llama-3.3-70b-versatile'
+        ? { type: 'status', status: 401, message: `Invalid API key: ${upstreamKey}` }
+        : undefined,
+    );
+    try {
+      for (const stream of [false, true]) {
+        const r = await post('/v1/chat/completions', { model: 'groq/llama-3.3-70b-versatile', messages: [{ role: 'user', content: 'hi' }], stream });
+        expect(r.status, r.text).toBe(401);
+        expect(r.text).not.toContain(upstreamKey);
+        expect(r.text).toContain('gsk-...3456');
+      }
+    } finally {
+      off();
+    }
+  });
+});

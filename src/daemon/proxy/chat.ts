@@ -15,7 +15,19 @@ import { circuitOpenError } from '../routing/errors.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
 import { nativeBody } from './passthrough.js';
+import { redactSecrets } from '../providers/mask.js';
 import { recordOutcome, type Outcome } from './outcome.js';
+import {
+  completeStages,
+  composeStreamTransforms,
+  responseToEvents,
+  runRequestStages,
+  runResponseStages,
+  stageResponse,
+  type RequestStage,
+  type StageContext,
+} from './stages.js';
+import { formatSseBatch } from '../translate/sse.js';
 
 /** The relay variant of Chat Completions (per-minute limits per key and per client IP). */
 export const RELAY_PATH = '/api/v1/relay/chat/completions';
@@ -52,22 +64,29 @@ interface Prepared {
   body: string;
   native: boolean;
   format: UpstreamFormat | 'openai-completions';
-  /** The decoded client request (decoded lazily, once per call). */
+  /** The decoded client request (decoded lazily, once per call); the staged one when stages ran. */
   request: () => IrRequest;
+  /** Stages that see this request (empty on the fast path). */
+  stages: RequestStage[];
+  stageCtx?: StageContext;
 }
 
-/** Builds the upstream URL and body for one target: native passthrough or translation through IR. */
-function prepare(call: ChatCall, target: Target, decoded: () => IrRequest): Prepared {
-  const format = upstreamFormatFor(target, call.clientFormat);
+/**
+ * Builds the upstream URL and body for one target: native passthrough, or translation through IR. A
+ * request that stages rewrote (`staged`) always goes through IR, even between identical formats.
+ */
+function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, staged?: IrRequest): Prepared {
+  const native = upstreamFormatFor(target, call.clientFormat);
+  const format = staged && native === 'openai-completions' ? target.format : native;
   if (target.provider.supportsTools === false && hasTools(call.raw)) {
     throw badRequest(`Provider '${target.provider.id}' does not support tools; remove the tools array.`, 'tools');
   }
-  if (format === call.clientFormat) {
+  if (format === call.clientFormat && !staged) {
     const url = format === 'openai-completions' ? joinUrl(target.baseUrl, 'completions') : chatUrl(target, format as UpstreamFormat, call.stream);
-    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, request: decoded };
+    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, request: decoded, stages: [] };
   }
   const upstream = getUpstreamCodec(format as UpstreamFormat);
-  const ir = { ...decoded(), model: target.model };
+  const ir = staged ?? { ...decoded(), model: target.model };
   // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.
   assertResponsesStatePortable(ir, format);
   return {
@@ -75,7 +94,8 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest): Prep
     body: JSON.stringify(upstream.encodeRequest(ir)),
     native: false,
     format,
-    request: decoded,
+    request: staged ? () => staged : decoded,
+    stages: [],
   };
 }
 
@@ -128,9 +148,16 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
     if (left <= 0) break;
     if (index > 0 && !services.resilience.breakers.peek(target.provider.id).allowed) continue;
     if (index > 0) services.quotas.checkTokens(ctx.auth, { provider: target.provider.id, model: target.model });
+    const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, headers: {}, notes: {} };
+    const stages = services.stages.active(stageCtx);
     let prepared: Prepared;
     try {
-      prepared = prepare(call, target, decoded);
+      const staged = stages.length ? await runRequestStages(stages, { ...decoded(), model: target.model }, stageCtx) : undefined;
+      if (staged) {
+        const early = await stageResponse(stages, staged, stageCtx);
+        if (early) return stageReply(services, call, staged, early, stages, stageCtx, traceId);
+      }
+      prepared = { ...prepare(call, target, decoded, staged), stages, stageCtx };
     } catch (err) {
       // A target that cannot take this request (e.g. tools to a no-tool provider) is skipped inside a combo.
       if (plan.combo && err instanceof RouterError && err.status === 400 && plan.targets.length > 1) continue;
@@ -198,7 +225,8 @@ async function attempt(
     const upstreamHeadersMs = performance.now() - tSend;
     if (reply.statusCode >= 400) {
       const text = await readUpstreamText(decodedBody(reply), 1024 * 1024).catch(() => '');
-      throw httpAttemptError(reply.statusCode, text, reply.headers);
+      // Upstreams quote a refused key in their error text; it must never reach the client whole.
+      throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
     }
     if (call.stream) {
       return await streamReply(services, call, target, prepared, outcome, reply, abort, upstreamHeadersMs).catch((err) => {
@@ -208,13 +236,20 @@ async function attempt(
     const text = await readUpstreamText(decodedBody(reply)).catch((err) => {
       throw networkAttemptError(err, timedOut);
     });
-    return jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);
+    return await jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);
   } finally {
     clearTimeout(timer);
   }
 }
 
-function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outcome: Outcome, text: string, upstreamMs: number): Response {
+async function jsonReply(
+  services: Services,
+  call: ChatCall,
+  prepared: Prepared,
+  outcome: Outcome,
+  text: string,
+  upstreamMs: number,
+): Promise<Response> {
   let parsed: unknown;
   // An empty 200 is the non-streaming twin of an empty stream: worth the next target, not the client's fault.
   if (text.trim() === '') throw new AttemptError('The upstream returned an empty reply.', 502, 'empty');
@@ -230,6 +265,10 @@ function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outco
   } catch {
     if (!prepared.native) throw new AttemptError('The upstream reply could not be read.', 502, 'invalid');
   }
+  if (response && prepared.stageCtx && prepared.stages.length) {
+    response = await runResponseStages(prepared.stages, response, prepared.request(), prepared.stageCtx);
+    completeStages(prepared.stages, prepared.request(), response, prepared.stageCtx);
+  }
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
   const usage = response?.usage ?? legacyUsage(parsed);
   recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs });
@@ -241,6 +280,7 @@ function jsonReply(services: Services, call: ChatCall, prepared: Prepared, outco
       'server-timing': timing(outcome.t0, upstreamMs),
       'x-router-version': services.version,
       'x-router-trace-id': outcome.traceId,
+      ...prepared.stageCtx?.headers,
     },
   });
 }
@@ -264,10 +304,12 @@ async function streamReply(
     decoder: getUpstreamCodec(decodeFormat).createStreamDecoder(),
     encoder,
     clientFormat: call.clientFormat,
+    transform: prepared.stageCtx ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
     abort,
     onDone: (s: StreamSummary) => {
       recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs });
       recordTokens(services, outcome, s.usage);
+      if (prepared.stageCtx && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
     },
   });
   upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
@@ -280,6 +322,35 @@ async function streamReply(
       'server-timing': timing(outcome.t0, upstreamMs),
       'x-router-version': services.version,
       'x-router-trace-id': outcome.traceId,
+      ...prepared.stageCtx?.headers,
     },
   });
+}
+
+/**
+ * A reply a stage produced without calling the upstream (e.g. a cache hit): encoded in the client's format,
+ * as JSON or, for a streaming request, re-encoded as the client format's stream.
+ */
+function stageReply(
+  services: Services,
+  call: ChatCall,
+  request: IrRequest,
+  response: IrResponse,
+  stages: RequestStage[],
+  ctx: StageContext,
+  traceId: string,
+): Response {
+  const client = getClientCodec(call.clientFormat);
+  const headers: Record<string, string> = { 'x-router-version': services.version, 'x-router-trace-id': traceId, ...ctx.headers };
+  completeStages(stages, request, response, ctx);
+  if (!call.stream) {
+    return new Response(JSON.stringify(client.encodeResponse(response, request)), {
+      headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+    });
+  }
+  const encoder = client.createStreamEncoder(request);
+  let text = '';
+  for (const ev of responseToEvents(response)) text += formatSseBatch(encoder.write(ev));
+  text += formatSseBatch(encoder.end());
+  return new Response(text, { headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
 }

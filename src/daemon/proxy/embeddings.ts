@@ -5,6 +5,7 @@ import { joinUrl, targetHeaders } from './target.js';
 import { attemptErrorResponse, AttemptError, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
 import { RouterError } from '../http/errors.js';
+import { redactSecrets } from '../providers/mask.js';
 
 /**
  * POST /v1/embeddings to an OpenAI-compatible target. The reply body is forwarded as received; the
@@ -29,7 +30,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
         throw networkAttemptError(err, false);
       });
       const text = await readUpstreamText(decodedBody(reply));
-      if (reply.statusCode >= 400) throw httpAttemptError(reply.statusCode, text, reply.headers);
+      if (reply.statusCode >= 400) throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
       const upstreamMs = performance.now() - tSend;
       return new Response(text, {
         headers: {

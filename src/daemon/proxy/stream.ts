@@ -1,5 +1,6 @@
 import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
-import type { IrFinishReason, IrStreamEvent, IrUsage, WireFormat } from '../translate/ir.js';
+import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, WireFormat } from '../translate/ir.js';
+import type { StreamTransform } from './stages.js';
 import { SseReader, formatSse, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
 import type { UpstreamReply } from './upstream.js';
@@ -11,6 +12,49 @@ export interface StreamSummary {
   /** Set when the stream failed after bytes reached the client, or the client went away. */
   error?: string;
   clientAborted?: boolean;
+  /** The reply assembled from the events (for stages that look at whole replies after the fact). */
+  response: IrResponse;
+}
+
+/** Builds a whole reply out of stream events as they pass. */
+function assemble(response: IrResponse, ev: IrStreamEvent): void {
+  const parts = response.parts as IrPart[];
+  switch (ev.type) {
+    case 'start':
+      response.id = ev.id;
+      response.model = ev.model;
+      return;
+    case 'text_delta':
+    case 'refusal_delta':
+    case 'thinking_delta': {
+      const type = ev.type === 'text_delta' ? 'text' : ev.type === 'refusal_delta' ? 'refusal' : 'thinking';
+      const part = parts[ev.index] as { text: string } | undefined;
+      if (part) part.text += ev.text;
+      else parts[ev.index] = { type, text: ev.text } as IrPart;
+      return;
+    }
+    case 'thinking_signature': {
+      const part = parts[ev.index];
+      if (part?.type === 'thinking') part.signature = ev.signature;
+      return;
+    }
+    case 'redacted_thinking':
+      parts[ev.index] = { type: 'redacted_thinking', data: ev.data };
+      return;
+    case 'tool_call_start':
+      parts[ev.index] = { type: 'tool_call', id: ev.id, name: ev.name, arguments: '' };
+      return;
+    case 'tool_call_delta': {
+      const part = parts[ev.index];
+      if (part?.type === 'tool_call') part.arguments += ev.argumentsDelta;
+      return;
+    }
+    case 'finish':
+      response.finishReason = ev.finishReason;
+      if (ev.stopSequence) response.stopSequence = ev.stopSequence;
+      return;
+    default:
+  }
 }
 
 export interface StreamPlan {
@@ -19,6 +63,8 @@ export interface StreamPlan {
   /** Translating encoder; absent on same-format passthrough, where upstream bytes are forwarded as they come. */
   encoder?: StreamEncoder;
   clientFormat: WireFormat;
+  /** Stage transforms between decoder and encoder (translated mode only). */
+  transform?: StreamTransform;
   abort: AbortController;
   onDone: (summary: StreamSummary) => void;
 }
@@ -61,16 +107,20 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
   const { reply, decoder, encoder, abort } = plan;
   const reader = new SseReader();
   const iterator = reply.body[Symbol.asyncIterator]();
-  const summary: StreamSummary = { usage: {} };
+  const summary: StreamSummary = { usage: {}, response: { id: '', model: '', parts: [], finishReason: 'stop' } };
+  const transform = encoder ? plan.transform : undefined;
   const pending: Uint8Array[] = [];
   let committed = false;
   let filtered = false;
   let finished = false;
 
   /** Runs IR events through accounting and the encoder; returns the encoded text (translated mode). */
-  const handle = (events: IrStreamEvent[]): string => {
+  const handle = (decodedEvents: IrStreamEvent[], last = false): string => {
+    let events = transform ? decodedEvents.flatMap((e) => transform.push(e)) : decodedEvents;
+    if (last && transform) events = events.concat(transform.end());
     let out = '';
     for (const ev of events) {
+      assemble(summary.response, ev);
       if (ev.type === 'start' && ev.usage) Object.assign(summary.usage, ev.usage);
       else if (ev.type === 'usage') Object.assign(summary.usage, ev.usage);
       else if (ev.type === 'finish') {
@@ -99,7 +149,7 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
     let events: IrStreamEvent[] = [];
     for (const msg of reader.end()) events = events.concat(decoder.push(msg));
     events = events.concat(decoder.end());
-    let text = handle(events);
+    let text = handle(events, true);
     if (encoder) text += formatSseBatch(encoder.end());
     return encoder && text ? utf8.encode(text) : undefined;
   };
@@ -107,6 +157,10 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
   const done = () => {
     if (finished) return;
     finished = true;
+    summary.response.parts = summary.response.parts.filter(Boolean);
+    if (summary.usage.inputTokens !== undefined || summary.usage.outputTokens !== undefined) {
+      summary.response.usage = { inputTokens: 0, outputTokens: 0, ...summary.usage };
+    }
     plan.onDone(summary);
   };
 
