@@ -91,6 +91,8 @@ export interface UpgradeResult {
   headers: Record<string, string | string[] | undefined>;
   body: string;
   socket?: Socket;
+  /** Bytes that arrived with the 101 reply (the first frames may be there). */
+  head?: Buffer;
 }
 
 /** Sends `GET path` with WebSocket upgrade headers (plus `headers`) and reports what came back. */
@@ -106,7 +108,7 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
         ...headers,
       },
     });
-    req.on('upgrade', (res, socket) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', socket }));
+    req.on('upgrade', (res, socket, head) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', socket, head }));
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -119,11 +121,11 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
 }
 
 /** Reads whole unmasked server text frames from an upgraded socket. */
-export function frameReader(socket: Socket): { next: (pred: (msg: any) => boolean, timeoutMs?: number) => Promise<any> } {
+export function frameReader(socket: Socket, head?: Buffer): { next: (pred: (msg: any) => boolean, timeoutMs?: number) => Promise<any> } {
   let buf = Buffer.alloc(0);
   const messages: any[] = [];
   const waiters: Array<{ pred: (m: any) => boolean; resolve: (m: any) => void }> = [];
-  socket.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk]);
     for (;;) {
       if (buf.length < 2) return;
@@ -148,7 +150,9 @@ export function frameReader(socket: Socket): { next: (pred: (msg: any) => boolea
       if (w >= 0) waiters.splice(w, 1)[0]!.resolve(msg);
       else messages.push(msg);
     }
-  });
+  };
+  socket.on('data', onData);
+  if (head?.length) onData(head);
   return {
     next(pred, timeoutMs = 5_000) {
       const i = messages.findIndex(pred);

@@ -71,7 +71,7 @@ describe('GET /api/live on a loopback bind', () => {
     const r = await rawUpgrade(d.url, '/api/live', { ...cli(), origin: tpl.replace('PORT', String(d.port)) });
     expect(r.status).toBe(101);
     expect(r.headers['sec-websocket-accept']).toBe(acceptValue(Buffer.from('0123456789abcdef').toString('base64')));
-    const first = await frameReader(r.socket!).next((m) => m.type === 'status');
+    const first = await frameReader(r.socket!, r.head).next((m) => m.type === 'status');
     expect(first.type).toBe('status');
     r.socket!.destroy();
   });
@@ -122,7 +122,7 @@ describe('GET /api/live on a loopback bind', () => {
     const r = await rawUpgrade(d.url, '/api/live', cli());
     const socket = r.socket as Socket;
     const frames: Array<{ opcode: number; payload: Buffer }> = [];
-    let buf = Buffer.alloc(0);
+    let buf = r.head ?? Buffer.alloc(0);
     socket.on('data', (c: Buffer) => {
       buf = Buffer.concat([buf, c]);
       for (;;) {

@@ -135,7 +135,7 @@ export class UsageService {
     daily.unref();
     this.timers.push(tick, daily);
     opts.settings.onChange((_next, changed) => {
-      if (changed.includes('usageRetentionDays' as never)) this.prune();
+      if (!this.closed && changed.includes('usageRetentionDays')) this.prune();
     });
     this.prune();
   }
@@ -221,9 +221,9 @@ export class UsageService {
   prune(now = Date.now()): number {
     const days = this.opts.settings.get().usageRetentionDays;
     const cutoff = now - days * DAY_MS;
-    const del = this.opts.db.prepare('DELETE FROM usage_log WHERE id IN (SELECT id FROM usage_log WHERE ts < ? LIMIT 5000)');
     let total = 0;
     try {
+      const del = this.opts.db.prepare('DELETE FROM usage_log WHERE id IN (SELECT id FROM usage_log WHERE ts < ? LIMIT 5000)');
       for (;;) {
         const { changes } = del.run(cutoff);
         total += changes;
