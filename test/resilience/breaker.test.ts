@@ -101,6 +101,7 @@ describe('breaker transitions', () => {
     await openCircuit('openai/m2', 'm2');
     expect((await chat(env, 'openai/m2')).status).toBe(503);
     await sleep(COOLDOWN_MS + 50);
+    expect((await breakers()).find((x) => x.provider === 'openai')).toMatchObject({ state: 'half-open', openUntil: null });
     env.mock.reset();
     script(env.mock);
     const probe = await chat(env, 'openai/m2');

@@ -147,6 +147,34 @@ describe('per-target timeout (targetTimeoutMs 500; tolerance +10 % + 50 ms)', ()
   });
 });
 
+describe('request deadline (requestDeadlineMs 1000) across attempts', () => {
+  afterEach(async () => {
+    await env.router.manage('PATCH', '/api/settings', { requestDeadlineMs: 600_000 });
+  });
+
+  it('a single target without a combo timeout is cut at the deadline: 504', async () => {
+    await env.router.manage('PATCH', '/api/settings', { requestDeadlineMs: 1000 });
+    script(env.mock, { dl: { type: 'hang' } });
+    const r = await chat(env, 'openai/dl');
+    measured.push(`deadline 1000, hanging single target: ${r.status} after ${r.ms.toFixed(0)} ms (client)`);
+    expect(r.status).toBe(504);
+    expect(r.json.error.message).toMatch(/TIMEOUT/);
+    expect(r.ms).toBeGreaterThanOrEqual(1000);
+    expect(r.ms).toBeLessThanOrEqual(1000 * 1.1 + FIXED_ALLOWANCE_MS);
+  });
+
+  it('the deadline caps the sum of attempts: the second target gets only what is left, the third none', async () => {
+    await combo(env, { name: 'fo-deadline', models: ['openai/d1', 'groq/d2', 'deepseek/d3'], targetTimeoutMs: 700 });
+    await env.router.manage('PATCH', '/api/settings', { requestDeadlineMs: 1000 });
+    script(env.mock, { d1: { type: 'hang' }, d2: { type: 'hang' } });
+    const r = await chat(env, 'fo-deadline');
+    measured.push(`deadline 1000, combo of 700 ms targets, two hanging: ${r.status} after ${r.ms.toFixed(0)} ms (client)`);
+    expect(r.status).toBe(502);
+    expect(r.ms).toBeLessThanOrEqual(1000 * 1.1 + FIXED_ALLOWANCE_MS);
+    expect(hits(env.mock, 'd3')).toHaveLength(0);
+  });
+});
+
 describe('streaming failover before the first byte', () => {
   const kinds: Array<[string, Behavior]> = [
     ['empty stream', { type: 'empty-stream' }],

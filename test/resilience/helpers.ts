@@ -30,10 +30,16 @@ export interface ChatResult {
   ms: number;
 }
 
-/** Starts mock + daemon, creates a proxy key and one connection per provider in `providers`. */
-export async function setup(options: { providers?: readonly string[]; home?: string; mock?: MockUpstream } = {}): Promise<Env> {
+/**
+ * Starts mock + daemon, creates a proxy key and one connection per provider in `providers`. With `home`
+ * the daemon restarts on an existing state folder (connections are already there); `keepHome` keeps the
+ * folder after `stop()` for such a restart.
+ */
+export async function setup(
+  options: { providers?: readonly string[]; home?: string; keepHome?: boolean; mock?: MockUpstream } = {},
+): Promise<Env> {
   const mock = options.mock ?? (await startMockUpstream());
-  const router = await startRouter(options.home ? { home: options.home } : {});
+  const router = await startRouter(options.home ? { home: options.home } : { keepHome: options.keepHome });
   const key = await router.createKey();
   const conn: Record<string, string> = {};
   if (!options.home) {

@@ -75,7 +75,7 @@ describe('combo strategies', () => {
       ],
     });
     const n = 600;
-    const { counts } = await servedCounts('s-weighted', n, 20);
+    const { counts } = await servedCounts('s-weighted', n, 50);
     const share = (k: string) => (counts[k] ?? 0) / n;
     console.log(`weighted 1:2:3 over ${n}: a=${share('a').toFixed(3)} b=${share('b').toFixed(3)} c=${share('c').toFixed(3)} (expected .167/.333/.500)`);
     expect(Math.abs(share('a') - 1 / 6)).toBeLessThan(0.06);
@@ -104,7 +104,7 @@ describe('combo strategies', () => {
   it('random: every target gets a fair share (300 requests, tolerance 9 points of 1/3)', async () => {
     await combo(env, { name: 's-random', strategy: 'random', models: ['openai/a', 'groq/b', 'deepseek/c'] });
     const n = 300;
-    const { counts } = await servedCounts('s-random', n, 20);
+    const { counts } = await servedCounts('s-random', n, 50);
     console.log(`random over ${n}: ${JSON.stringify(counts)}`);
     for (const k of ['a', 'b', 'c']) expect(Math.abs((counts[k] ?? 0) / n - 1 / 3)).toBeLessThan(0.09);
   });

@@ -14,6 +14,8 @@ export const resilienceRoutes: RouteDef[] = [
     summary: 'Circuit breakers per provider, active cooldowns and breaker settings',
     handler: ({ services }) => {
       const r = services.resilience;
+      // state() moves an open circuit whose cooldown has passed to half-open, so the list shows it as such.
+      for (const b of r.breakers.snapshot()) r.breakers.state(b.provider);
       return {
         breakers: r.breakers.snapshot().map((b) => ({ ...b, openUntil: b.state === 'open' ? new Date(b.openUntil).toISOString() : null })),
         cooldowns: r.cooldowns.list(),

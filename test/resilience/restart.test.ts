@@ -1,0 +1,78 @@
+/**
+ * Resilience state across a graceful daemon restart on the same state folder: open circuits stay open
+ * (same end time), circuits whose open period ended meanwhile come back half-open (the first request
+ * probes), live cooldowns stay, expired ones are gone.
+ */
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import { chat, content, script, settings, setup, sleep, type Env } from './helpers.js';
+
+let mock: MockUpstream;
+let env: Env | undefined;
+let home: string | undefined;
+
+afterAll(async () => {
+  await env?.stop();
+  await mock?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+describe('state survives a graceful restart', () => {
+  it('open breakers and live cooldowns are restored; expired ones are dropped', async () => {
+    mock = await startMockUpstream();
+    env = await setup({ providers: ['openai', 'groq', 'deepseek'], keepHome: true, mock });
+    home = env.router.home;
+    script(mock, {
+      down: { type: 'status', status: 500 },
+      limited: { type: 'status', status: 429, headers: { 'retry-after': '60' } },
+      brief: { type: 'status', status: 429, headers: { 'retry-after': '1' } },
+    });
+    await settings(env, { breakerFailureThreshold: 1, breakerCooldownMs: 60_000 });
+
+    // Cooldowns: deepseek/limited for 60 s, groq/brief for 1 s (expired by the time the daemon is back).
+    expect((await chat(env, 'deepseek/limited')).status).toBe(429);
+    expect((await chat(env, 'groq/brief')).status).toBe(429);
+    // Breakers: openai open for 60 s; groq open for 1 s (its open period ends during the restart).
+    expect((await chat(env, 'openai/down')).status).toBe(500);
+    // Both keys again: PATCH /api/settings currently resets the keys it does not name to their defaults.
+    await settings(env, { breakerFailureThreshold: 1, breakerCooldownMs: 1000 });
+    expect((await chat(env, 'groq/down')).status).toBe(500);
+
+    const before = (await env.router.manage('GET', '/api/resilience')).json;
+    const openaiBefore = before.breakers.find((b: any) => b.provider === 'openai');
+    expect(openaiBefore).toMatchObject({ state: 'open', consecutiveFailures: 1 });
+    expect(before.breakers.find((b: any) => b.provider === 'groq')).toMatchObject({ state: 'open' });
+    expect(before.cooldowns.map((c: any) => c.model).sort()).toEqual(['brief', 'limited']);
+
+    await env.stop();
+    env = undefined;
+    await sleep(1100);
+    env = await setup({ home, mock });
+    mock.reset();
+    script(mock);
+
+    const after = (await env.router.manage('GET', '/api/resilience')).json;
+    const openaiAfter = after.breakers.find((b: any) => b.provider === 'openai');
+    expect(openaiAfter).toMatchObject({ state: 'open', consecutiveFailures: 1, openUntil: openaiBefore.openUntil });
+    expect(after.breakers.find((b: any) => b.provider === 'groq')).toMatchObject({ state: 'half-open' });
+    expect(after.cooldowns).toEqual([expect.objectContaining({ model: 'limited', remainingSeconds: expect.any(Number) })]);
+    expect(after.cooldowns[0].remainingSeconds).toBeGreaterThan(50);
+    // The settings came back too.
+    expect(after.settings).toMatchObject({ failureThreshold: 1, cooldownMs: 1000 });
+
+    // Behavior matches: openai still refused without a call, deepseek/limited still cooling, groq probes and closes.
+    const refused = await chat(env, 'openai/down');
+    expect(refused.status).toBe(503);
+    expect(refused.json.error).toMatchObject({ code: 'provider_circuit_open', provider: 'openai' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(50);
+    const cooling = await chat(env, 'deepseek/limited');
+    expect(cooling.status).toBe(429);
+    expect(cooling.json.error).toMatchObject({ code: 'model_cooldown', model: 'deepseek/limited' });
+    expect(content(await chat(env, 'groq/down'))).toBe('served by down');
+    expect(content(await chat(env, 'groq/brief'))).toBe('served by brief');
+    expect(mock.requests.filter((r) => r.endpoint === 'openai.chat').map((r) => r.model)).toEqual(['down', 'brief']);
+    const final = (await env.router.manage('GET', '/api/resilience')).json;
+    expect(final.breakers.map((b: any) => b.provider)).toEqual(['openai']);
+  });
+});
