@@ -24,6 +24,7 @@ import { NodeStore } from './providers/nodes.js';
 import { QuotaService } from './quotas/index.js';
 import { Resilience } from './resilience/service.js';
 import { StageRegistry } from './proxy/stages.js';
+import { TokenRefresher } from './resilience/refresher.js';
 
 export interface BootOptions {
   home: string;
@@ -58,6 +59,7 @@ export function bootServices(opts: BootOptions): Services {
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);
   const syncedModels = new SyncedModels(db);
+  const providerDirectory = new ProviderDirectory(nodes, connections, syncedModels);
   const events = new EventBus((error, event) =>
     log.error('event listener failed', { event: event.event, error: error instanceof Error ? error.message : String(error) }),
   );
@@ -80,9 +82,10 @@ export function bootServices(opts: BootOptions): Services {
     connections,
     nodes,
     syncedModels,
-    providers: new ProviderDirectory(nodes, connections, syncedModels),
+    providers: providerDirectory,
     resilience: new Resilience(db, connections, settings, events, log),
     stages: new StageRegistry(),
+    tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
     events,
@@ -109,6 +112,7 @@ export function closeServices(services: Services): void {
   services.usage.close();
   services.quotas.close();
   services.resilience.close();
+  services.tokenRefresher.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
   services.events.clear();

@@ -127,6 +127,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   if (services.settings.get().allowPrivateWebhookDestinations) {
     log.warn('allowPrivateWebhookDestinations is on: webhooks may target private and loopback addresses');
   }
+  services.tokenRefresher.start();
   const flushTimer = setInterval(() => services.keys.flush(), 30_000);
   flushTimer.unref();
   stopped.then(() => clearInterval(flushTimer));

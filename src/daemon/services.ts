@@ -18,6 +18,7 @@ import type { NodeStore } from './providers/nodes.js';
 import type { QuotaService } from './quotas/index.js';
 import type { Resilience } from './resilience/service.js';
 import type { StageRegistry } from './proxy/stages.js';
+import type { TokenRefresher } from './resilience/refresher.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -40,6 +41,8 @@ export interface Services {
   resilience: Resilience;
   /** Request-shaping stages (guardrails, memory, compression, cache) the pipeline runs. */
   stages: StageRegistry;
+  /** Proactive OAuth token refresh. */
+  tokenRefresher: TokenRefresher;
   keys: KeyStore;
   /** Per-key daily request and token limits, relay per-minute limits, model scopes (in memory, written behind). */
   quotas: QuotaService;

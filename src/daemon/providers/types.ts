@@ -42,6 +42,17 @@ export interface ProviderDef {
   supportsTools?: boolean;
   /** Static model list, replaced in the catalog by synced models when those exist. */
   models: ModelInfo[];
+  /** How to refresh an OAuth access token (public client of the provider's own CLI). */
+  oauth?: OAuthRefreshConfig;
+}
+
+/** An OAuth 2.0 refresh-token grant: the token endpoint and the public client id to send. */
+export interface OAuthRefreshConfig {
+  tokenUrl: string;
+  clientId: string;
+  /** Body encoding the endpoint expects. */
+  body: 'json' | 'form';
+  scope?: string;
 }
 
 /** Bearer-token auth from an API key or an OAuth access token. */

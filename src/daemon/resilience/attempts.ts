@@ -3,6 +3,7 @@ import type { Plan } from '../proxy/plan.js';
 import type { Target } from '../proxy/target.js';
 import type { AttemptError } from '../proxy/upstream-error.js';
 import { fetchUpstreamModels } from '../providers/sync.js';
+import { canRefresh, refreshConnection } from '../providers/oauth.js';
 import { allUnavailableError } from '../routing/errors.js';
 import { classifyFailure } from '../routing/provider-error.js';
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
@@ -28,7 +29,8 @@ export function attemptSucceeded(services: Services, plan: Plan, target: Target,
     combo: plan.combo.name,
     from: previous ?? null,
     to: target.publicModel,
-    reason: index > 0 ? 'failover' : 'strategy',
+    // Failover after a failed attempt; a first choice left out for an open circuit or a cooldown; else the strategy.
+    reason: index > 0 ? 'failover' : (plan.leadSkipped ?? 'strategy'),
   });
 }
 
@@ -71,6 +73,15 @@ export async function confirmAuthFailure(services: Services, target: Target): Pr
   const conn = services.connections.get(target.connectionId!);
   if (!conn || !conn.isActive) return;
   if (JSON.stringify(conn.credential) !== JSON.stringify(target.credential)) return;
+  // OAuth first: a refreshed token is recovery, the connection stays active.
+  if (canRefresh(target.provider, conn)) {
+    try {
+      await refreshConnection(target.provider, conn, services.connections);
+      return;
+    } catch (err) {
+      services.log.warn('token refresh after an auth failure failed', { connection: conn.id, error: (err as Error).message });
+    }
+  }
   try {
     await fetchUpstreamModels(target.provider, conn);
     return;

@@ -37,5 +37,7 @@ export const claudeCode: ProviderDef = {
   authHeaders: (cred: Credential): Record<string, string> => (cred.accessToken ? { authorization: `Bearer ${cred.accessToken}` } : {}),
   headers: { 'anthropic-version': ANTHROPIC_VERSION, 'anthropic-beta': 'oauth-2025-04-20' },
   endpoints: {},
+  // The public client id of the Claude Code CLI; its tokens are refreshed at the console token endpoint.
+  oauth: { tokenUrl: 'https://console.anthropic.com/v1/oauth/token', clientId: '9d1c250a-e61b-44d9-88ed-5944d1962f5e', body: 'json' },
   models: MODELS,
 };

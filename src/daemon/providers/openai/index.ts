@@ -37,6 +37,8 @@ export const codex: ProviderDef = {
   authKinds: ['oauth'],
   authHeaders: bearer,
   endpoints: { responses: true },
+  // The public client id of the Codex CLI (ChatGPT login).
+  oauth: { tokenUrl: 'https://auth.openai.com/oauth/token', clientId: 'app_EMoamEEZ73f0CkXaXp7hrann', body: 'json', scope: 'openid profile email' },
   models: [
     { id: 'gpt-5', contextLength: 400_000 },
     { id: 'gpt-5-codex', contextLength: 400_000 },
