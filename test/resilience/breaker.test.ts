@@ -227,4 +227,23 @@ describe('events reach a webhook receiver', () => {
     expect(one.headers['x-webhook-event']).toBe(one.event);
     expect(String(one.headers['x-webhook-signature'])).toMatch(/^sha256=[0-9a-f]{64}$/);
   });
+  it('combo.switched names an open circuit or a cooldown when the first choice was left out for it', async () => {
+    await combo(env, { name: 'br-why', models: ['deepseek/w1', 'groq/w2'] });
+    await combo(env, { name: 'br-why2', models: ['openai/w3', 'groq/w4'] });
+    expect(content(await chat(env, 'br-why'))).toBe('served by w1');
+    expect(content(await chat(env, 'br-why2'))).toBe('served by w3');
+    await openCircuit('deepseek/w1', 'w1');
+    script(env.mock, { w3: { type: 'status', status: 429, headers: { 'retry-after': '30' } } });
+    expect((await chat(env, 'openai/w3')).status).toBe(429);
+    expect(content(await chat(env, 'br-why'))).toBe('served by w2');
+    expect(content(await chat(env, 'br-why2'))).toBe('served by w4');
+    await until(() => rx.events.filter((e) => e.event === 'combo.switched').length >= 4);
+    const switched = rx.events.filter((e) => e.event === 'combo.switched').map((e) => e.data);
+    expect(switched).toEqual([
+      { combo: 'br-why', from: null, to: 'deepseek/w1', reason: 'strategy' },
+      { combo: 'br-why2', from: null, to: 'openai/w3', reason: 'strategy' },
+      { combo: 'br-why', from: 'deepseek/w1', to: 'groq/w2', reason: 'circuit_open' },
+      { combo: 'br-why2', from: 'openai/w3', to: 'groq/w4', reason: 'cooldown' },
+    ]);
+  });
 });

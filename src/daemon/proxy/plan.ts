@@ -20,11 +20,20 @@ export interface Plan {
   targets: Target[];
   /** When no target is left: the error explaining why (all cooling down, circuit open). */
   unavailable?: RouterError;
+  /** Why the strategy's first choice was left out, when it was (the `combo.switched` reason). */
+  leadSkipped?: 'circuit_open' | 'cooldown';
 }
 
 interface Collect {
   targets: Target[];
   skipped: RouterError[];
+  /** The first error skipped before any target was collected. */
+  lead?: RouterError;
+}
+
+function skip(acc: Collect, err: RouterError): void {
+  acc.skipped.push(err);
+  if (acc.targets.length === 0) acc.lead ??= err;
 }
 
 /**
@@ -43,6 +52,8 @@ export function planTargets(services: Services, model: unknown, sessionKey?: str
   const plan: Plan = { targets: acc.targets };
   if (combo) plan.combo = { id: combo.id, name: combo.name, targetTimeoutMs: combo.targetTimeoutMs ?? null };
   if (acc.targets.length === 0) plan.unavailable = acc.skipped[0] ?? new RouterError(503, `No target of '${model}' is usable.`);
+  if (acc.lead?.code === 'provider_circuit_open') plan.leadSkipped = 'circuit_open';
+  else if (acc.lead?.code === 'model_cooldown') plan.leadSkipped = 'cooldown';
   return plan;
 }
 
@@ -72,7 +83,7 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
         providerTargets(services, entry.model, acc, sessionKey);
       } catch (err) {
         // A combo entry whose provider has no usable connection is skipped, not fatal to the combo.
-        if (err instanceof RouterError) acc.skipped.push(err);
+        if (err instanceof RouterError) skip(acc, err);
         else throw err;
       }
     }
@@ -99,7 +110,7 @@ function providerTargets(services: Services, model: string, acc: Collect, sessio
   // peek, not check: a half-open provider's probe slot is taken only when runChat actually calls it.
   const breaker = r.breakers.peek(split.def.id);
   if (!breaker.allowed) {
-    acc.skipped.push(circuitOpenError(split.def.id, breaker.retryAfterSeconds));
+    skip(acc, circuitOpenError(split.def.id, breaker.retryAfterSeconds));
     return;
   }
   if (all.length === 1 && all[0]!.connectionId === undefined) {
@@ -111,7 +122,7 @@ function providerTargets(services: Services, model: string, acc: Collect, sessio
   const usable = order.map((c) => byId.get(c.id)).filter((t): t is Target => t !== undefined);
   if (usable.length === 0) {
     const reset = r.cooldowns.earliestReset(split.model, byId.keys());
-    acc.skipped.push(modelCooldownError(model, Math.max(1, reset)));
+    skip(acc, modelCooldownError(model, Math.max(1, reset)));
     return;
   }
   acc.targets.push(...usable);
