@@ -201,6 +201,47 @@ describe('streaming failover before the first byte', () => {
   }
 });
 
+describe('translated streams (Anthropic Messages client, OpenAI-format upstreams)', () => {
+  async function messages(model: string): Promise<{ status: number; raw: string; events: Array<{ event: string; data: any }> }> {
+    const res = await fetch(`${env.router.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': env.key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const raw = await res.text();
+    const events = raw
+      .split(/\n\n/)
+      .filter((b) => b.trim())
+      .map((b) => ({
+        event: /^event: (.*)$/m.exec(b)?.[1] ?? '',
+        data: JSON.parse(/^data: (.*)$/m.exec(b)?.[1] ?? 'null'),
+      }));
+    return { status: res.status, raw, events };
+  }
+  const text = (events: Array<{ event: string; data: any }>) =>
+    events.filter((e) => e.event === 'content_block_delta').map((e) => e.data.delta.text).join('');
+
+  it('a content-filtered first target fails over; the client sees one message from the second', async () => {
+    script(env.mock, { a: { type: 'content-filter' } });
+    const s = await messages('fo');
+    expect(s.status).toBe(200);
+    expect(text(s.events)).toBe('served by b');
+    expect(s.events.filter((e) => e.event === 'message_start')).toHaveLength(1);
+    expect(s.events.filter((e) => e.event === 'message_stop')).toHaveLength(1);
+    expect(s.events.filter((e) => e.event === 'error')).toEqual([]);
+  });
+
+  it('a drop after content ends with one Anthropic error event and no switch', async () => {
+    script(env.mock, { a: { type: 'drop-mid-stream', afterChunks: 3 } });
+    const s = await messages('fo');
+    expect(s.status).toBe(200);
+    expect(text(s.events).length).toBeGreaterThan(0);
+    expect(s.events.filter((e) => e.event === 'error')).toHaveLength(1);
+    expect(s.events.at(-1)!.event).toBe('error');
+    expect(hits(env.mock, 'b')).toHaveLength(0);
+  });
+});
+
 describe('after the first byte: no silent switch', () => {
   it('a mid-stream drop ends the stream with one error event; the next target is not tried', async () => {
     script(env.mock, { a: { type: 'drop-mid-stream', afterChunks: 3, then: { type: 'text', text: 'one two three four five six', chunks: 6 } } });

@@ -62,6 +62,18 @@ describe('combo strategies', () => {
     expect(order).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
   });
 
+  it('least-used under a burst: 30 requests planned before any reply still spread evenly', async () => {
+    await combo(env, { name: 's-least-burst', strategy: 'least-used', models: ['openai/a', 'groq/b', 'deepseek/c'] });
+    env.mock.reset();
+    script(env.mock, {
+      a: { type: 'delay', ms: 1500, then: { type: 'text', text: 'served by a' } },
+      b: { type: 'delay', ms: 1500, then: { type: 'text', text: 'served by b' } },
+      c: { type: 'delay', ms: 1500, then: { type: 'text', text: 'served by c' } },
+    });
+    const { counts } = await servedCounts('s-least-burst', 30, 30);
+    expect(counts).toEqual({ a: 10, b: 10, c: 10 });
+  });
+
   // 600 draws with weights 1:2:3; the share of each target must be within 6 percentage points of
   // weight/sum (about 3.3 standard deviations for the middle weight: flakiness below 0.1 %).
   it('weighted: the primary is drawn with probability weight/sum (600 requests, tolerance 6 points)', async () => {

@@ -75,6 +75,7 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
     latencyOf: (id) => r.latency.ewma(id),
     costOf: (m) => comboEntryCost(services, m),
   });
+  let counted = false;
   for (const entry of ordered) {
     const before = acc.targets.length;
     if (services.combos.byName(entry.model)) expandCombo(services, entry.model, acc, sessionKey, depth + 1, seen);
@@ -88,6 +89,12 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
       }
     }
     for (const t of acc.targets.slice(before)) t.comboEntry = entry.id;
+    // `least-used` counts requests routed to each entry as this level's first choice, here at planning
+    // time: counted on completion, a burst planned before any reply would all pick the same entry.
+    if (!counted && acc.targets.length > before) {
+      counted = true;
+      r.comboUsage.set(entry.id, (r.comboUsage.get(entry.id) ?? 0) + 1);
+    }
   }
 }
 

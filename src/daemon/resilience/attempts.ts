@@ -21,7 +21,6 @@ export function attemptSucceeded(services: Services, plan: Plan, target: Target,
   const latencyKey = target.comboEntry ?? target.publicModel;
   r.latency.record(latencyKey, ms);
   if (!plan.combo) return;
-  if (target.comboEntry) r.comboUsage.set(target.comboEntry, (r.comboUsage.get(target.comboEntry) ?? 0) + 1);
   const previous = r.comboPrimary.get(plan.combo.id);
   if (previous === target.publicModel) return;
   r.comboPrimary.set(plan.combo.id, target.publicModel);

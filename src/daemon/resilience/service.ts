@@ -25,7 +25,7 @@ export class Resilience {
   readonly accounts: AccountSelector<{ id: string; priority: number; active: boolean }>;
   readonly latency = new LatencyTracker();
   readonly comboStates = new Map<string, ComboState>();
-  /** Requests sent per combo target, for `least-used`. */
+  /** Requests planned with each combo entry as its level's first choice, for `least-used` (counted in planning). */
   readonly comboUsage = new Map<string, number>();
   /** Last target that served each combo, for `combo.switched`. */
   readonly comboPrimary = new Map<string, string>();
