@@ -15,7 +15,8 @@ CREATE TABLE memories (
   tokens        INTEGER NOT NULL DEFAULT 0,        -- gpt-tokenizer count of content
   hit_count     INTEGER NOT NULL DEFAULT 0,        -- times returned by a real (non-preview) retrieval
   last_hit_at   TEXT,
-  embedding_sig TEXT,                              -- signature of the stored vector; NULL = none stored
+  embedding_sig TEXT,                              -- signature of the embedded (vec0) vector; NULL = none
+  external_sig  TEXT,                              -- signature of the point in the external store; NULL = none
   archived      INTEGER NOT NULL DEFAULT 0,        -- 1 = folded into a summary; not retrieved, still listed
   created_at    TEXT NOT NULL,
   updated_at    TEXT NOT NULL
@@ -63,6 +64,6 @@ CREATE TABLE memory_key_settings (
   inject_max_tokens INTEGER NOT NULL DEFAULT 1000,
   inject_limit     INTEGER NOT NULL DEFAULT 10,
   strategy         TEXT NOT NULL DEFAULT 'hybrid' CHECK (strategy IN ('exact', 'semantic', 'hybrid')),
-  scope            TEXT NOT NULL DEFAULT 'key' CHECK (scope IN ('key', 'global', 'both')),
+  scope            TEXT NOT NULL DEFAULT 'both' CHECK (scope IN ('key', 'global', 'both')),
   updated_at       TEXT NOT NULL
 );

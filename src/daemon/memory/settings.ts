@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import type { Db } from '../store/db.js';
+import { EMBEDDING_SOURCES, STRATEGIES } from './types.js';
+
+/**
+ * A strict all-optional copy of an object schema with its defaults removed: zod 4's `.partial()` keeps
+ * `.default()`, which would turn a one-field patch into a reset of every other field.
+ */
+function patchOf<S extends z.ZodRawShape>(schema: z.ZodObject<S>) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, f] of Object.entries(schema.shape)) {
+    const field = f as z.ZodType;
+    shape[k] = (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field).optional();
+  }
+  return z.object(shape).strict() as unknown as z.ZodType<Partial<z.infer<z.ZodObject<S>>>>;
+}
+
+const modelId = z
+  .string()
+  .trim()
+  .min(3)
+  .max(512)
+  .regex(/^[^/\s]+\/\S+$/, 'expected <provider>/<model>');
+const folder = z.string().trim().min(1).max(4096);
+
+/**
+ * Engine settings (GET/PUT /api/memory/settings). One JSON document in `memory_settings`; a stored value
+ * that no longer validates falls back to the defaults field by field.
+ */
+export const memorySettingsSchema = z.object({
+  /** Embedding sources tried in this order; the first available one is used. Empty = keyword only. */
+  embeddingOrder: z
+    .array(z.enum(EMBEDDING_SOURCES))
+    .max(3)
+    .refine((a) => new Set(a).size === a.length, 'sources must not repeat')
+    .default(['remote', 'static', 'transformers']),
+  /** `remote` source: an embeddings model of a configured provider, e.g. `openai/text-embedding-3-small`. */
+  remoteModel: modelId.nullable().default(null),
+  /** Optional `dimensions` asked of the remote model (OpenAI text-embedding-3 supports it). */
+  remoteDimensions: z.number().int().min(1).max(8192).nullable().default(null),
+  /** `static` source: folder of a static embedding model (vocab.txt + embeddings.f32 + config.json, or model2vec). */
+  staticModelPath: folder.nullable().default(null),
+  /** `transformers` source: folder of an ONNX sentence-embedding model (needs @huggingface/transformers). */
+  transformersModelPath: folder.nullable().default(null),
+  /** Entries of the in-memory LRU of embeddings (query and document texts). 0 disables it. */
+  embeddingCacheSize: z.number().int().min(0).max(100_000).default(2000),
+  /** Vector hits below this cosine similarity are dropped (nearest neighbours always exist). */
+  minSimilarity: z.number().min(-1).max(1).default(0.2),
+  /** Background reindex after a signature change or a failed embedding. */
+  autoReindex: z.boolean().default(true),
+  /** External vector store (Qdrant REST API) base URL, e.g. `http://127.0.0.1:6333`; null = embedded only. */
+  qdrantUrl: z.string().trim().url().max(2000).nullable().default(null),
+  qdrantCollection: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,128}$/, 'letters, digits, _ and - only')
+    .default('router_memories'),
+  /** Sent as `api-key`; replies mask it. */
+  qdrantApiKey: z.string().max(500).nullable().default(null),
+  qdrantTimeoutMs: z.number().int().min(100).max(60_000).default(2000),
+  /** Rerank model of a configured provider (`/rerank`, Cohere/Jina shape); null = no rerank. */
+  rerankModel: modelId.nullable().default(null),
+  /** How many fused candidates are sent to the reranker. */
+  rerankCandidates: z.number().int().min(2).max(200).default(40),
+  /** Model that summarizes old episodic memories (POST /api/memory/summarize); null = summarization off. */
+  summarizationModel: modelId.nullable().default(null),
+  /** Episodic memories older than this are summarized. */
+  summarizeOlderThanDays: z.number().int().min(0).max(3650).default(7),
+  /** Run summarization by itself every 6 hours (needs summarizationModel). */
+  autoSummarize: z.boolean().default(false),
+  /** Model that extracts memories from conversations; null = built-in heuristic extraction. */
+  extractionModel: modelId.nullable().default(null),
+  /** Extraction also records each exchange as an episodic memory (summarized later). */
+  extractEpisodes: z.boolean().default(true),
+  /** Default strategy of injection when a key's settings name none. */
+  defaultStrategy: z.enum(STRATEGIES).default('hybrid'),
+});
+
+export type MemorySettings = z.infer<typeof memorySettingsSchema>;
+export const memorySettingsPatch = patchOf(memorySettingsSchema);
+export type MemorySettingsPatch = Partial<MemorySettings>;
+
+/** Settings as replies show them: the Qdrant API key masked. */
+export function publicMemorySettings(s: MemorySettings): MemorySettings {
+  return { ...s, qdrantApiKey: s.qdrantApiKey ? `${s.qdrantApiKey.slice(0, 4)}...` : null };
+}
+
+export function loadMemorySettings(db: Db): MemorySettings {
+  const row = db.prepare('SELECT value FROM memory_settings WHERE id = 1').get() as { value: string } | undefined;
+  const stored = row ? (JSON.parse(row.value) as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(memorySettingsSchema.shape)) {
+    const parsed = (field as z.ZodType).safeParse(stored[key]);
+    out[key] = parsed.success ? parsed.data : (field as z.ZodType).parse(undefined);
+  }
+  return out as MemorySettings;
+}
+
+export function saveMemorySettings(db: Db, s: MemorySettings): void {
+  db.prepare(
+    'INSERT INTO memory_settings (id, value, updated_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+  ).run(JSON.stringify(s), new Date().toISOString());
+}
+
+/** Per-API-key use of memory in conversations (GET/PUT /api/memory/keys/:keyId/settings). */
+export const keySettingsSchema = z.object({
+  /** Inject relevant memories as a leading system block into chat/messages/responses requests. */
+  inject: z.boolean().default(false),
+  /** Extract new memories from conversations (after the reply, in the background). */
+  extract: z.boolean().default(false),
+  /** Token budget of the injected memories. */
+  injectMaxTokens: z.number().int().min(1).max(16_000).default(1000),
+  /** Most memories injected. */
+  injectLimit: z.number().int().min(1).max(100).default(10),
+  strategy: z.enum(STRATEGIES).default('hybrid'),
+  /** Which pools injection searches: the key's own, the global pool, or both. */
+  scope: z.enum(['key', 'global', 'both']).default('both'),
+});
+export type KeySettings = z.infer<typeof keySettingsSchema>;
+export const keySettingsPatch = patchOf(keySettingsSchema);
+
+interface KeyRow {
+  api_key_id: string;
+  inject: number;
+  extract: number;
+  inject_max_tokens: number;
+  inject_limit: number;
+  strategy: KeySettings['strategy'];
+  scope: KeySettings['scope'];
+}
+
+/** Per-key settings, cached in memory (the request path reads them on every call). */
+export class KeySettingsStore {
+  private readonly byKey = new Map<string, KeySettings>();
+
+  constructor(private readonly db: Db) {
+    for (const r of db.prepare('SELECT * FROM memory_key_settings').all() as KeyRow[]) this.byKey.set(r.api_key_id, fromRow(r));
+  }
+
+  /** The stored settings, or the defaults. */
+  get(apiKeyId: string): KeySettings {
+    return this.byKey.get(apiKeyId) ?? keySettingsSchema.parse({});
+  }
+
+  /** Stored settings only (undefined = defaults, i.e. memory off for this key). */
+  peek(apiKeyId: string): KeySettings | undefined {
+    return this.byKey.get(apiKeyId);
+  }
+
+  set(apiKeyId: string, s: KeySettings): KeySettings {
+    this.db
+      .prepare(
+        `INSERT INTO memory_key_settings (api_key_id, inject, extract, inject_max_tokens, inject_limit, strategy, scope, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(api_key_id) DO UPDATE SET inject = excluded.inject, extract = excluded.extract,
+           inject_max_tokens = excluded.inject_max_tokens, inject_limit = excluded.inject_limit,
+           strategy = excluded.strategy, scope = excluded.scope, updated_at = excluded.updated_at`,
+      )
+      .run(apiKeyId, s.inject ? 1 : 0, s.extract ? 1 : 0, s.injectMaxTokens, s.injectLimit, s.strategy, s.scope, new Date().toISOString());
+    this.byKey.set(apiKeyId, s);
+    return s;
+  }
+
+  /** Forgets a deleted key (the row goes with the key through ON DELETE CASCADE). */
+  forget(apiKeyId: string): void {
+    this.byKey.delete(apiKeyId);
+  }
+}
+
+function fromRow(r: KeyRow): KeySettings {
+  return {
+    inject: r.inject === 1,
+    extract: r.extract === 1,
+    injectMaxTokens: r.inject_max_tokens,
+    injectLimit: r.inject_limit,
+    strategy: r.strategy,
+    scope: r.scope,
+  };
+}
