@@ -45,6 +45,16 @@ describe('account strategies', () => {
     expect(accounts('l')).toEqual(['one', 'two', 'one', 'two', 'one', 'two']);
   });
 
+  it('least-used under a burst: 20 requests planned before any reply split evenly', async () => {
+    await settings(env, { accountStrategy: 'least-used' });
+    script(env.mock, { lb: { type: 'delay', ms: 1500 } });
+    const rs = await Promise.all(Array.from({ length: 20 }, () => chat(env, 'openai/lb')));
+    expect(rs.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const seen = accounts('lb');
+    expect(seen.filter((a) => a === 'one')).toHaveLength(10);
+    expect(seen.filter((a) => a === 'two')).toHaveLength(10);
+  });
+
   it('fill-first: the highest-priority account takes every request', async () => {
     for (let i = 0; i < 4; i++) expect((await chat(env, 'openai/f')).status).toBe(200);
     expect(accounts('f')).toEqual(['one', 'one', 'one', 'one']);
@@ -56,6 +66,36 @@ describe('account strategies', () => {
     const seen = accounts('r');
     expect(seen.filter((a) => a === 'one')).toHaveLength(3);
     for (let i = 1; i < seen.length; i++) expect(seen[i]).not.toBe(seen[i - 1]);
+  });
+});
+
+describe('session affinity', () => {
+  it('X-Router-Session keeps a session on the account that served it; it moves when that account cools', async () => {
+    await settings(env, { accountStrategy: 'round-robin' });
+    const send = (session: string) =>
+      fetch(`${env.router.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json', 'x-router-session': session },
+        body: JSON.stringify({ model: 'openai/sa', messages: [{ role: 'user', content: session }] }),
+      }).then((r) => r.status);
+    for (let i = 0; i < 3; i++) {
+      expect(await send('s1')).toBe(200);
+      expect(await send('s2')).toBe(200);
+    }
+    const bySession = (tag: string) => env.mock.requests.filter((r) => r.model === 'sa' && r.json.messages[0].content === tag).map(account);
+    const s1 = bySession('s1');
+    expect(new Set(s1).size).toBe(1);
+    expect(new Set(bySession('s2')).size).toBe(1);
+    // s1's account rate-limits: s1 fails over and stays on the other account afterwards.
+    const sticky = s1[0]!;
+    script(env.mock, { sa: perAccount(sticky === 'one' ? { type: 'status', status: 429, headers: { 'retry-after': '30' } } : undefined, sticky === 'two' ? { type: 'status', status: 429, headers: { 'retry-after': '30' } } : undefined) });
+    expect(await send('s1')).toBe(200);
+    await env.router.manage('DELETE', '/api/resilience/model-cooldowns');
+    env.mock.reset();
+    script(env.mock);
+    expect(await send('s1')).toBe(200);
+    expect(await send('s1')).toBe(200);
+    expect(bySession('s1').every((a) => a !== sticky)).toBe(true);
   });
 });
 

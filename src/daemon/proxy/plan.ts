@@ -52,6 +52,10 @@ export function planTargets(services: Services, model: unknown, sessionKey?: str
   const plan: Plan = { targets: acc.targets };
   if (combo) plan.combo = { id: combo.id, name: combo.name, targetTimeoutMs: combo.targetTimeoutMs ?? null };
   if (acc.targets.length === 0) plan.unavailable = acc.skipped[0] ?? new RouterError(503, `No target of '${model}' is usable.`);
+  // Account `least-used` counts the account a request is planned to go to first (not replies, which
+  // arrive too late for a burst planned together).
+  const first = acc.targets[0];
+  if (first?.connectionId) services.resilience.accounts.countUse(first.provider.id, first.connectionId);
   if (acc.lead?.code === 'provider_circuit_open') plan.leadSkipped = 'circuit_open';
   else if (acc.lead?.code === 'model_cooldown') plan.leadSkipped = 'cooldown';
   return plan;

@@ -16,7 +16,8 @@ export function attemptSucceeded(services: Services, plan: Plan, target: Target,
   if (target.connectionId) {
     if (r.cooldowns.isCooling(target.connectionId, target.model)) r.touch();
     r.cooldowns.clear(target.connectionId, target.model);
-    r.accounts.recordUse(target.provider.id, target.connectionId, sessionKey);
+    // The use was counted when the request was planned; here the session binds to the account that served.
+    if (sessionKey !== undefined) r.accounts.bindSession(target.provider.id, sessionKey, target.connectionId);
   }
   const latencyKey = target.comboEntry ?? target.publicModel;
   r.latency.record(latencyKey, ms);

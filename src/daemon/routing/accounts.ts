@@ -99,6 +99,20 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
     if (sessionKey !== undefined) this.affinity?.bind(provider, sessionKey, connectionId);
   }
 
+  /** Counts a request for `least-used` only (the router counts when it plans, so bursts spread). */
+  countUse(provider: string, connectionId: string): void {
+    const pool = this.pools.get(provider);
+    if (!pool || !pool.ids.has(connectionId)) return;
+    pool.usage.set(connectionId, (pool.usage.get(connectionId) ?? 0) + 1);
+  }
+
+  /** Binds a session to the connection that served it, without counting a use. */
+  bindSession(provider: string, sessionKey: string, connectionId: string): void {
+    const pool = this.pools.get(provider);
+    if (!pool || !pool.ids.has(connectionId)) return;
+    this.affinity?.bind(provider, sessionKey, connectionId);
+  }
+
   /** Requests recorded for a connection (as adjusted when it joined). */
   usageOf(provider: string, connectionId: string): number {
     return this.pools.get(provider)?.usage.get(connectionId) ?? 0;
