@@ -25,6 +25,7 @@ import { QuotaService } from './quotas/index.js';
 import { Resilience } from './resilience/service.js';
 import { StageRegistry } from './proxy/stages.js';
 import { TokenRefresher } from './resilience/refresher.js';
+import { MemoryService } from './memory/service.js';
 
 export interface BootOptions {
   home: string;
@@ -67,7 +68,7 @@ export function bootServices(opts: BootOptions): Services {
   webhooks.attach(events);
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
-  return {
+  const services: Services = {
     db,
     paths,
     version: VERSION,
@@ -88,6 +89,7 @@ export function bootServices(opts: BootOptions): Services {
     tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
+    memory: new MemoryService(db, log),
     events,
     webhooks,
     usage,
@@ -97,6 +99,9 @@ export function bootServices(opts: BootOptions): Services {
     routeTable: ROUTES,
     requestShutdown: opts.requestShutdown ?? (() => {}),
   };
+  // The memory engine needs the finished services (provider directory, stage registry): started last.
+  services.memory.start(services);
+  return services;
 }
 
 /** Builds the h3 app for a set of services. */
@@ -112,6 +117,7 @@ export function closeServices(services: Services): void {
   services.usage.close();
   services.quotas.close();
   services.resilience.close();
+  services.memory.close();
   services.tokenRefresher.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();

@@ -11,9 +11,10 @@ import { webhookRoutes } from './webhooks/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { liveRoutes } from './live/routes.js';
 import { quotaRoutes } from './quotas/routes.js';
+import { memoryRoutes } from './memory/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...proxyRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...proxyRoutes, ...memoryRoutes];

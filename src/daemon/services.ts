@@ -18,6 +18,7 @@ import type { NodeStore } from './providers/nodes.js';
 import type { QuotaService } from './quotas/index.js';
 import type { Resilience } from './resilience/service.js';
 import type { StageRegistry } from './proxy/stages.js';
+import type { MemoryService } from './memory/service.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
@@ -41,6 +42,8 @@ export interface Services {
   resilience: Resilience;
   /** Request-shaping stages (guardrails, memory, compression, cache) the pipeline runs. */
   stages: StageRegistry;
+  /** Memory engine: entries, FTS5 + sqlite-vec retrieval, embedding sources, injection/extraction stage. */
+  memory: MemoryService;
   /** Proactive OAuth token refresh. */
   tokenRefresher: TokenRefresher;
   keys: KeyStore;
