@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { RouterError } from '../http/errors.js';
+import { noContent, route, type RouteDef } from '../http/routes.js';
+import type { Services } from '../services.js';
+import { DESCRIPTIONS, guardrailConfigSchema, guardrailOverrideSchema, type GuardrailConfig } from './config.js';
+import { guardrailBlocked } from './errors.js';
+import { firstBlock, maskSample } from './policy.js';
+import { GUARDRAIL_NAMES, type Finding } from './types.js';
+
+const testBody = z
+  .object({
+    text: z.string().max(1_000_000),
+    direction: z.enum(['request', 'response']).default('request'),
+    keyId: z.string().max(100).optional(),
+  })
+  .strict();
+
+function keyOr404(services: Services, keyId: string | undefined): string | undefined {
+  if (keyId === undefined) return undefined;
+  if (!services.keys.get(keyId)) throw new RouterError(404, 'API key not found.');
+  return keyId;
+}
+
+/** The guardrails as a list: name, what it does, mode, where it applies, its other settings. */
+function listGuardrails(config: GuardrailConfig) {
+  return GUARDRAIL_NAMES.map((name) => {
+    const { mode, ...settings } = config[name] as { mode: string; applyTo?: string } & Record<string, unknown>;
+    const { applyTo = 'request', ...rest } = settings;
+    return { name, description: DESCRIPTIONS[name], mode, applyTo, settings: rest };
+  });
+}
+
+function findingView(f: Finding, text: string) {
+  return {
+    guardrail: f.guardrail,
+    kind: f.kind,
+    action: f.action,
+    span: { start: f.start, end: f.end },
+    sample: f.guardrail === 'maxInputSize' ? null : maskSample(text.slice(f.start, f.end)),
+    ...(f.score !== undefined ? { score: f.score } : {}),
+  };
+}
+
+/** Guardrails: list and configure (globally and per API key), and try a text against them. */
+export const guardrailRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/guardrails',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: 'Lists guardrails with their modes and settings, the global configuration and the per-key overrides',
+    handler: ({ services }) => ({
+      guardrails: listGuardrails(services.guardrails.get()),
+      config: services.guardrails.get(),
+      keyOverrides: services.guardrails.overridesList(),
+    }),
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/guardrails',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: 'Replaces the global guardrail configuration (omitted guardrails and fields take their defaults)',
+    body: guardrailConfigSchema,
+    handler: ({ services, body }) => ({ guardrails: listGuardrails(services.guardrails.set(body)), config: services.guardrails.get() }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/guardrails',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: 'Changes the given fields of the global guardrail configuration',
+    body: guardrailOverrideSchema,
+    handler: ({ services, body }) => ({ guardrails: listGuardrails(services.guardrails.patch(body)), config: services.guardrails.get() }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/guardrails/keys/:keyId',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: "An API key's guardrail override and the effective configuration for its requests",
+    handler: ({ services, params }) => {
+      const keyId = keyOr404(services, params.keyId)!;
+      return { keyId, override: services.guardrails.override(keyId) ?? {}, effective: services.guardrails.effective(keyId) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/guardrails/keys/:keyId',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: "Replaces an API key's guardrail override (a partial configuration laid over the global one; {} removes it)",
+    body: guardrailOverrideSchema,
+    handler: ({ services, params, body }) => {
+      const keyId = keyOr404(services, params.keyId)!;
+      services.guardrails.setOverride(keyId, body);
+      return { keyId, override: services.guardrails.override(keyId) ?? {}, effective: services.guardrails.effective(keyId) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/guardrails/keys/:keyId',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: "Removes an API key's guardrail override",
+    status: 204,
+    handler: ({ services, params }) => {
+      services.guardrails.deleteOverride(keyOr404(services, params.keyId)!);
+      return noContent();
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/guardrails/test',
+    tier: 'management',
+    tag: 'guardrails',
+    summary: 'Runs a text through the configured guardrails (global, or as a given key sees them) and returns findings and the transformed text',
+    body: testBody,
+    handler: ({ services, body }) => {
+      const keyId = keyOr404(services, body.keyId);
+      const policy = services.guardrails.policyFor(keyId);
+      const source = body.direction === 'request' ? 'user' : 'assistant';
+      const applied = policy.apply(body.text, source, body.direction);
+      const size = body.direction === 'request' ? policy.sizeFinding(body.text.length) : undefined;
+      const findings = size ? [size, ...applied.findings] : applied.findings;
+      const block = firstBlock(findings);
+      return {
+        direction: body.direction,
+        keyId: keyId ?? null,
+        blocked: block ? { guardrail: block.guardrail, kind: block.kind, message: guardrailBlocked(block, body.direction).message } : null,
+        findings: findings.map((f) => findingView(f, body.text)),
+        text: applied.text,
+      };
+    },
+  }),
+];
