@@ -74,9 +74,9 @@ describe('combo strategies', () => {
     expect(counts).toEqual({ a: 10, b: 10, c: 10 });
   });
 
-  // 600 draws with weights 1:2:3; the share of each target must be within 6 percentage points of
-  // weight/sum (about 3.3 standard deviations for the middle weight: flakiness below 0.1 %).
-  it('weighted: the primary is drawn with probability weight/sum (600 requests, tolerance 6 points)', async () => {
+  // 450 draws with weights 1:2:3; the share of each target must be within 7.5 percentage points of
+  // weight/sum: at least 3.2 standard deviations for every target (false alarm about 0.2 %).
+  it('weighted: the primary is drawn with probability weight/sum (450 requests, tolerance 7.5 points)', async () => {
     await combo(env, {
       name: 's-weighted',
       strategy: 'weighted',
@@ -86,13 +86,13 @@ describe('combo strategies', () => {
         { model: 'deepseek/c', weight: 3 },
       ],
     });
-    const n = 600;
+    const n = 450;
     const { counts } = await servedCounts('s-weighted', n, 50);
     const share = (k: string) => (counts[k] ?? 0) / n;
     console.log(`weighted 1:2:3 over ${n}: a=${share('a').toFixed(3)} b=${share('b').toFixed(3)} c=${share('c').toFixed(3)} (expected .167/.333/.500)`);
-    expect(Math.abs(share('a') - 1 / 6)).toBeLessThan(0.06);
-    expect(Math.abs(share('b') - 2 / 6)).toBeLessThan(0.06);
-    expect(Math.abs(share('c') - 3 / 6)).toBeLessThan(0.06);
+    expect(Math.abs(share('a') - 1 / 6)).toBeLessThan(0.075);
+    expect(Math.abs(share('b') - 2 / 6)).toBeLessThan(0.075);
+    expect(Math.abs(share('c') - 3 / 6)).toBeLessThan(0.075);
   });
 
   it('weighted: when the drawn primary fails, the rest follow by descending weight', async () => {
@@ -113,12 +113,13 @@ describe('combo strategies', () => {
     expect((counts.c ?? 0) > (counts.a ?? 0)).toBe(true);
   });
 
-  it('random: every target gets a fair share (300 requests, tolerance 9 points of 1/3)', async () => {
+  // 300 draws: 10 points is 3.7 standard deviations of a 1/3 share.
+  it('random: every target gets a fair share (300 requests, tolerance 10 points of 1/3)', async () => {
     await combo(env, { name: 's-random', strategy: 'random', models: ['openai/a', 'groq/b', 'deepseek/c'] });
     const n = 300;
     const { counts } = await servedCounts('s-random', n, 50);
     console.log(`random over ${n}: ${JSON.stringify(counts)}`);
-    for (const k of ['a', 'b', 'c']) expect(Math.abs((counts[k] ?? 0) / n - 1 / 3)).toBeLessThan(0.09);
+    for (const k of ['a', 'b', 'c']) expect(Math.abs((counts[k] ?? 0) / n - 1 / 3)).toBeLessThan(0.1);
   });
 
   it('latency-optimized: once measured, the fastest target goes first', async () => {
