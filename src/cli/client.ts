@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { HEADER } from '../shared/headers.js';
 import { VERSION } from '../shared/version.js';
 import type { ErrorReply } from '../shared/wire.js';
@@ -5,6 +6,33 @@ import { CliError } from './io.js';
 import type { Target } from './target.js';
 
 let warnedVersion = false;
+
+interface RawReply {
+  status: number;
+  version: string | undefined;
+  text: string;
+}
+
+/**
+ * One HTTP exchange over node:http. The global fetch would do, but its first call loads undici's fetch
+ * stack, which costs more than the whole `router status` budget on a slow machine.
+ */
+function exchange(url: string, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const v = res.headers[HEADER.version];
+        resolve({ status: res.statusCode ?? 0, version: Array.isArray(v) ? v[0] : v, text: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { name: 'TimeoutError' })));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /**
  * The one typed client of the daemon's management API. It attaches the CLI token, turns `{error}` replies
@@ -21,51 +49,84 @@ export class DaemonClient {
     return this.target.url;
   }
 
+  /** Headers that authenticate this CLI to the daemon (for the live WebSocket too). */
+  authHeaders(): Record<string, string> {
+    return this.target.cliToken ? { [HEADER.cliToken]: this.target.cliToken } : {};
+  }
+
   async request<T>(method: string, path: string, body?: unknown, timeoutMs = 15_000): Promise<T> {
-    const headers: Record<string, string> = {};
-    if (this.target.cliToken) headers[HEADER.cliToken] = this.target.cliToken;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
+    const headers: Record<string, string> = { ...this.authHeaders() };
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    let res: RawReply;
     try {
-      res = await fetch(`${this.target.url}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      res = await exchange(`${this.target.url}${path}`, method, headers, payload, timeoutMs);
     } catch (err) {
       throw connectionError(err, this.target.url);
     }
-    this.checkVersion(res.headers.get(HEADER.version));
-    const text = await res.text();
-    if (!res.ok) throw replyError(res.status, text);
-    return (text ? JSON.parse(text) : undefined) as T;
+    this.checkVersion(res.version);
+    if (res.status < 200 || res.status >= 300) throw replyError(res.status, res.text, method, path);
+    return (res.text ? JSON.parse(res.text) : undefined) as T;
   }
 
-  private checkVersion(daemonVersion: string | null): void {
+  /** Warns once per process when the daemon runs another version than this CLI. */
+  checkVersion(daemonVersion: string | null | undefined): void {
     if (!daemonVersion || daemonVersion === VERSION || warnedVersion) return;
     warnedVersion = true;
     this.warn(`warning: the daemon runs router ${daemonVersion} but this CLI is ${VERSION}; run \`router restart\`.`);
   }
 }
 
-function connectionError(err: unknown, url: string): CliError {
-  const code = (err as { cause?: { code?: string } }).cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH') {
+/** Builds a query string from defined values only. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export function connectionError(err: unknown, url: string): CliError {
+  const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EADDRNOTAVAIL') {
     return new CliError(`the router daemon is not running at ${url}; try \`router start\`.`);
   }
   if ((err as Error).name === 'TimeoutError') return new CliError(`the router daemon at ${url} did not answer in time.`);
   return new CliError(`cannot reach the router daemon at ${url}: ${code ?? (err as Error).message}`);
 }
 
-function replyError(status: number, text: string): CliError {
-  let message = text;
+/** Turns an error reply into a message a person can act on (never the raw body when it is the standard one). */
+export function replyError(status: number, text: string, method = '', path = ''): CliError {
+  let message = text.trim() || `HTTP ${status}`;
+  let param: string | undefined;
+  let code: string | undefined;
   try {
-    message = (JSON.parse(text) as ErrorReply).error.message;
+    const e = (JSON.parse(text) as ErrorReply).error;
+    message = e.message;
+    code = e.code;
+    if (typeof e.param === 'string') param = e.param;
   } catch {
     // not the standard body; show the text as is
   }
-  if (status === 401) return new CliError(`not authorized (401): ${message} Is this the same user and --home as the daemon?`);
-  if (status === 403) return new CliError(`forbidden (403): ${message}`);
-  return new CliError(`${message} (HTTP ${status})`);
+  if (status === 401) {
+    return new CliError(
+      `not authorized (401): ${message}`,
+      1,
+      'The CLI proves itself with a token derived from the state folder. Use the same user and --home as the daemon (`router status` shows which one runs).',
+    );
+  }
+  if (status === 403) {
+    const hint = /loopback/i.test(message)
+      ? 'The CLI token is accepted over loopback only: run the CLI on the daemon\'s machine, with --host 127.0.0.1.'
+      : undefined;
+    return new CliError(`forbidden (403): ${message}`, 1, hint);
+  }
+  if (status === 404 && code === 'not_found' && /^Not found\.?$/.test(message) && path) {
+    return new CliError(`the daemon has no route ${method} ${path.split('?')[0]} (404); is it older than this CLI (${VERSION})? Try \`router restart\`.`);
+  }
+  // Validation errors name the field; keep it visible when the message itself does not.
+  const field = status === 400 && param && !message.includes(`'${param}'`) ? ` [field '${param}']` : '';
+  return new CliError(`${message}${field}${/\(HTTP \d+\)$/.test(message) ? '' : ` (HTTP ${status})`}`);
 }

@@ -1,35 +1,84 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../shared/version.js';
-import { createContext, withCommon } from './common.js';
+import { createContext, withCommon, type CommandContext } from './common.js';
 import { processIo, type Io } from './io.js';
-import { register as combos } from './commands/combos.js';
-import { register as keys } from './commands/keys.js';
-import { register as password } from './commands/password.js';
-import { register as restart } from './commands/restart.js';
-import { register as settings } from './commands/settings.js';
-import { register as start } from './commands/start.js';
-import { register as status } from './commands/status.js';
-import { register as stop } from './commands/stop.js';
 
-/** Builds the `router` program. Exit codes: 0 ok, 1 error, 2 usage. */
-export function buildProgram(io: Io = processIo) {
+type Register = (program: Command, ctx: CommandContext) => void;
+
+/**
+ * Command groups in help order, each loaded on demand: a run of `router status` imports the status
+ * module only, so the CLI's start-up cost does not grow with the number of commands.
+ */
+const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
+  ['start', () => import('./commands/start.js')],
+  ['stop', () => import('./commands/stop.js')],
+  ['restart', () => import('./commands/restart.js')],
+  ['status', () => import('./commands/status.js')],
+  ['dashboard inspect', () => import('./commands/tui.js')],
+  ['keys', () => import('./commands/keys.js')],
+  ['providers', () => import('./commands/providers.js')],
+  ['combos', () => import('./commands/combos.js')],
+  ['models', () => import('./commands/models.js')],
+  ['settings', () => import('./commands/settings.js')],
+  ['usage', () => import('./commands/usage.js')],
+  ['logs', () => import('./commands/logs.js')],
+  ['webhooks', () => import('./commands/webhooks.js')],
+  ['password', () => import('./commands/password.js')],
+  ['token', () => import('./commands/token.js')],
+  ['config-tool', () => import('./commands/config-tool.js')],
+  ['config', () => import('./commands/config.js')],
+  ['completion', () => import('./commands/completion.js')],
+];
+
+/** Options of the program that take a value: their value is not the command name. */
+const VALUE_OPTIONS = new Set(['--home', '--host', '--port']);
+
+/** The command named on the line (the first word that is neither an option nor an option's value). */
+export function commandName(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}
+
+/**
+ * Builds the `router` program. Exit codes: 0 ok, 1 error, 2 usage. With `only`, just that command's group
+ * is registered (when it names one); otherwise every group, for help, suggestions and completion.
+ */
+export async function buildProgram(io: Io = processIo, only?: string) {
   const ctx = createContext(io);
   const program = new Command('router')
     .description('router: a local-first model-routing proxy for OpenAI, Anthropic and Gemini clients')
     .version(VERSION, '-v, --version')
     .showHelpAfterError()
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  router start && router status',
+        '  router providers add openai --api-key-stdin < ~/.openai-key',
+        '  router logs -f --status error',
+        '  router dashboard',
+        '',
+        'Every daemon command accepts --home, --host and --port anywhere on the line; exit codes: 0 ok, 1 error, 2 usage.',
+      ].join('\n'),
+    )
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
   // Declared on the program too, so they are accepted before the command name as well as after it
   // (`router --home H status`); commands read them through optsWithGlobals().
   withCommon(program);
-  for (const reg of [start, stop, restart, status, keys, combos, password, settings]) reg(program, ctx);
+  const chosen = GROUPS.filter(([names]) => only !== undefined && names.split(' ').includes(only));
+  for (const [, load] of chosen.length ? chosen : GROUPS) (await load()).register(program, ctx);
   return { program, ctx };
 }
 
 /** Runs the CLI with argv and returns the exit code. */
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
-  const { program, ctx } = buildProgram(io);
+  const { program, ctx } = await buildProgram(io, commandName(argv));
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import type { Command } from 'commander';
 import type { DaemonMessage } from '../../shared/wire.js';
 import { isAlive } from '../../daemon/pidfile.js';
@@ -62,6 +61,8 @@ async function withStartLock<T>(file: string, fn: () => Promise<T>): Promise<T> 
 
 /** Spawns the detached daemon and waits for its nonce-stamped IPC message. */
 async function spawnDaemon(target: Target): Promise<DaemonMessage> {
+  // execa is loaded here only: importing it costs start-up time every other command would pay.
+  const { execa } = await import('execa');
   const nonce = randomBytes(16).toString('hex');
   mkdirSync(target.paths.home, { recursive: true, mode: 0o700 });
   const child = execa(process.execPath, [ENTRY, '--home', target.paths.home, '--host', target.host, '--port', String(target.port)], {
@@ -113,7 +114,7 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean 
       io.out(`router is already running at ${msg.url} (pid ${msg.pid})`);
       return 0;
     }
-    const client = new DaemonClient({ ...resolveTarget(opts), url: msg.url });
+    const client = new DaemonClient({ ...resolveTarget(opts), url: msg.url }, io.err);
     await client.request('GET', '/api/health');
     io.out(`router started at ${msg.url} (pid ${msg.pid})`);
     return 0;

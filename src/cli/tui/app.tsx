@@ -1,0 +1,49 @@
+/** The TUI session: one view at a time; from the dashboard, keys open the other views and Esc comes back. */
+import { useApp } from 'ink';
+import { useState, type ReactNode } from 'react';
+import { Dashboard } from './dashboard.js';
+import { InspectView } from './inspect.js';
+import { LogsView } from './logs.js';
+import type { TuiSource } from './source.js';
+import type { RequestFilter } from './state.js';
+import { useTerminalSize, type Size } from './ui.js';
+import { UsageView } from './usage.js';
+
+export type ViewName = 'dashboard' | 'logs' | 'usage' | 'inspect';
+
+export interface AppProps {
+  source: TuiSource;
+  view: ViewName;
+  filter?: RequestFilter;
+  /** Fixed size (tests); otherwise the terminal's, following resizes. */
+  size?: Size;
+}
+
+function Sized({ size, children }: { size?: Size; children: (s: Size) => ReactNode }) {
+  const live = useTerminalSize();
+  return <>{children(size ?? live)}</>;
+}
+
+export function App({ source, view: first, filter, size }: AppProps) {
+  const { exit } = useApp();
+  const [view, setView] = useState<ViewName>(first);
+  const fromDashboard = first === 'dashboard';
+  const back = fromDashboard ? () => setView('dashboard') : undefined;
+  const quit = () => exit();
+  return (
+    <Sized size={size}>
+      {({ width, height }) => {
+        switch (view) {
+          case 'dashboard':
+            return <Dashboard source={source} width={width} height={height} onOpen={setView} onQuit={quit} />;
+          case 'logs':
+            return <LogsView source={source} width={width} height={height} initialFilter={filter} onBack={back} onQuit={quit} />;
+          case 'usage':
+            return <UsageView source={source} width={width} height={height} onBack={back} onQuit={quit} />;
+          case 'inspect':
+            return <InspectView source={source} width={width} height={height} onBack={back} onQuit={quit} />;
+        }
+      }}
+    </Sized>
+  );
+}

@@ -1,0 +1,107 @@
+/** Building blocks every view shares: terminal size, the live subscription, a clock, header and footer. */
+import { Box, Text, useStdout } from 'ink';
+import { useEffect, useRef, useState } from 'react';
+import { fit } from '../format.js';
+import type { LiveMessage } from '../types.js';
+import type { FeedState, TuiSource } from './source.js';
+
+export interface Size {
+  width: number;
+  height: number;
+}
+
+/**
+ * The usable size of the terminal, updated on resize. One line is kept free: Ink redraws the whole
+ * screen (and flickers) whenever its output is as tall as the terminal.
+ */
+export function useTerminalSize(): Size {
+  const { stdout } = useStdout();
+  const read = (): Size => ({ width: Math.max(40, stdout.columns || 80), height: Math.max(10, (stdout.rows || 24) - 1) });
+  const [size, setSize] = useState(read);
+  useEffect(() => {
+    const onResize = () => setSize(read());
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  }, [stdout]);
+  return size;
+}
+
+/** Calls `onMessage` for every live message while mounted; returns the connection state. */
+export function useLive(source: TuiSource, onMessage: (m: LiveMessage) => void): { state: FeedState; detail?: string } {
+  const handler = useRef(onMessage);
+  handler.current = onMessage;
+  const [state, setState] = useState<{ state: FeedState; detail?: string }>({ state: 'connecting' });
+  useEffect(
+    () =>
+      source.subscribe(
+        (m) => handler.current(m),
+        (s, detail) => setState({ state: s, detail }),
+      ),
+    [source],
+  );
+  return state;
+}
+
+/** Runs `fn` now and every `ms` while mounted (used for the few routes the live channel does not cover). */
+export function usePoll(fn: () => void | Promise<void>, ms: number): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    void saved.current();
+    const t = setInterval(() => void saved.current(), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+}
+
+/** The current time, refreshed every `ms` (so sparklines move on even when nothing happens). */
+export function useNow(ms: number, fixed?: number): number {
+  const [now, setNow] = useState(() => fixed ?? Date.now());
+  useEffect(() => {
+    if (fixed !== undefined) return;
+    const t = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(t);
+  }, [ms, fixed]);
+  return fixed ?? now;
+}
+
+const FEED_LABEL: Record<FeedState, string> = { connecting: 'connecting…', open: 'live', reconnecting: 'reconnecting…', closed: 'closed' };
+
+/** The top line: view title on the left, live state on the right. */
+export function Header({ title, width, feed, right }: { title: string; width: number; feed?: FeedState; right?: string }) {
+  const status = [right, feed ? `● ${FEED_LABEL[feed]}` : undefined].filter(Boolean).join('  ');
+  const left = fit(title, Math.max(0, width - status.length - 1));
+  return (
+    <Box width={width}>
+      <Text bold inverse>
+        {`${left}${' '.repeat(Math.max(1, width - left.length - status.length))}${status}`.slice(0, width)}
+      </Text>
+    </Box>
+  );
+}
+
+/** The bottom line: the keys of this view. */
+export function Footer({ keys, width }: { keys: string; width: number }) {
+  return (
+    <Text dimColor wrap="truncate">
+      {fit(keys, width)}
+    </Text>
+  );
+}
+
+/** One line, cut to the width (never wraps: wrapping would break the fixed layout). */
+export function Line({ text, width, color, bold, dim, inverse }: { text: string; width: number; color?: string; bold?: boolean; dim?: boolean; inverse?: boolean }) {
+  return (
+    <Text color={color} bold={bold} dimColor={dim} inverse={inverse} wrap="truncate">
+      {fit(text, width)}
+    </Text>
+  );
+}
+
+/** Colour of an HTTP status. */
+export function statusColor(status: number): string {
+  if (status >= 500) return 'red';
+  if (status >= 400) return 'yellow';
+  return 'green';
+}

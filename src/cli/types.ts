@@ -1,0 +1,93 @@
+/**
+ * Shapes of management replies the CLI reads, taken from the daemon's own declarations (type-only imports:
+ * nothing of the daemon is loaded at run time).
+ */
+import type { BreakerState } from '../daemon/routing/breaker.js';
+import type { CooldownView } from '../daemon/routing/cooldowns.js';
+import type { LogEntry, UsageRecord } from '../daemon/usage/record.js';
+
+export type { ComboModel, ComboRecord } from '../daemon/combos/store.js';
+export type { ProviderNode } from '../daemon/providers/nodes.js';
+export type { Summary, BreakdownRow, Point, ProviderTelemetry } from '../daemon/usage/queries.js';
+export type { WebhookView } from '../daemon/webhooks/store.js';
+export type { LogEntry };
+
+/** A connection as `GET /api/providers` shows it (secrets masked). */
+export interface PublicConnection {
+  id: string;
+  provider: string;
+  name: string;
+  authKind: string;
+  apiKey: string | null;
+  accessToken: string | null;
+  refreshToken: string | null;
+  cookie: string | null;
+  expiresAt: string | null;
+  priority: number;
+  providerSpecificData: Record<string, unknown>;
+  isActive: boolean;
+  testStatus: string | null;
+  lastError: string | null;
+  lastTestedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One entry of `GET /api/providers/catalog`. */
+export interface CatalogProvider {
+  id: string;
+  name: string;
+  kind: string;
+  format: string;
+  authKinds: string[];
+  baseUrl: string;
+  aliases: string[];
+  supportsTools: boolean;
+}
+
+/** `GET /api/resilience`. */
+export interface ResilienceReply {
+  breakers: Array<{ provider: string; state: BreakerState; consecutiveFailures: number; openUntil: string | null }>;
+  cooldowns: CooldownView[];
+  settings: Record<string, unknown>;
+}
+
+/** `{type:'request'}` on the live WebSocket: one recorded proxied attempt (src/daemon/live/hub.ts). */
+export type LiveRequest = { type: 'request'; timestamp: string } & Omit<UsageRecord, 'ts'>;
+
+/** `{type:'status'}` on the live WebSocket: sent on connect and every two seconds. */
+export interface LiveStatus {
+  type: 'status';
+  timestamp: string;
+  version: string;
+  uptimeSeconds: number;
+  requestsPerSecond: number;
+  inFlight: number;
+  openStreams: number;
+  liveClients: number;
+  usageQueue: { queued: number; dropped: number; estimating: number };
+}
+
+export type LiveMessage = LiveRequest | LiveStatus;
+
+/** A request entry as the TUIs hold it: from the live channel or the log (which adds `id`). */
+export type RequestEntry = (LiveRequest | (LogEntry & { type?: 'request' })) & { id?: number };
+
+/** One side of an exchange, as the traffic inspector shows it. */
+export interface ExchangeSide {
+  headers: Record<string, string>;
+  /** The body as text (JSON pretty-printed by the viewer), or null when not recorded. */
+  body: string | null;
+  truncated?: boolean;
+}
+
+/**
+ * What `router inspect` shows for one request when the daemon records bodies: the client's request and
+ * the reply it got (translated side), next to what was sent upstream and what came back. The daemon has
+ * no route for this yet (proposed: `GET /api/logs/traces/{traceId}`, management tier, secrets masked).
+ */
+export interface TraceDetail {
+  traceId: string;
+  client: { request: ExchangeSide; response: ExchangeSide };
+  upstream: { url?: string; request: ExchangeSide; response: ExchangeSide };
+}
