@@ -26,6 +26,11 @@ import { Resilience } from './resilience/service.js';
 import { StageRegistry } from './proxy/stages.js';
 import { TokenRefresher } from './resilience/refresher.js';
 import { MemoryService } from './memory/service.js';
+import { PresetStore } from './playground/presets.js';
+import { ResponseCache } from './cache/store.js';
+import { CacheKeyModes } from './cache/key-modes.js';
+import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
+import { cacheScopeMiddleware } from './cache/scope.js';
 
 export interface BootOptions {
   home: string;
@@ -68,6 +73,10 @@ export function bootServices(opts: BootOptions): Services {
   webhooks.attach(events);
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
+  const stages = new StageRegistry();
+  const cache = new ResponseCache({ db, settings, log, now: opts.clock });
+  const cacheModes = new CacheKeyModes(db);
+  stages.register(cacheStage(cache, cacheModes), CACHE_STAGE_ORDER);
   const services: Services = {
     db,
     paths,
@@ -85,7 +94,10 @@ export function bootServices(opts: BootOptions): Services {
     syncedModels,
     providers: providerDirectory,
     resilience: new Resilience(db, connections, settings, events, log),
-    stages: new StageRegistry(),
+    stages,
+    cache,
+    cacheModes,
+    presets: new PresetStore(db),
     tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
@@ -106,7 +118,8 @@ export function bootServices(opts: BootOptions): Services {
 
 /** Builds the h3 app for a set of services. */
 export function buildApp(services: Services) {
-  return createApp(services.routeTable, services);
+  // Cache directives (x-router-cache, Cache-Control) reach the cache stage through a request scope.
+  return createApp(services.routeTable, services).use(cacheScopeMiddleware);
 }
 
 /** Persists what is batched in memory and closes the database. */
@@ -118,6 +131,7 @@ export function closeServices(services: Services): void {
   services.quotas.close();
   services.resilience.close();
   services.memory.close();
+  services.cache.close();
   services.tokenRefresher.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();

@@ -22,6 +22,8 @@ import { heuristicCount } from './token-count.js';
 export interface OutcomeExtras {
   client?: { userAgent?: string | null; forwardedFor?: string | null };
   outputText?: string;
+  /** The reply came from the response cache (src/daemon/cache/): no upstream call, so the row costs 0. */
+  cacheHit?: boolean;
 }
 
 export interface UsageOptions {
@@ -177,6 +179,8 @@ export class UsageService {
       forwardedFor: x.client ? sanitizeHeaderValue(x.client.forwardedFor) : null,
     };
     const meta: Meta = { publicModel: o.target.publicModel, t0: o.t0 };
+    // A cache hit spent nothing upstream: costUsd stays 0; its tokens are those of the cached reply.
+    if (x.cacheHit) return this.commit(rec, meta);
     if (!reported && o.status < 400) {
       if (this.jobs.size < this.maxEstimating) {
         const job: Job = { rec, meta, format: o.call.clientFormat, raw: o.call.raw, model: o.call.model, outputText: x.outputText, done: false };

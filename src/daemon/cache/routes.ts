@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { RouterError } from '../http/errors.js';
+import { route, type RouteDef } from '../http/routes.js';
+import type { Services } from '../services.js';
+import { settingsPatchSchema, type SettingsPatch } from '../settings/store.js';
+import { CACHE_KEY_MODES, type CacheKeyMode } from './key-modes.js';
+
+/** Hit and miss counters, what is held, and the settings (GET /api/cache). */
+export function cacheStatus(services: Services) {
+  const s = services.settings.get();
+  const { counters, since } = services.cache;
+  const lookups = counters.hits + counters.misses;
+  return {
+    enabled: s.cacheEnabled,
+    ttlSeconds: s.cacheTtlSeconds,
+    maxEntries: s.cacheMaxEntries,
+    maxBytes: s.cacheMaxBytes,
+    ...services.cache.size(),
+    ...counters,
+    hitRate: lookups ? counters.hits / lookups : 0,
+    since: new Date(since).toISOString(),
+  };
+}
+
+const S = settingsPatchSchema.shape;
+/** PATCH /api/cache: the cache settings under short names, with the bounds of their /api/settings twins. */
+const cachePatch = z.strictObject({ enabled: S.cacheEnabled, ttlSeconds: S.cacheTtlSeconds, maxEntries: S.cacheMaxEntries, maxBytes: S.cacheMaxBytes });
+const SETTING_OF = { enabled: 'cacheEnabled', ttlSeconds: 'cacheTtlSeconds', maxEntries: 'cacheMaxEntries', maxBytes: 'cacheMaxBytes' } as const;
+
+const modeBody = z.strictObject({ mode: z.enum(CACHE_KEY_MODES as [CacheKeyMode, ...CacheKeyMode[]]) });
+
+function keyById(services: Services, id: string | undefined) {
+  const key = id ? services.keys.get(id) : undefined;
+  if (!key) throw new RouterError(404, 'API key not found.');
+  return key;
+}
+
+/** The response cache's management routes. */
+export const cacheRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/cache',
+    tier: 'management',
+    tag: 'cache',
+    summary: 'Response cache: hit/miss counters since start, entries and bytes held, settings',
+    handler: ({ services }) => cacheStatus(services),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/cache',
+    tier: 'management',
+    tag: 'cache',
+    summary: 'Change the cache settings (enabled, ttlSeconds, maxEntries, maxBytes); same bounds as /api/settings',
+    body: cachePatch,
+    handler: ({ services, body }) => {
+      const patch: SettingsPatch = {};
+      for (const [name, setting] of Object.entries(SETTING_OF)) {
+        const value = body[name as keyof typeof SETTING_OF];
+        if (value !== undefined) Object.assign(patch, { [setting]: value });
+      }
+      services.settings.update(patch);
+      return cacheStatus(services);
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/cache',
+    tier: 'management',
+    tag: 'cache',
+    summary: 'Purge every cached reply',
+    handler: ({ services }) => ({ purged: services.cache.purge() }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/cache/keys/:id',
+    tier: 'management',
+    tag: 'cache',
+    summary: "An API key's cache mode (off, request, always)",
+    handler: ({ services, params }) => {
+      const key = keyById(services, params.id);
+      return { keyId: key.id, mode: services.cacheModes.get(key.id) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/cache/keys/:id',
+    tier: 'management',
+    tag: 'cache',
+    summary: "Set an API key's cache mode: off (never), request (requests that opt in; default), always (unless a request opts out)",
+    body: modeBody,
+    handler: ({ services, params, body }) => {
+      const key = keyById(services, params.id);
+      services.cacheModes.set(key.id, body.mode);
+      return { keyId: key.id, mode: body.mode };
+    },
+  }),
+];

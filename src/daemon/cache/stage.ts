@@ -1,0 +1,102 @@
+import type { Outcome } from '../proxy/outcome.js';
+import { recordOutcome } from '../proxy/outcome.js';
+import type { RequestStage, StageContext } from '../proxy/stages.js';
+import type { IrRequest, IrResponse } from '../translate/ir.js';
+import { cacheKey } from './key.js';
+import type { CacheKeyModes } from './key-modes.js';
+import { planFor, readDirective, type CachePlan } from './policy.js';
+import { currentScope } from './scope.js';
+import type { ResponseCache } from './store.js';
+
+/** Stage order: after every stage that rewrites the request (guardrails, memory, compression), so the key is of the final request. */
+export const CACHE_STAGE_ORDER = 900;
+
+/** Response header telling the client whether its reply came from the cache. */
+export const CACHE_HEADER = 'x-router-cache';
+
+/** Finish reasons of complete, valid replies; `error`, `content_filter` and `pause` are never stored. */
+const CACHEABLE_FINISH = new Set(['stop', 'stop_sequence', 'length', 'tool_calls']);
+
+/**
+ * Whether a request may use the cache at all: not when it carries provider built-in tools (web search, code
+ * execution...): the upstream runs those itself, and their results depend on when it ran.
+ */
+export function cacheableRequest(request: IrRequest): boolean {
+  return !request.tools?.some((t) => t.type === 'builtin');
+}
+
+/**
+ * Whether a reply may be stored: complete (a max_tokens truncation is a valid reply and is kept; errors,
+ * content-filtered and paused replies are not) and not empty. Replies with function tool calls are stored:
+ * the client runs the tools, and their results make the next request, and its key, different.
+ */
+export function cacheableReply(reply: IrResponse): boolean {
+  return CACHEABLE_FINISH.has(reply.finishReason) && reply.parts.some((p) => p.type !== 'text' || p.text.length > 0);
+}
+
+interface Pending extends CachePlan {
+  t0: number;
+  key?: string;
+  hit?: IrResponse;
+}
+
+/**
+ * The response-cache stage: runs last (after every stage that rewrites the request), looks the request up
+ * in `respond` and answers from the cache on a hit (the pipeline re-encodes it, as a stream when the client
+ * asked for one), and stores a non-streamed reply in `onComplete`. Adds `x-router-cache: hit|miss`.
+ */
+export function cacheStage(cache: ResponseCache, modes: CacheKeyModes): RequestStage {
+  const pending = new WeakMap<StageContext, Pending>();
+  return {
+    name: 'cache',
+    wants(ctx) {
+      if (!ctx.services.settings.get().cacheEnabled) return false;
+      const scope = currentScope();
+      const plan = planFor(modes.get(ctx.auth.key?.id), readDirective(scope?.headers), ctx.call.stream);
+      if (!plan) return false;
+      pending.set(ctx, { ...plan, t0: scope?.t0 ?? performance.now() });
+      return true;
+    },
+    respond(request, ctx) {
+      const p = pending.get(ctx);
+      if (!p) return undefined;
+      if (!cacheableRequest(request)) return undefined;
+      p.key = cacheKey(request, ctx.target.provider.id);
+      const hit = p.read ? cache.get(p.key, p.maxAgeMs) : undefined;
+      ctx.headers[CACHE_HEADER] = hit ? 'hit' : 'miss';
+      if (!hit) return undefined;
+      p.hit = hit;
+      ctx.notes.cacheHit = true;
+      ctx.headers['server-timing'] = `router;dur=${(performance.now() - p.t0).toFixed(2)}, upstream;dur=0.00`;
+      return hit;
+    },
+    onComplete(_request, response, ctx) {
+      const p = pending.get(ctx);
+      if (!p?.key) return;
+      if (p.hit) return recordHit(ctx, p.hit, p.t0);
+      if (p.write && cacheableReply(response)) cache.set(p.key, ctx.target.provider.id, ctx.target.model, response);
+    },
+  };
+}
+
+/**
+ * Records a cache hit in usage: no account was used and no upstream was called, so the row carries no
+ * connection, zero upstream time and (through `cacheHit`) zero cost; its token counts are those of the
+ * cached reply. The pipeline records nothing for a stage's reply, so the stage does.
+ */
+function recordHit(ctx: StageContext, reply: IrResponse, t0: number): void {
+  const outcome: Outcome & { cacheHit: true } = {
+    traceId: ctx.traceId,
+    call: ctx.call,
+    target: { ...ctx.target, connectionId: undefined },
+    auth: ctx.auth,
+    t0,
+    status: 200,
+    usage: reply.usage ?? { inputTokens: 0, outputTokens: 0 },
+    finishReason: reply.finishReason,
+    streamed: ctx.call.stream,
+    upstreamMs: 0,
+    cacheHit: true,
+  };
+  recordOutcome(ctx.services, outcome);
+}
