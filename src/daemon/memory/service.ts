@@ -268,6 +268,14 @@ export class MemoryService {
    * resets the vec0 table to the new width; every row then needs reindexing, which runs in the background.
    */
   private async refresh(): Promise<void> {
+    try {
+      await this.selectSource();
+    } catch (err) {
+      this.log.error('memory: embedding source selection failed', { error: message(err) });
+    }
+  }
+
+  private async selectSource(): Promise<void> {
     const seq = ++this.refreshSeq;
     const probes: SourceProbe[] = [];
     let chosen: EmbeddingSource | null = null;
