@@ -295,6 +295,13 @@ describe('management routes', () => {
     expect(ok.json).toMatchObject({ ttlSeconds: 60, maxBytes: 2048, maxEntries: 10_000, enabled: true });
     const settings = (await send('GET', '/api/settings', undefined, manage)).json;
     expect(settings).toMatchObject({ cacheTtlSeconds: 60, cacheMaxBytes: 2048, usageRetentionDays: 7 });
+    // PATCH /api/settings naming one setting leaves the others alone (zod 4's partial() would reset them).
+    expect((await send('PATCH', '/api/settings', { cacheMaxEntries: 500 }, manage)).json).toMatchObject({
+      cacheMaxEntries: 500,
+      cacheTtlSeconds: 60,
+      usageRetentionDays: 7,
+    });
+    await send('PATCH', '/api/settings', { cacheMaxEntries: 10_000 }, manage);
     await send('PATCH', '/api/settings', { cacheTtlSeconds: 3600, cacheMaxBytes: 64 * 1024 * 1024, usageRetentionDays: 30 }, manage);
   });
 
