@@ -24,13 +24,11 @@ import { NodeStore } from './providers/nodes.js';
 import { QuotaService } from './quotas/index.js';
 import { Resilience } from './resilience/service.js';
 import { StageRegistry } from './proxy/stages.js';
+import { GuardrailService } from './guardrails/store.js';
+import { GUARDRAIL_STAGE_ORDER, guardrailStage } from './guardrails/stage.js';
+import { COMPRESSION_STAGE_ORDER, compressionStage } from './compression/stage.js';
 import { TokenRefresher } from './resilience/refresher.js';
 import { MemoryService } from './memory/service.js';
-import { PresetStore } from './playground/presets.js';
-import { ResponseCache } from './cache/store.js';
-import { CacheKeyModes } from './cache/key-modes.js';
-import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
-import { cacheScopeMiddleware } from './cache/scope.js';
 
 export interface BootOptions {
   home: string;
@@ -74,9 +72,9 @@ export function bootServices(opts: BootOptions): Services {
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
   const stages = new StageRegistry();
-  const cache = new ResponseCache({ db, settings, log, now: opts.clock });
-  const cacheModes = new CacheKeyModes(db);
-  stages.register(cacheStage(cache, cacheModes), CACHE_STAGE_ORDER);
+  const guardrails = new GuardrailService(db);
+  stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);
+  stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
   const services: Services = {
     db,
     paths,
@@ -95,9 +93,7 @@ export function bootServices(opts: BootOptions): Services {
     providers: providerDirectory,
     resilience: new Resilience(db, connections, settings, events, log),
     stages,
-    cache,
-    cacheModes,
-    presets: new PresetStore(db),
+    guardrails,
     tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
@@ -118,8 +114,7 @@ export function bootServices(opts: BootOptions): Services {
 
 /** Builds the h3 app for a set of services. */
 export function buildApp(services: Services) {
-  // Cache directives (x-router-cache, Cache-Control) reach the cache stage through a request scope.
-  return createApp(services.routeTable, services).use(cacheScopeMiddleware);
+  return createApp(services.routeTable, services);
 }
 
 /** Persists what is batched in memory and closes the database. */
@@ -131,7 +126,6 @@ export function closeServices(services: Services): void {
   services.quotas.close();
   services.resilience.close();
   services.memory.close();
-  services.cache.close();
   services.tokenRefresher.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
