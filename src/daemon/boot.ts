@@ -29,6 +29,11 @@ import { GUARDRAIL_STAGE_ORDER, guardrailStage } from './guardrails/stage.js';
 import { COMPRESSION_STAGE_ORDER, compressionStage } from './compression/stage.js';
 import { TokenRefresher } from './resilience/refresher.js';
 import { MemoryService } from './memory/service.js';
+import { PresetStore } from './playground/presets.js';
+import { ResponseCache } from './cache/store.js';
+import { CacheKeyModes } from './cache/key-modes.js';
+import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
+import { cacheScopeMiddleware } from './cache/scope.js';
 
 export interface BootOptions {
   home: string;
@@ -72,6 +77,9 @@ export function bootServices(opts: BootOptions): Services {
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
   const stages = new StageRegistry();
+  const cache = new ResponseCache({ db, settings, log, now: opts.clock });
+  const cacheModes = new CacheKeyModes(db);
+  stages.register(cacheStage(cache, cacheModes), CACHE_STAGE_ORDER);
   const guardrails = new GuardrailService(db);
   stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
@@ -94,6 +102,9 @@ export function bootServices(opts: BootOptions): Services {
     resilience: new Resilience(db, connections, settings, events, log),
     stages,
     guardrails,
+    cache,
+    cacheModes,
+    presets: new PresetStore(db),
     tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
@@ -114,7 +125,8 @@ export function bootServices(opts: BootOptions): Services {
 
 /** Builds the h3 app for a set of services. */
 export function buildApp(services: Services) {
-  return createApp(services.routeTable, services);
+  // Cache directives (x-router-cache, Cache-Control) reach the cache stage through a request scope.
+  return createApp(services.routeTable, services).use(cacheScopeMiddleware);
 }
 
 /** Persists what is batched in memory and closes the database. */
@@ -126,6 +138,7 @@ export function closeServices(services: Services): void {
   services.quotas.close();
   services.resilience.close();
   services.memory.close();
+  services.cache.close();
   services.tokenRefresher.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();

@@ -11,12 +11,14 @@ import { webhookRoutes } from './webhooks/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { liveRoutes } from './live/routes.js';
 import { quotaRoutes } from './quotas/routes.js';
+import { memoryRoutes } from './memory/routes.js';
+import { playgroundRoutes } from './playground/routes.js';
+import { cacheRoutes } from './cache/routes.js';
 import { guardrailRoutes } from './guardrails/routes.js';
 import { compressionRoutes } from './compression/routes.js';
-import { memoryRoutes } from './memory/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...proxyRoutes, ...memoryRoutes, ...guardrailRoutes, ...compressionRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes];

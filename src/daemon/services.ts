@@ -20,6 +20,9 @@ import type { Resilience } from './resilience/service.js';
 import type { StageRegistry } from './proxy/stages.js';
 import type { GuardrailService } from './guardrails/store.js';
 import type { MemoryService } from './memory/service.js';
+import type { PresetStore } from './playground/presets.js';
+import type { ResponseCache } from './cache/store.js';
+import type { CacheKeyModes } from './cache/key-modes.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
@@ -47,6 +50,12 @@ export interface Services {
   guardrails: GuardrailService;
   /** Memory engine: entries, FTS5 + sqlite-vec retrieval, embedding sources, injection/extraction stage. */
   memory: MemoryService;
+  /** Exact-match response cache (in memory, written behind to SQLite); its stage is registered on `stages`. */
+  cache: ResponseCache;
+  /** Per-key cache modes (off, request, always). */
+  cacheModes: CacheKeyModes;
+  /** Playground presets, scoped to the API key (or the dashboard) that created them. */
+  presets: PresetStore;
   /** Proactive OAuth token refresh. */
   tokenRefresher: TokenRefresher;
   keys: KeyStore;

@@ -44,13 +44,30 @@ export const settingsSchema = z.object({
     .max(200)
     .regex(/^(\d+:[A-Za-z0-9_-]+|\S{0,10}\.\.\.)?$/, 'expected <bot id>:<token>')
     .default(''),
+  /** Response cache on or off for every key (requests and keys still opt in; see docs/cache.md). */
+  cacheEnabled: z.boolean().default(true),
+  /** How long a cached reply is served after it was stored, seconds (1 s to 30 days). */
+  cacheTtlSeconds: z.number().int().min(1).max(30 * 86_400).default(3600),
+  /** Cached replies held at most; the least recently used are evicted beyond it. */
+  cacheMaxEntries: z.number().int().min(1).max(1_000_000).default(10_000),
+  /** Bytes of cached replies held at most (in memory and in the database); LRU eviction beyond it. */
+  cacheMaxBytes: z.number().int().min(1024).max(4096 * MiB).default(64 * MiB),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
-export const settingsPatchSchema = settingsSchema.partial().strict();
-export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
+type SettingsShape = typeof settingsSchema.shape;
+/**
+ * Every setting optional, without its default: zod 4's `.partial()` keeps defaults, so a PATCH naming one
+ * setting would reset all the others. Unknown keys are rejected.
+ */
+export const settingsPatchSchema = z.strictObject(
+  Object.fromEntries(Object.entries(settingsSchema.shape).map(([k, v]) => [k, v.unwrap().optional()])) as {
+    [K in keyof SettingsShape]: z.ZodOptional<ReturnType<SettingsShape[K]['unwrap']>>;
+  },
+);
+export type SettingsPatch = Partial<Settings>;
 
 /** The telegramBotToken as replies show it: first 10 characters and `...` (the bot id part), or ''. */
 export function maskTelegramToken(token: string): string {
