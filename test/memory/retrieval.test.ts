@@ -287,6 +287,23 @@ describe('reindex after a signature change', () => {
     }
   });
 
+  it('switching A -> B -> A without reindexing in between leaves every row pending, not silently vector-less', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'router-static-model3-'));
+    try {
+      writeStaticModel(dir2, { name: 'topic-static-b', extraDims: 4 });
+      await t.request('PUT', '/api/memory/settings', { autoReindex: false });
+      await t.request('PUT', '/api/memory/settings', { staticModelPath: dir2 });
+      await t.request('PUT', '/api/memory/settings', { staticModelPath: modelDir });
+      const total = (t.services.db.prepare('SELECT count(*) AS n FROM memories WHERE expires_at IS NULL').get() as { n: number }).n;
+      expect((await t.request('GET', '/api/memory/engine-status')).json.vectorStore).toMatchObject({ rowCount: 0, needsReindex: total });
+      expect((await t.request('POST', '/api/memory/reindex', {})).json.pending).toBe(0);
+      expect((await t.request('GET', '/api/memory/engine-status')).json.vectorStore).toMatchObject({ rowCount: total, needsReindex: 0 });
+    } finally {
+      await t.request('PUT', '/api/memory/settings', { autoReindex: true });
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+
   it('the signature survives a restart: no reindex when nothing changed', async () => {
     const { bootServices, closeServices } = await import('../../src/daemon/boot.js');
     const { Logger } = await import('../../src/daemon/logger.js');

@@ -374,6 +374,9 @@ export class MemoryStore {
       this.db.exec(
         `CREATE VIRTUAL TABLE ${VEC_TABLE} USING vec0(scope text partition key, embedding float[${Math.trunc(dimensions)}] distance_metric=cosine)`,
       );
+      // The dropped table held every vector: no row keeps one, whatever signature it recorded (a row
+      // embedded under this same signature before an A -> B -> A switch must be embedded again too).
+      this.db.prepare('UPDATE memories SET embedding_sig = NULL WHERE embedding_sig IS NOT NULL').run();
       this.setMeta('embedding_signature', signature);
     })();
   }
