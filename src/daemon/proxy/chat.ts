@@ -148,7 +148,17 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
     if (left <= 0) break;
     if (index > 0 && !services.resilience.breakers.peek(target.provider.id).allowed) continue;
     if (index > 0) services.quotas.checkTokens(ctx.auth, { provider: target.provider.id, model: target.model });
-    const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, headers: {}, notes: {} };
+    const stageCtx: StageContext = {
+      services,
+      auth: ctx.auth,
+      call,
+      target,
+      traceId,
+      requestHeaders: ctx.event.req.headers,
+      t0,
+      headers: {},
+      notes: {},
+    };
     const stages = services.stages.active(stageCtx);
     let prepared: Prepared;
     try {
@@ -310,6 +320,8 @@ async function streamReply(
       recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs });
       recordTokens(services, outcome, s.usage);
       if (prepared.stageCtx && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
+      // A stream that breaks after its first byte still counts against the provider's breaker.
+      if (s.error && !s.clientAborted) services.resilience.breakers.recordFailure(target.provider.id, 'network');
     },
   });
   upstreamMs = upstreamHeadersMs + (performance.now() - tStream);

@@ -12,6 +12,10 @@ export interface StageContext {
   /** The target this attempt goes to (stages run again for a failover target). */
   target: Target;
   traceId: string;
+  /** The client's request headers (read-only). */
+  requestHeaders: Headers;
+  /** performance.now() when the request arrived. */
+  t0: number;
   /** Extra response headers a stage wants the client to see (e.g. `x-router-cache: hit`). */
   headers: Record<string, string>;
   /** Facts stages leave for later stages and for usage (e.g. `compressed: true`, `cacheHit: true`). */

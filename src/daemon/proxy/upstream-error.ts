@@ -16,9 +16,12 @@ export class AttemptError extends Error {
     this.name = 'AttemptError';
   }
 
-  /** Worth trying the next target: network, timeout, 408/429/5xx, auth failures, empty or filtered replies. */
+  /**
+   * Worth trying the next target: network, timeout, 408/429/5xx, auth failures, empty or filtered replies,
+   * and replies that are not the format they claim (a broken upstream, not a broken request).
+   */
   get retryable(): boolean {
-    if (this.kind !== 'http') return this.kind !== 'invalid';
+    if (this.kind !== 'http') return true;
     return this.status === 408 || this.status === 429 || this.status >= 500 || this.status === 401 || this.status === 403;
   }
 }
