@@ -52,7 +52,8 @@ export const guardrailRoutes: RouteDef[] = [
     handler: ({ services }) => ({
       guardrails: listGuardrails(services.guardrails.get()),
       config: services.guardrails.get(),
-      keyOverrides: services.guardrails.overridesList(),
+      // A deleted key's row is gone with it (ON DELETE CASCADE); its cached override is simply not shown.
+      keyOverrides: services.guardrails.overridesList().filter((o) => services.keys.get(o.keyId)),
     }),
   }),
   route({
