@@ -154,7 +154,7 @@ describe('extraction from conversations', () => {
     const r = await client('/v1/chat/completions', k.key, {
       model: 'openai/gpt-4o',
       messages: [{ role: 'user', content: 'My favourite editor is Helix. I prefer tabs over spaces. What is 2+2?' }],
-    });
+    }, { 'x-router-session': 'conv-42' });
     expect(r.status).toBe(200);
     await t.services.memory.idle();
     const list = (await t.request('GET', `/api/memory?apiKeyId=${k.id}`)).json.data;
@@ -165,6 +165,7 @@ describe('extraction from conversations', () => {
     expect(episode.content).toContain('User: My favourite editor is Helix.');
     expect(episode.content).toContain('Assistant: Hello from the mock.');
     expect(episode.metadata).toMatchObject({ source: 'extraction', model: 'openai/gpt-4o' });
+    expect(list.filter((m: any) => m.sessionId === 'conv-42')).toHaveLength(3);
     // The same fact again is not duplicated; a changed fact under the same key is updated.
     await client('/v1/chat/completions', k.key, { model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'My favourite editor is Zed.' }] });
     await t.services.memory.idle();

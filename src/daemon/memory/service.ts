@@ -80,6 +80,7 @@ export interface SummarizeOptions {
 
 interface ExtractionJob {
   apiKeyId: string;
+  sessionId: string | null;
   userText: string;
   assistantText: string;
   traceId: string;
@@ -842,7 +843,7 @@ export class MemoryService {
       const existing = this.store.findByKey(job.apiKeyId, f.key);
       if (existing && existing.content.trim().toLowerCase() === f.content.trim().toLowerCase()) continue;
       if (existing && existing.type === f.type) await this.update(existing.id, { content: f.content, metadata: { ...existing.metadata, ...meta } });
-      else await this.create({ ...f, apiKeyId: job.apiKeyId, metadata: meta });
+      else await this.create({ ...f, apiKeyId: job.apiKeyId, sessionId: job.sessionId, metadata: meta });
     }
     if (s.extractEpisodes && job.userText.trim() && !this.closed) {
       const clip = (t: string) => (t.length > 600 ? `${t.slice(0, 600)}...` : t);
@@ -851,6 +852,7 @@ export class MemoryService {
         key: `exchange ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`,
         content: `User: ${clip(job.userText.trim())}\nAssistant: ${clip(job.assistantText.trim())}`,
         apiKeyId: job.apiKeyId,
+        sessionId: job.sessionId,
         metadata: meta,
       });
     }

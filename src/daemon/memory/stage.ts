@@ -1,5 +1,6 @@
 import type { RequestStage } from '../proxy/stages.js';
 import { LruMap } from '../routing/lru.js';
+import { HEADER } from '../../shared/headers.js';
 import type { IrRequest, IrResponse } from '../translate/ir.js';
 import type { MemoryService } from './service.js';
 import type { RetrievedMemory } from './types.js';
@@ -92,7 +93,9 @@ export function memoryStage(memory: MemoryService): RequestStage {
       if (!id || !memory.keySettings.get(id).extract) return;
       const userText = lastUserText(request);
       if (!userText) return;
-      memory.enqueueExtraction({ apiKeyId: id, userText, assistantText: replyText(response), traceId: ctx.traceId, model: ctx.call.model });
+      // The client's session (x-router-session) groups extracted memories, e.g. for summarization.
+      const session = ctx.requestHeaders?.get(HEADER.session)?.trim().slice(0, 500) || null;
+      memory.enqueueExtraction({ apiKeyId: id, sessionId: session, userText, assistantText: replyText(response), traceId: ctx.traceId, model: ctx.call.model });
     },
   };
 }
