@@ -453,6 +453,8 @@ async function scenarioE(T, routerPid) {
         setTimeout(async () => {
           const stats = await probe({ bench: 'stats' });
           const cpu = heldMeter();
+          // Live memory per open stream: heap after a full GC, streams still open (after the delay figures).
+          stats.liveHeap = (await probe({ bench: 'stats', gc: true })).heapUsed;
           if (prof) await probe({ bench: 'profile-stop', file: prof });
           resolve({ stats, cpu });
         }, Math.max(100, D.hold - 150)),
@@ -483,6 +485,10 @@ async function scenarioE(T, routerPid) {
   rows.push({ scenario: 'e', metric: `streams delivering within ${D.openTimeout / 1000} s`, router: r.open, target: `${CONF.openStreams}`, met: target('e', `all ${CONF.openStreams} streams deliver`, r.open, CONF.openStreams, '>=') });
   rows.push({ scenario: 'e', metric: 'stream first byte p50 / p99, ms', router: `${fmt(r.firstByteMs.p50)} / ${fmt(r.firstByteMs.p99)}` });
   rows.push({ scenario: 'e', metric: `router RSS peak, MB${allOpen ? '' : ` (${r.open} open)`}`, router: mb(peak), target: '<= 200 MB', met: target('e', 'RSS <= 200 MB at 1,000 open streams', mb(peak), 200) });
+  if (eldStats.liveHeap) {
+    results.e.liveHeap = eldStats.liveHeap;
+    rows.push({ scenario: 'e', metric: 'router heap after GC while held, MB (per open stream, KB)', router: `${fmt(mb(eldStats.liveHeap))} (${fmt((eldStats.liveHeap - (results.router?.heapAfterSetup ?? 0)) / 1024 / Math.max(1, r.open))})` });
+  }
   rows.push({ scenario: 'e', metric: 'router CPU while held, cores', router: heldCpu?.procCores.router, direct: undefined });
   rows.push({ scenario: 'e', metric: 'event-loop delay p99 (held), ms', router: eldStats.eld.p99, target: '<= 20 ms', met: target('e', 'event-loop delay p99 <= 20 ms', eldStats.eld.p99, 20) });
 }
@@ -587,7 +593,7 @@ async function main() {
 
   const home = mkdtempSync(join(os.tmpdir(), 'router-bench-'));
   routerHandle = track(
-    spawnNode(['--import', pathToFileURL(join(LIB, 'probe.mjs')).href, ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
+    spawnNode(['--expose-gc', '--import', pathToFileURL(join(LIB, 'probe.mjs')).href, ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
       env: { ROUTER_START_NONCE: 'bench', ROUTER_DEBUG: '' },
       name: 'router daemon',
     }),
@@ -604,6 +610,7 @@ async function main() {
   const conn = await manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mockPort}/v1` } });
   if (conn.status !== 201) throw new Error(`provider create failed: ${conn.status} ${JSON.stringify(conn.json)}`);
   const idleRssMain = rssOf(ready.pid);
+  results.router = { heapAfterSetup: (await probe({ bench: 'stats', gc: true })).heapUsed };
 
   const T = {
     direct: { origin: `http://127.0.0.1:${mockPort}`, prefix: '', key: 'sk-bench' },
@@ -635,7 +642,7 @@ async function main() {
     // e before d: d may leave the openai provider's circuit breaker open for its cooldown.
     if (run('e')) await scenarioE(T, ready.pid);
     if (run('d')) await scenarioD(T, mock.child);
-    results.router = { idleRssAfterSetup: idleRssMain, rssAtEnd: rssOf(ready.pid) };
+    Object.assign(results.router, { idleRssAfterSetup: idleRssMain, rssAtEnd: rssOf(ready.pid) });
   } finally {
     await stopAll();
     rmSync(home, { recursive: true, force: true });

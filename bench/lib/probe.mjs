@@ -97,6 +97,8 @@ async function handle(msg) {
       eld.reset();
       return {};
     case 'stats': {
+      // With --expose-gc on the daemon, {gc: true} collects first: live heap rather than high-water mark.
+      if (msg.gc && typeof globalThis.gc === 'function') globalThis.gc();
       const mem = process.memoryUsage();
       return {
         rss: mem.rss,
