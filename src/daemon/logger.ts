@@ -2,6 +2,9 @@ import { appendFile, appendFileSync, renameSync, statSync, unlinkSync } from 'no
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
+// Read once: process.env is a slow getter, and debug() is called on every proxied request.
+const DEBUG = Boolean(process.env.ROUTER_DEBUG);
+
 export interface LoggerOptions {
   file?: string;
   /** Rotate when the file passes this size (bytes). */
@@ -37,7 +40,7 @@ export class Logger {
   }
 
   debug(msg: string, data?: Record<string, unknown>): void {
-    if (process.env.ROUTER_DEBUG) this.write('debug', msg, data);
+    if (DEBUG) this.write('debug', msg, data);
   }
   info(msg: string, data?: Record<string, unknown>): void {
     this.write('info', msg, data);

@@ -131,9 +131,11 @@ export class KeyStore {
     return rec;
   }
 
-  /** Records use of a key, in memory; `flush()` persists. */
+  private readonly lastUsedMs = new Map<string, number>();
+
+  /** Records use of a key, in memory (a number: no date formatting per request); `flush()` persists. */
   touch(rec: KeyRecord): void {
-    rec.lastUsedAt = new Date().toISOString();
+    this.lastUsedMs.set(rec.id, Date.now());
     this.touched.add(rec.id);
   }
 
@@ -146,17 +148,28 @@ export class KeyStore {
     this.db.transaction(() => {
       for (const id of ids) {
         const rec = this.byId.get(id);
-        if (rec) stmt.run(rec.lastUsedAt, id);
+        const ms = this.lastUsedMs.get(id);
+        if (!rec || ms === undefined) continue;
+        rec.lastUsedAt = new Date(ms).toISOString();
+        stmt.run(rec.lastUsedAt, id);
       }
     })();
   }
 
+  /** Brings `lastUsedAt` up to date from the in-memory use time (reads only; the request path never formats). */
+  private fresh(rec: KeyRecord): KeyRecord {
+    const ms = this.lastUsedMs.get(rec.id);
+    if (ms !== undefined) rec.lastUsedAt = new Date(ms).toISOString();
+    return rec;
+  }
+
   list(): KeyRecord[] {
-    return [...this.byId.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    return [...this.byId.values()].map((r) => this.fresh(r)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   get(id: string): KeyRecord | undefined {
-    return this.byId.get(id);
+    const rec = this.byId.get(id);
+    return rec && this.fresh(rec);
   }
 
   /** Applies a partial update (name, scopes, isActive, limits) together, in one statement. */

@@ -99,6 +99,16 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, stage
   };
 }
 
+const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conversation', 'prompt', 'background']);
+
+/** A 400 that only this target causes, so another target of a combo may still serve the request. */
+function isTargetSpecific(err: unknown): boolean {
+  if (!(err instanceof RouterError) || err.status !== 400) return false;
+  if (err.code === 'context_length_exceeded') return true;
+  const param = err.extra?.param;
+  return typeof param === 'string' && TARGET_SPECIFIC_PARAMS.has(param);
+}
+
 /** Consumes the caller's token budgets after a reply (quotas). */
 function recordTokens(services: Services, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
   const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
@@ -142,6 +152,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
   const deadline = t0 + services.settings.get().requestDeadlineMs;
   let last: { error: AttemptError; format: string } | undefined;
   let refused: RouterError | undefined;
+  let skipped: RouterError | undefined;
 
   for (const [index, target] of plan.targets.entries()) {
     const left = deadline - performance.now();
@@ -169,8 +180,13 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
       }
       prepared = { ...prepare(call, target, decoded, staged), stages, stageCtx };
     } catch (err) {
-      // A target that cannot take this request (e.g. tools to a no-tool provider) is skipped inside a combo.
-      if (plan.combo && err instanceof RouterError && err.status === 400 && plan.targets.length > 1) continue;
+      // A target that cannot take this request (tools to a no-tool provider, stored state another format
+      // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
+      // block, a bad request) stands for every target.
+      if (plan.combo && plan.targets.length > 1 && isTargetSpecific(err)) {
+        skipped = err as RouterError;
+        continue;
+      }
       throw err;
     }
     // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
@@ -179,7 +195,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
       refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds);
       continue;
     }
-    const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0, combo: plan.combo?.name };
+    const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0, combo: plan.combo?.name, notes: stageCtx.notes };
     const tAttempt = performance.now();
     try {
       const res = await attempt(services, call, target, prepared, outcome, Math.min(plan.combo?.targetTimeoutMs ?? Infinity, left));
@@ -194,7 +210,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
       if (!error.retryable) break;
     }
   }
-  if (!last) throw refused ?? new RouterError(503, `No target of '${call.model}' could be tried.`);
+  if (!last) throw refused ?? skipped ?? new RouterError(503, `No target of '${call.model}' could be tried.`);
   const all = allFailedError(services, plan, last.error);
   if (all) throw all;
   const failure = attemptErrorResponse(last.error, call.clientFormat, last.format, services.version);

@@ -21,6 +21,8 @@ export interface Outcome {
   upstreamMs?: number;
   /** The combo the request was addressed to, when it was. */
   combo?: string;
+  /** Facts request stages left for the usage row (compression applied, guardrail findings, cache hit...). */
+  notes?: Record<string, unknown>;
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */

@@ -164,7 +164,16 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
     plan.onDone(summary);
   };
 
-  // Pre-read until the reply commits, so failover stays possible.
+  // Pre-read until the reply commits, so failover stays possible. Any failure here (an upstream error
+  // event, a stage transform that blocks) releases the upstream request before it propagates.
+  try {
+    await preRead();
+  } catch (err) {
+    abort.abort();
+    throw err;
+  }
+
+  async function preRead(): Promise<void> {
   while (!committed) {
     const next = await iterator.next();
     if (next.done) {
@@ -182,20 +191,26 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
     if (out) pending.push(out);
   }
 
+  }
+
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (pending.length) return controller.enqueue(pending.shift()!);
       if (finished) return controller.close();
       try {
-        const next = await iterator.next();
-        if (next.done) {
-          const tail = finish();
-          if (tail) controller.enqueue(tail);
-          done();
-          return controller.close();
+        // Keep reading until this pull delivers something: a pull that enqueues nothing is not called
+        // again, and an upstream chunk can encode to nothing (e.g. a chunk holding only usage).
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done) {
+            const tail = finish();
+            if (tail) controller.enqueue(tail);
+            done();
+            return controller.close();
+          }
+          const out = consume(next.value as Uint8Array);
+          if (out) return controller.enqueue(out);
         }
-        const out = consume(next.value as Uint8Array);
-        if (out) controller.enqueue(out);
       } catch (err) {
         if (abort.signal.aborted) return;
         const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';

@@ -10,7 +10,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 const agent = new Agent({
   keepAliveTimeout: 30_000,
   keepAliveMaxTimeout: 600_000,
-  connections: 256,
+  // No cap per origin: HTTP/1.1 cannot multiplex, so a cap would queue long streams behind each other.
+  connections: null,
   headersTimeout: 600_000,
   bodyTimeout: 600_000,
 });
