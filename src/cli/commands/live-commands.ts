@@ -63,6 +63,7 @@ export async function followLogs(ctx: CommandContext, opts: any, q: string): Pro
   const client = ctx.client(opts);
   const filter: RequestFilter = { provider: opts.provider, model: opts.model, status: opts.status, key: opts.key };
   if (ctx.io.interactive && !opts.json) return tui(client, 'logs', filter);
+  const interrupted = untilInterrupted();
   const print = (e: RequestEntry) => ctx.io.out(opts.json ? JSON.stringify(plainEntry(e)) : formatLogLine(e));
   // Live messages wait until the history is printed, then only unseen ones follow (the two may overlap).
   let backlog: LiveRequest[] | null = [];
@@ -85,7 +86,7 @@ export async function followLogs(ctx: CommandContext, opts: any, q: string): Pro
     feed.close();
     throw err;
   }
-  await untilInterrupted();
+  await interrupted;
   feed.close();
   return 0;
 }
@@ -94,6 +95,7 @@ export async function followLogs(ctx: CommandContext, opts: any, q: string): Pro
 export async function usageLive(ctx: CommandContext, opts: any): Promise<number> {
   const client = ctx.client(opts);
   if (ctx.io.interactive && !opts.json) return tui(client, 'usage');
+  const interrupted = untilInterrupted();
   const seconds = Number(opts.interval ?? 10);
   let win = { requests: 0, errors: 0, tokens: 0, costUsd: 0 };
   const total = { requests: 0, errors: 0, tokens: 0, costUsd: 0 };
@@ -112,7 +114,7 @@ export async function usageLive(ctx: CommandContext, opts: any): Promise<number>
     else ctx.io.out(`${clock(time)}  ${int(win.requests)} req  ${int(win.errors)} err  ${tokens(win.tokens)} tok  ${usd(win.costUsd)}   (since start: ${int(total.requests)} req, ${usd(total.costUsd)})`);
     win = { requests: 0, errors: 0, tokens: 0, costUsd: 0 };
   }, seconds * 1000);
-  await untilInterrupted();
+  await interrupted;
   clearInterval(timer);
   feed.close();
   return 0;
@@ -122,10 +124,11 @@ export async function usageLive(ctx: CommandContext, opts: any): Promise<number>
 export async function inspect(ctx: CommandContext, opts: any): Promise<number> {
   const client = ctx.client(opts);
   if (ctx.io.interactive && !opts.json) return tui(client, 'inspect');
+  const interrupted = untilInterrupted();
   await client.request('GET', '/api/system/status', undefined, 5_000);
   const { metadataLines } = await import('../tui/inspect-text.js');
   const feed = await openFeed(ctx, client, (m) => ctx.io.out(opts.json ? JSON.stringify(plainEntry(m)) : `${metadataLines(m).join('\n')}\n`));
-  await untilInterrupted();
+  await interrupted;
   feed.close();
   return 0;
 }

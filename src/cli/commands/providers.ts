@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { DaemonClient } from '../client.js';
 import { CliError, table, type Io } from '../io.js';
 import { stamp } from '../format.js';
@@ -118,7 +118,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--access-token <token>', 'an OAuth access token instead of an API key')
     .option('--base-url <url>', "override the provider's base URL (include the version segment, e.g. /v1)")
     .option('--priority <n>', 'lower is tried first among accounts of a provider', (v) => {
-      if (!/^\d+$/.test(v)) throw new CliError(`--priority expects a whole number, got '${v}'`, 2);
+      if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a whole number.');
       return Number(v);
     })
     .option('--inactive', 'add it switched off')

@@ -60,7 +60,7 @@ async function withStartLock<T>(file: string, fn: () => Promise<T>): Promise<T> 
 }
 
 /** Spawns the detached daemon and waits for its nonce-stamped IPC message. */
-async function spawnDaemon(target: Target): Promise<DaemonMessage> {
+async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Promise<unknown> }> {
   // execa is loaded here only: importing it costs start-up time every other command would pay.
   const { execa } = await import('execa');
   const nonce = randomBytes(16).toString('hex');
@@ -86,7 +86,7 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage> {
   const first = await Promise.race([message, exited, timeout]);
   if (first && first.type === 'exit') {
     const again = await Promise.race([message, new Promise<undefined>((r) => setTimeout(r, 200))]);
-    if (again) return again as DaemonMessage;
+    if (again) return { ...(again as DaemonMessage), exited };
     throw new CliError(`the router daemon exited during start (${first.signal ?? `code ${first.code}`}).`, 1, logTail(target));
   }
   if (!first || first.type === 'timeout') {
@@ -94,8 +94,9 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage> {
     throw new CliError('the router daemon did not become ready in time.', 1, logTail(target));
   }
   child.disconnect();
-  child.unref();
-  return first as DaemonMessage;
+  // A daemon that reported an error exits once the IPC channel closes; the caller waits for that.
+  if ((first as DaemonMessage).type !== 'error') child.unref();
+  return { ...(first as DaemonMessage), exited };
 }
 
 /** Starts the daemon (detached unless --foreground) and returns once it answers /api/health. */
@@ -109,7 +110,13 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean 
       return 0;
     }
     const msg = await spawnDaemon(current);
-    if (msg.type === 'error') throw new CliError(`could not start: ${msg.message}`, 1, logTail(current));
+    if (msg.type === 'error') {
+      // The daemon exits after reporting; wait for that (bounded), so no half-started process outlives this command.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([msg.exited, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
+      clearTimeout(timer);
+      throw new CliError(`could not start: ${msg.message}`, 1, logTail(current));
+    }
     if (msg.type === 'already-running') {
       io.out(`router is already running at ${msg.url} (pid ${msg.pid})`);
       return 0;

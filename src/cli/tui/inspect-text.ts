@@ -8,6 +8,15 @@ export const TRACE_PATH = '/api/logs/traces/';
 
 export type DetailState = { kind: 'loading' } | { kind: 'ok'; detail: TraceDetail } | { kind: 'unavailable' } | { kind: 'error'; message: string };
 
+const isSide = (x: unknown): boolean =>
+  typeof x === 'object' && x !== null && typeof (x as { headers?: unknown }).headers === 'object' && 'body' in (x as object);
+
+/** A reply of the trace route, checked before it is drawn (an older or newer daemon may send another shape). */
+export function isTraceDetail(x: unknown): x is TraceDetail {
+  const d = x as TraceDetail;
+  return Boolean(d?.client && d.upstream && isSide(d.client.request) && isSide(d.client.response) && isSide(d.upstream.request) && isSide(d.upstream.response));
+}
+
 /** Lines of metadata every request has (from the usage record). */
 export function metadataLines(e: RequestEntry): string[] {
   const served = `${e.provider}/${e.model}`;

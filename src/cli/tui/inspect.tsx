@@ -8,7 +8,7 @@ import { useEffect, useState } from 'react';
 import { query } from '../client.js';
 import { cell, clock, fit, ms } from '../format.js';
 import type { LogEntry, RequestEntry, TraceDetail } from '../types.js';
-import { detailLines, TRACE_PATH, type DetailState } from './inspect-text.js';
+import { detailLines, isTraceDetail, TRACE_PATH, type DetailState } from './inspect-text.js';
 import { addEntries, entryKey, fromLog } from './state.js';
 import type { TuiSource } from './source.js';
 import { Footer, Header, Line, statusColor, useLive } from './ui.js';
@@ -67,7 +67,11 @@ export function InspectView({ source, width, height, onBack, onQuit }: InspectVi
     setDetails((d) => new Map(d).set(currentKey!, { kind: 'loading' }));
     source
       .get<TraceDetail>(`${TRACE_PATH}${encodeURIComponent(current.traceId)}`)
-      .then((detail) => setDetails((d) => new Map(d).set(currentKey!, { kind: 'ok', detail })))
+      .then((detail) =>
+        setDetails((d) =>
+          new Map(d).set(currentKey!, isTraceDetail(detail) ? { kind: 'ok', detail } : { kind: 'error', message: 'the daemon replied with an unexpected shape' }),
+        ),
+      )
       .catch((err: Error) => {
         const missing = /\(404\)|HTTP 404|no route/.test(err.message);
         if (missing) setUnsupported(true);

@@ -55,15 +55,18 @@ export function usePoll(fn: () => void | Promise<void>, ms: number): void {
   }, [ms]);
 }
 
-/** The current time, refreshed every `ms` (so sparklines move on even when nothing happens). */
+/**
+ * The current time at each render, with a re-render every `ms` so sparklines move on when nothing else
+ * happens. (A clock kept in state would lag up to `ms` behind the requests it is compared with.)
+ */
 export function useNow(ms: number, fixed?: number): number {
-  const [now, setNow] = useState(() => fixed ?? Date.now());
+  const [, setTick] = useState(0);
   useEffect(() => {
     if (fixed !== undefined) return;
-    const t = setInterval(() => setNow(Date.now()), ms);
+    const t = setInterval(() => setTick((n) => n + 1), ms);
     return () => clearInterval(t);
   }, [ms, fixed]);
-  return fixed ?? now;
+  return fixed ?? Date.now();
 }
 
 const FEED_LABEL: Record<FeedState, string> = { connecting: 'connecting…', open: 'live', reconnecting: 'reconnecting…', closed: 'closed' };

@@ -1,0 +1,129 @@
+/**
+ * The TUIs in a real pseudo-terminal: `router dashboard` and `router logs -f` run inside tmux (80x24) next
+ * to a real daemon with a mock upstream; the screen is read after real traffic, keys are sent as a
+ * person would type them, and the terminal must be given back (alternate screen left) on q and Ctrl-C.
+ * tmux comes from Debian packages (`.ci/run` installs it when missing).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import { BIN } from '../support/cli.js';
+import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+
+const HAS_TMUX = spawnSync('tmux', ['-V']).status === 0;
+if (!HAS_TMUX) console.warn('test/cli/tmux.test.ts skipped: tmux is not installed (.ci/run installs it)');
+
+const SOCKET = `router-test-${process.pid}`;
+const tmux = (...args: string[]) => {
+  const r = spawnSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+};
+const screen = (target: string) => tmux('capture-pane', '-p', '-t', target);
+
+async function waitScreen(target: string, pred: (s: string) => boolean, what: string, ms = 15_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  let last = '';
+  while (Date.now() < deadline) {
+    last = screen(target);
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}; the screen was:\n${last}`);
+}
+
+let router: RouterProcess;
+let mock: MockUpstream;
+let key: string;
+let configDir: string;
+
+beforeAll(async () => {
+  if (!HAS_TMUX) return;
+  configDir = mkdtempSync(join(tmpdir(), 'router-tmux-config-'));
+  [router, mock] = await Promise.all([startRouter(), startMockUpstream()]);
+  mock.handle((req) => (req.model === 'gpt-fail' ? { type: 'status', status: 400, message: 'refused' } : undefined));
+  await router.addConnection({ provider: 'openai', name: 'main', apiKey: 'sk-tmux-0123456789', providerSpecificData: { baseUrl: mock.openaiBase } });
+  await router.manage('POST', '/api/combos', { name: 'fast', models: ['openai/gpt-4o-mini'] });
+  key = await router.createKey(['proxy']);
+}, 60_000);
+
+afterAll(async () => {
+  if (!HAS_TMUX) return;
+  spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+  await Promise.all([router?.stop(), mock?.close()]);
+  rmSync(configDir, { recursive: true, force: true });
+});
+
+/** Starts a CLI command in a new 80x24 tmux window; after it exits the pane prints its exit code. */
+function launch(name: string, args: string) {
+  const cmd = `env ROUTER_CLI_CONFIG_DIR=${configDir} ${process.execPath} ${BIN} ${args} --home ${router.home}; echo "__EXIT__ $?"; sleep 120`;
+  try {
+    tmux('new-session', '-d', '-s', name, '-x', '80', '-y', '24', cmd);
+  } catch {
+    tmux('new-window', '-t', name, cmd);
+  }
+  return name;
+}
+
+async function chat(model: string) {
+  const res = await fetch(`${router.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }] }),
+  });
+  await res.text();
+}
+
+describe.skipIf(!HAS_TMUX)('TUIs in tmux', { timeout: 90_000 }, () => {
+  it('router dashboard: live state after real traffic, keys into logs and back, resize, q restores the terminal', async () => {
+    const t = launch('dash', 'dashboard');
+    let s = await waitScreen(t, (x) => x.includes('router dashboard') && x.includes('● live') && /^openai\s+1\/1\s+closed/m.test(x), 'the dashboard');
+    expect(s).toMatch(/^fast \(priority\): openai\/gpt-4o-mini$/m);
+
+    for (const m of ['openai/gpt-4o-mini', 'fast', 'openai/gpt-4.1', 'openai/gpt-fail']) await chat(m);
+    s = await waitScreen(t, (x) => /^openai\s+1\/1\s+\S.*\s4\s+1$/m.test(x) && x.includes('400 openai/gpt-fail'), 'the traffic on screen');
+    const lines = s.replace(/\n+$/, '').split('\n');
+    expect(lines.length).toBeLessThanOrEqual(24);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+    expect(lines[0]).toMatch(/^router dashboard · http:\/\/127\.0\.0\.1:\d+ · v\d+\.\d+\.\d+ · up \S+.*● live$/);
+    expect(s).toMatch(/^daemon {2}pid \d+ .*last min 4 req, 1 err$/m);
+    expect(s).toMatch(/^requests\/s \(\d+s\)\s+.*[▁▂▃▄▅▆▇█].*max$/m);
+    expect(s).toMatch(/^l logs {2}u usage {2}i inspect {2}r refresh {2}q quit$/m);
+
+    tmux('send-keys', '-t', t, 'l');
+    s = await waitScreen(t, (x) => x.includes('router logs · all requests') && x.includes('4 shown') && x.includes('● live'), 'the logs view with its history');
+    expect(s).toMatch(/\s400 openai\/gpt-fail\s/);
+    expect(s).toMatch(/\s200 openai\/gpt-4o-mini\s/);
+    tmux('send-keys', '-t', t, 's');
+    await waitScreen(t, (x) => x.includes('status=2xx') && !x.includes('gpt-fail'), 'the status filter');
+    tmux('send-keys', '-t', t, 'Escape');
+    await waitScreen(t, (x) => x.includes('router dashboard'), 'the dashboard again');
+
+    tmux('resize-window', '-t', t, '-x', '100', '-y', '30');
+    s = await waitScreen(t, (x) => x.split('\n')[0]!.length === 100, 'the reflow to 100 columns');
+    expect(s.split('\n')[0]).toMatch(/● live$/);
+
+    tmux('send-keys', '-t', t, 'q');
+    s = await waitScreen(t, (x) => x.includes('__EXIT__'), 'the exit');
+    expect(s).toMatch(/^__EXIT__ 0$/m);
+    // The alternate screen was left: the dashboard is gone from the visible screen.
+    expect(s).not.toContain('router dashboard');
+    expect(tmux('display-message', '-p', '-t', t, '#{alternate_on}').trim()).toBe('0');
+    expect(tmux('display-message', '-p', '-t', t, '#{cursor_flag}').trim()).toBe('1');
+  });
+
+  it('router logs -f: Ctrl-C ends it with exit 0 and the terminal back', async () => {
+    const t = launch('logs', 'logs -f');
+    await waitScreen(t, (x) => x.includes('router logs') && x.includes('● live'), 'the logs view');
+    await chat('openai/gpt-4o-mini');
+    await waitScreen(t, (x) => (x.match(/openai\/gpt-4o-mini/g) ?? []).length >= 3, 'the new request');
+    expect(tmux('display-message', '-p', '-t', t, '#{alternate_on}').trim()).toBe('1');
+    tmux('send-keys', '-t', t, 'C-c');
+    const s = await waitScreen(t, (x) => x.includes('__EXIT__'), 'the exit');
+    expect(s).toMatch(/^__EXIT__ 0$/m);
+    expect(tmux('display-message', '-p', '-t', t, '#{alternate_on}').trim()).toBe('0');
+  });
+});
