@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
 import { RouterError, badRequest } from './errors.js';
@@ -5,11 +6,14 @@ import { RouterError, badRequest } from './errors.js';
 /**
  * Reads the request body as bytes with a hard cap: a declared Content-Length over the cap is refused
  * before reading, and a chunked body is cut off (413) as soon as it passes the cap, so a client can never
- * make the daemon buffer more than `limit` bytes.
+ * make the daemon buffer more than `limit` bytes. On Node the socket's request is read directly: going
+ * through the web stream would build a ReadableStream per request.
  */
 export async function readBodyBytes(event: H3Event, limit: number): Promise<Uint8Array> {
   const declared = event.req.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const nodeReq = event.req.runtime?.node?.req;
+  if (nodeReq) return readNodeBody(nodeReq, limit);
   const stream = event.req.body;
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -25,6 +29,44 @@ export async function readBodyBytes(event: H3Event, limit: number): Promise<Uint
     }
     chunks.push(value);
   }
+  return concat(chunks, size);
+}
+
+function readNodeBody(req: Readable, limit: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        // Stop reading; the 413 reply is sent and the connection closed with it.
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);
   let offset = 0;

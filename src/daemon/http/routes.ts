@@ -1,4 +1,7 @@
 import type { H3Event } from 'h3';
+import { FastResponse } from 'srvx';
+import { HEADER } from '../../shared/headers.js';
+import { VERSION } from '../../shared/version.js';
 import type { z } from 'zod';
 import type { Services } from '../services.js';
 import type { AuthInfo } from '../auth/pipeline.js';
@@ -50,12 +53,13 @@ export function route<B = undefined, Q = undefined>(def: RouteDef<B, Q>): RouteD
 
 /** A JSON response with a status and optional headers. */
 export function json(status: number, body: unknown, headers?: Record<string, string>): Response {
-  const h = new Headers(headers);
-  h.set('content-type', 'application/json; charset=utf-8');
-  return new Response(JSON.stringify(body), { status, headers: h });
+  return new FastResponse(JSON.stringify(body), {
+    status,
+    headers: { ...headers, 'content-type': 'application/json; charset=utf-8', [HEADER.version]: VERSION },
+  });
 }
 
 /** 204 No Content. */
 export function noContent(): Response {
-  return new Response(null, { status: 204 });
+  return new FastResponse(null, { status: 204, headers: { [HEADER.version]: VERSION } });
 }

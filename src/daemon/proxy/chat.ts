@@ -1,3 +1,4 @@
+import { FastResponse } from 'srvx';
 import { randomUUID } from 'node:crypto';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
@@ -299,7 +300,7 @@ async function jsonReply(
   const usage = response?.usage ?? legacyUsage(parsed);
   recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs });
   recordTokens(services, outcome, usage);
-  return new Response(body, {
+  return new FastResponse(body, {
     status: 200,
     headers: {
       'content-type': 'application/json; charset=utf-8',
@@ -341,7 +342,7 @@ async function streamReply(
     },
   });
   upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
-  return new Response(body, {
+  return new FastResponse(body, {
     status: 200,
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -372,7 +373,7 @@ function stageReply(
   const headers: Record<string, string> = { 'x-router-version': services.version, 'x-router-trace-id': traceId, ...ctx.headers };
   completeStages(stages, request, response, ctx);
   if (!call.stream) {
-    return new Response(JSON.stringify(client.encodeResponse(response, request)), {
+    return new FastResponse(JSON.stringify(client.encodeResponse(response, request)), {
       headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
     });
   }
@@ -380,5 +381,5 @@ function stageReply(
   let text = '';
   for (const ev of responseToEvents(response)) text += formatSseBatch(encoder.write(ev));
   text += formatSseBatch(encoder.end());
-  return new Response(text, { headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  return new FastResponse(text, { headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
 }

@@ -1,3 +1,4 @@
+import { FastResponse } from 'srvx';
 import type { RouteContext } from '../http/routes.js';
 import { getClientCodec } from '../translate/registry.js';
 import type { IrRequest } from '../translate/ir.js';
@@ -42,7 +43,10 @@ export async function countTokens(ctx: RouteContext, format: 'anthropic' | 'gemi
     const body = format === 'anthropic' ? { ...raw, model: target.model } : (({ model: _m, ...rest }) => rest)(raw);
     const reply = await sendUpstream({ url, headers: targetHeaders(target), body: JSON.stringify(body) });
     const text = await readUpstreamText(reply.body, 1024 * 1024);
-    return new Response(text, { status: reply.statusCode, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    return new FastResponse(text, {
+      status: reply.statusCode,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-router-version': ctx.services.version },
+    });
   }
   const ir =
     format === 'anthropic'

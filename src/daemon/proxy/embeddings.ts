@@ -1,3 +1,4 @@
+import { FastResponse } from 'srvx';
 import { badRequest } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
 import { resolveTargets } from './resolve.js';
@@ -32,7 +33,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
       const text = await readUpstreamText(decodedBody(reply));
       if (reply.statusCode >= 400) throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
       const upstreamMs = performance.now() - tSend;
-      return new Response(text, {
+      return new FastResponse(text, {
         headers: {
           'content-type': 'application/json; charset=utf-8',
           'server-timing': `router;dur=${(performance.now() - t0 - upstreamMs).toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`,

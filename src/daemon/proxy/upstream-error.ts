@@ -1,3 +1,4 @@
+import { FastResponse } from 'srvx';
 import { RouterError } from '../http/errors.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import { retryHintSeconds } from '../routing/retry-after.js';
@@ -53,7 +54,7 @@ export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat
     const headers = new Headers(err.raw.headers);
     headers.set('content-type', err.raw.contentType);
     headers.set('x-router-version', version);
-    return new Response(err.raw.body, { status: err.status, headers });
+    return new FastResponse(err.raw.body, { status: err.status, headers });
   }
   const extraHeaders: Record<string, string> = {};
   if (err.raw?.headers['retry-after']) {

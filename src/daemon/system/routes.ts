@@ -1,3 +1,4 @@
+import { FastResponse } from 'srvx';
 import { route, json, type RouteDef } from '../http/routes.js';
 import { buildOpenApi } from '../http/openapi.js';
 import type { HealthReply, StatusReply } from '../../shared/wire.js';
@@ -24,7 +25,7 @@ export const systemRoutes: RouteDef[] = [
       if (openApiCache?.routes !== services.routeTable) {
         openApiCache = { routes: services.routeTable, doc: JSON.stringify(buildOpenApi(services.routeTable, services.version)) };
       }
-      return new Response(openApiCache.doc, { headers: { 'content-type': 'application/json; charset=utf-8' } });
+      return new FastResponse(openApiCache.doc, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-router-version': services.version } });
     },
   }),
   route({
