@@ -16,7 +16,7 @@ import {
 } from './settings.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './stage.js';
 import { MemoryStore, partitionOf, publicMemory, type ListFilter, type StoredMemory } from './store.js';
-import { countTokens, loadTokenizer, memoryText } from './tokens.js';
+import { countTokens, memoryText } from './tokens.js';
 import type {
   EmbeddingSourceKind,
   EngineStatus,
@@ -136,7 +136,7 @@ export class MemoryService {
   start(services: Services): void {
     this.services = services;
     services.stages.register(memoryStage(this), MEMORY_STAGE_ORDER);
-    void loadTokenizer();
+    // The tokenizer is loaded on first use (countTokens), not here: it costs ~20 MB an idle daemon never needs.
     this.prune();
     this.every(PRUNE_EVERY_MS, () => this.prune());
     this.every(SUMMARIZE_EVERY_MS, () => void this.autoSummarize());
