@@ -2,14 +2,15 @@
 // Usage-recording overhead: req/s of the real daemon (dist/) with usage recording on, against the same
 // build with the queue disabled (ROUTER_USAGE_DISABLED=1 read at boot). Not a test.
 //
-//   npx tsc -p tsconfig.json && node bench/usage-overhead.mjs [--seconds 8] [--connections 32] [--rounds 2] [--stream]
+//   npx tsc -p tsconfig.json && node bench/usage-overhead.mjs [--seconds 12] [--rounds 6] [--connections 16] [--stream]
 //
-// Each round starts one daemon per mode on a temp home (rounds interleave off/on to spread machine noise),
-// points an OpenAI connection at a canned mock upstream (its own process), warms up, then drives
-// POST /v1/chat/completions with an undici Pool for the given time and counts completed 200s. Prints
-// per-round and median req/s and the relative difference.
+// Starts one daemon per mode side by side on temp homes, each with an OpenAI connection pointed at a
+// canned mock upstream (its own process), warms both up, then drives POST /v1/chat/completions with an
+// undici Pool in alternating slices (`--rounds` pairs sharing `--seconds` per mode), so both modes see the
+// same background load. Prints req/s per mode and (Linux) the daemon's CPU time per request, which is the
+// steadier figure on a shared machine: throughput there mostly measures the neighbours.
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,9 +25,9 @@ const opt = (name, def) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : def;
 };
-const SECONDS = opt('seconds', 8);
-const CONNECTIONS = opt('connections', 32);
-const ROUNDS = opt('rounds', 2);
+const SECONDS = opt('seconds', 12);
+const CONNECTIONS = opt('connections', 16);
+const ROUNDS = opt('rounds', 6);
 const STREAM = args.includes('--stream');
 
 // A canned upstream in its own process: Chat Completions JSON (or SSE with usage) for every POST.
@@ -82,6 +83,7 @@ async function startDaemon(disabled) {
   return {
     url,
     manage,
+    pid: child.pid,
     async stop() {
       await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
       await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
@@ -120,43 +122,70 @@ async function drive(url, key, seconds) {
   return { rps: ok / elapsed, ok, failed };
 }
 
-async function measure(mock, disabled) {
+/** Starts a daemon in one mode with a key and an OpenAI connection pointed at the mock. */
+async function prepare(mock, disabled) {
   const d = await startDaemon(disabled);
+  const { key } = await d.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
+  await d.manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mock.port}/v1` } });
+  return { d, key };
+}
+
+/** CPU time (user + system) of a process in ms, from /proc; undefined elsewhere. */
+function cpuMs(pid) {
   try {
-    const { key } = await d.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
-    await d.manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mock.port}/v1` } });
-    await drive(d.url, key, Math.min(3, SECONDS)); // warm-up (JIT, keep-alive pools)
-    const r = await drive(d.url, key, SECONDS);
-    if (!disabled) {
-      const s = await d.manage('GET', '/api/usage/summary');
-      r.rows = s.requests;
-    }
-    return r;
-  } finally {
-    await d.stop();
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return undefined;
   }
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 const mock = await startMock();
-const results = { off: [], on: [] };
+// Both daemons run side by side and are driven in alternating slices, so both modes see the same
+// background load (a shared machine changes speed from one second to the next).
+const modes = { off: await prepare(mock, true), on: await prepare(mock, false) };
+const totals = { off: { ok: 0, failed: 0, secs: 0, cpu: 0 }, on: { ok: 0, failed: 0, secs: 0, cpu: 0 } };
+const perRound = { off: [], on: [] };
 try {
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const mode of round % 2 ? ['off', 'on'] : ['on', 'off']) {
-      const r = await measure(mock, mode === 'off');
-      results[mode].push(r.rps);
-      console.log(
-        `round ${round} usage ${mode.padEnd(3)}: ${r.rps.toFixed(0).padStart(6)} req/s (${r.ok} ok, ${r.failed} failed${r.rows !== undefined ? `, ${r.rows} usage rows` : ''})`,
-      );
+  for (const m of ['off', 'on']) await drive(modes[m].d.url, modes[m].key, Math.min(3, SECONDS)); // warm-up
+  const slice = SECONDS / ROUNDS;
+  for (let round = 1; round <= ROUNDS * 2; round++) {
+    for (const m of round % 2 ? ['off', 'on'] : ['on', 'off']) {
+      const { d, key } = modes[m];
+      const cpu0 = cpuMs(d.pid);
+      const r = await drive(d.url, key, slice);
+      // Let the once-a-second flush of this slice's rows land inside the measurement.
+      await new Promise((res) => setTimeout(res, 1100));
+      const cpu1 = cpuMs(d.pid);
+      const t = totals[m];
+      t.ok += r.ok;
+      t.failed += r.failed;
+      t.secs += slice;
+      if (cpu0 !== undefined && cpu1 !== undefined) t.cpu += cpu1 - cpu0;
+      perRound[m].push(r.rps);
     }
   }
+  const s = await modes.on.d.manage('GET', '/api/usage/summary');
+  console.log(`usage rows written by the "on" daemon: ${s.requests} (${s.estimated} estimated)`);
 } finally {
+  await Promise.all(Object.values(modes).map((m) => m.d.stop()));
   mock.stop();
 }
-const off = median(results.off);
-const on = median(results.on);
-console.log(`\n${STREAM ? 'streamed' : 'non-streamed'} chat, ${CONNECTIONS} connections, ${SECONDS}s per run, ${ROUNDS} rounds`);
-console.log(`median req/s  usage off (ROUTER_USAGE_DISABLED=1): ${off.toFixed(0)}`);
-console.log(`median req/s  usage on:                            ${on.toFixed(0)}`);
-console.log(`difference: ${(((on - off) / off) * 100).toFixed(1)}%`);
+console.log(`${STREAM ? 'streamed' : 'non-streamed'} chat, ${CONNECTIONS} connections, ${SECONDS * 2}s per mode in ${ROUNDS * 2} alternating slices`);
+for (const m of ['off', 'on']) {
+  const t = totals[m];
+  console.log(
+    `usage ${m.padEnd(3)}${m === 'off' ? ' (ROUTER_USAGE_DISABLED=1)' : '                          '}: ${(t.ok / t.secs).toFixed(0).padStart(5)} req/s (median slice ${median(perRound[m]).toFixed(0)}), ` +
+      `${t.cpu ? ((t.cpu * 1000) / t.ok).toFixed(0) : '?'} us daemon CPU per request, ${t.failed} failed`,
+  );
+}
+const rOff = totals.off.ok / totals.off.secs;
+const rOn = totals.on.ok / totals.on.secs;
+console.log(`throughput difference: ${(((rOn - rOff) / rOff) * 100).toFixed(1)}%`);
+if (totals.off.cpu && totals.on.cpu) {
+  const cOff = (totals.off.cpu * 1000) / totals.off.ok;
+  const cOn = (totals.on.cpu * 1000) / totals.on.ok;
+  console.log(`CPU per request difference: ${(cOn - cOff).toFixed(0)} us (${(((cOn - cOff) / cOff) * 100).toFixed(1)}%)`);
+}
