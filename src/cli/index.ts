@@ -23,6 +23,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['usage', () => import('./commands/usage.js')],
   ['logs', () => import('./commands/logs.js')],
   ['webhooks', () => import('./commands/webhooks.js')],
+  ['memory', () => import('./commands/memory.js')],
   ['password', () => import('./commands/password.js')],
   ['token', () => import('./commands/token.js')],
   ['config-tool', () => import('./commands/config-tool.js')],

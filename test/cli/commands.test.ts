@@ -250,6 +250,31 @@ describe('router webhooks', () => {
   });
 });
 
+describe('router memory', () => {
+  it('add --json stores a memory; list pages it with stats; search previews retrieval; rm deletes', async () => {
+    const m = json(await ok('memory', 'add', 'deploy', 'Production deploys run from the release branch only', '--metadata', '{"team":"infra"}', '--json'));
+    expect(m).toMatchObject({ key: 'deploy', type: 'factual', apiKeyId: null, metadata: { team: 'infra' } });
+    expect(m).toEqual((await router.manage('GET', `/api/memory/${m.id}`)).json);
+    const other = json(await ok('memory', 'add', 'editor', 'Prefers Neovim', '--type', 'semantic', '--json'));
+    const list = json(await ok('memory', 'list', '--json'));
+    expect(list).toEqual((await router.manage('GET', '/api/memory')).json);
+    expect(list.data.map((x: any) => x.key).sort()).toEqual(['deploy', 'editor']);
+    expect(json(await ok('memory', 'list', '--type', 'semantic', '--json')).data.map((x: any) => x.id)).toEqual([other.id]);
+    const text = (await ok('memory', 'list')).stdout;
+    expect(text).toMatch(/^ID\s+TYPE\s+KEY\s+CONTENT\s+TOKENS\s+HITS\s+SCOPE\n/);
+    expect(text).toMatch(/\npage 1 of 1 · 2 memories · \d+ tokens · hit rate 0%\n$/);
+    const found = json(await ok('memory', 'search', 'release branch deploys', '--strategy', 'exact', '--json'));
+    expect(found.memories.map((x: any) => x.id)).toContain(m.id);
+    expect(found.resolution.strategyUsed).toBe('exact');
+    expect((await ok('memory', 'search', 'release branch', '--strategy', 'exact')).stdout).toMatch(/^strategy exact · .*\n\nSCORE\s+TIER\s+ID/);
+    expect((await R('memory', 'search', 'x', '--strategy', 'fuzzy')).exitCode).toBe(2);
+    expect((await ok('memory', 'rm', m.id)).stdout).toBe(`deleted memory ${m.id}\n`);
+    const gone = await R('memory', 'rm', m.id);
+    expect(gone.exitCode).toBe(1);
+    expect(gone.stderr).toBe('router: Memory not found. (HTTP 404)\n');
+  });
+});
+
 describe('router config-tool with the daemon creating the key', () => {
   it('creates a proxy key named for the tool, writes it, and undo restores the file', async () => {
     const home = mkdtempSync(join(tmpdir(), 'router-tool-home-'));

@@ -3,7 +3,7 @@ import type { ComboModel, ComboRecord } from '../../daemon/combos/store.js';
 import { DaemonClient } from '../client.js';
 import { CliError, table } from '../io.js';
 import { resolveTarget } from '../target.js';
-import { withCommon, type CommandContext } from '../common.js';
+import { examples, withCommon, type CommandContext } from '../common.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
@@ -109,7 +109,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(combos.command('list'))
+  examples(withCommon(combos.command('list')), ['router combos list', 'router combos list --json'])
     .description('list combos')
     .option('--json', 'print JSON (an array of combos)')
     .action(
@@ -175,7 +175,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(combos.command('rm <name>'))
+  examples(withCommon(combos.command('rm <name>')), ['router combos rm fast'])
     .description('delete a combo (refused while another combo lists it)')
     .action(
       ctx.run(async (opts, name: string) => {

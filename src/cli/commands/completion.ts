@@ -33,7 +33,8 @@ function flatten(n: Node): Node[] {
 }
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-const short = (s: string) => s.split(/[;(]/)[0]!.trim().replace(/[\n:]/g, ' ').slice(0, 60);
+/** A one-line description for the menus: the first clause, no colons (zsh uses them as separators). */
+const short = (s: string) => s.split(/[;(]/)[0]!.trim().replace(/\n/g, ' ').replace(/\s*:\s*/g, ' - ').slice(0, 60);
 
 export function bashScript(root: Node): string {
   const nodes = flatten(root);

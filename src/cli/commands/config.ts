@@ -54,8 +54,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  config
-    .command('get <key>')
+  examples(config.command('get <key>'), ['router config get port'])
     .description('print one preference (empty when unset)')
     .action(
       ctx.run(async (_opts, key: string) => {
@@ -65,8 +64,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  config
-    .command('set <key> <value>')
+  examples(config.command('set <key> <value>'), ['router config set home ~/router-state', 'router config set output json'])
     .description('set one preference')
     .action(
       ctx.run(async (_opts, key: string, raw: string) => {
@@ -79,8 +77,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  config
-    .command('unset <key>')
+  examples(config.command('unset <key>'), ['router config unset output'])
     .description('remove one preference (its default applies again)')
     .action(
       ctx.run(async (_opts, key: string) => {
@@ -92,8 +89,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  config
-    .command('path')
+  examples(config.command('path'), ['cat "$(router config path)"'])
     .description('print the path of the config file')
     .action(
       ctx.run(async () => {

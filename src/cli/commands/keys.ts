@@ -3,7 +3,7 @@ import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 import { DaemonClient } from '../client.js';
 import { table } from '../io.js';
 import { resolveTarget } from '../target.js';
-import { withCommon, type CommandContext } from '../common.js';
+import { examples, withCommon, type CommandContext } from '../common.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
@@ -27,7 +27,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(keys.command('list'))
+  examples(withCommon(keys.command('list')), ['router keys list', 'router keys list --json'])
     .description('list API keys (masked)')
     .option('--json', 'print JSON')
     .action(
@@ -43,7 +43,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(keys.command('rename <id> <name>'))
+  examples(withCommon(keys.command('rename <id> <name>')), ['router keys rename 3f2a... laptop-2'])
     .description('rename an API key')
     .action(
       ctx.run(async (opts, id: string, name: string) => {
@@ -53,7 +53,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(keys.command('rm <id>'))
+  examples(withCommon(keys.command('rm <id>')), ['router keys rm 3f2a...'])
     .description('delete an API key')
     .action(
       ctx.run(async (opts, id: string) => {

@@ -237,7 +237,7 @@ function registerNodes(providers: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(nodes.command('list'))
+  examples(withCommon(nodes.command('list')), ['router providers nodes list', 'router providers nodes list --json'])
     .description('list provider nodes')
     .option('--json', 'print JSON (an array of nodes)')
     .action(

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { withCommon, type CommandContext } from '../common.js';
+import { examples, withCommon, type CommandContext } from '../common.js';
 import { startCommand } from './start.js';
 import { stopCommand } from './stop.js';
 
 export function register(program: Command, ctx: CommandContext): void {
-  withCommon(program.command('restart'))
+  examples(withCommon(program.command('restart')), ['router restart', 'router restart --port 20129'])
     .description('stop the daemon (if running) and start it again')
     .action(
       ctx.run(async (opts) => {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DaemonClient } from '../client.js';
 import { CliError } from '../io.js';
 import { resolveTarget } from '../target.js';
-import { withCommon, type CommandContext } from '../common.js';
+import { examples, withCommon, type CommandContext } from '../common.js';
 
 /** Parses a value given on the command line: JSON when it is JSON (true, 42, ["a"]), else a string. */
 function parseValue(raw: string): unknown {
@@ -16,7 +16,7 @@ function parseValue(raw: string): unknown {
 export function register(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
   const settings = program.command('settings').description('read and change daemon settings');
-  withCommon(settings.command('get [key]'))
+  examples(withCommon(settings.command('get [key]')), ['router settings get', 'router settings get requireLogin', 'router settings get --json'])
     .description('print all settings, or one')
     .option('--json', 'print JSON')
     .action(

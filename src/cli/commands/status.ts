@@ -3,7 +3,7 @@ import type { StatusReply } from '../../shared/wire.js';
 import { DaemonClient } from '../client.js';
 import type { Io } from '../io.js';
 import { resolveTarget, type CommonOptions } from '../target.js';
-import { withCommon, type CommandContext } from '../common.js';
+import { examples, withCommon, type CommandContext } from '../common.js';
 
 const NOT_RUNNING: StatusReply = { running: false, pid: null, url: null, version: null, uptimeSeconds: null };
 
@@ -32,7 +32,7 @@ export async function statusCommand(opts: CommonOptions & { json?: boolean }, io
 }
 
 export function register(program: Command, ctx: CommandContext): void {
-  withCommon(program.command('status'))
+  examples(withCommon(program.command('status')), ['router status', 'router status --json', 'router status >/dev/null && echo up   # exit 1 when not running'])
     .description('show whether the daemon is running')
     .option('--json', 'print {running, pid, url, version, uptimeSeconds}')
     .action(ctx.run((opts) => statusCommand(opts, ctx.io)));

@@ -3,7 +3,7 @@ import { isAlive, releasePidFile } from '../../daemon/pidfile.js';
 import { DaemonClient } from '../client.js';
 import { CliError, type Io } from '../io.js';
 import { resolveTarget, type CommonOptions } from '../target.js';
-import { withCommon, type CommandContext } from '../common.js';
+import { examples, withCommon, type CommandContext } from '../common.js';
 
 const STOP_TIMEOUT_MS = 20_000;
 
@@ -44,7 +44,7 @@ export async function stopCommand(opts: CommonOptions, io: Io): Promise<number> 
 }
 
 export function register(program: Command, ctx: CommandContext): void {
-  withCommon(program.command('stop'))
+  examples(withCommon(program.command('stop')), ['router stop', 'router stop --home ./state'])
     .description('stop the router daemon gracefully')
     .action(ctx.run((opts) => stopCommand(opts, ctx.io)));
 }

@@ -65,7 +65,7 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  withCommon(webhooks.command('list'))
+  examples(withCommon(webhooks.command('list')), ['router webhooks list', 'router webhooks list --json'])
     .description('list webhooks (secrets masked)')
     .option('--json', 'print JSON (an array of webhooks)')
     .action(
