@@ -242,6 +242,7 @@ describe('GET /api/logs', () => {
       error: null,
       userAgent: null,
       forwardedFor: null,
+      notes: null,
     });
   });
 

@@ -100,6 +100,16 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, stage
   };
 }
 
+/** The text of a reply (text, refusal, thinking, tool arguments), for estimating its tokens. */
+function replyText(res: IrResponse): string {
+  let out = '';
+  for (const p of res.parts) {
+    if (p.type === 'text' || p.type === 'refusal' || p.type === 'thinking') out += p.text;
+    else if (p.type === 'tool_call') out += p.name + p.arguments;
+  }
+  return out;
+}
+
 const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conversation', 'prompt', 'background']);
 
 /** A 400 that only this target causes, so another target of a combo may still serve the request. */
@@ -196,7 +206,17 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
       refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds);
       continue;
     }
-    const outcome: Outcome = { traceId, call, target, t0, auth: ctx.auth, status: 0, combo: plan.combo?.name, notes: stageCtx.notes };
+    const outcome: Outcome = {
+      traceId,
+      call,
+      target,
+      t0,
+      auth: ctx.auth,
+      status: 0,
+      combo: plan.combo?.name,
+      notes: stageCtx.notes,
+      client: { userAgent: ctx.event.req.headers.get('user-agent'), forwardedFor: ctx.event.req.headers.get('x-forwarded-for') },
+    };
     const tAttempt = performance.now();
     try {
       const res = await attempt(services, call, target, prepared, outcome, Math.min(plan.combo?.targetTimeoutMs ?? Infinity, left));
@@ -298,7 +318,8 @@ async function jsonReply(
   }
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
   const usage = response?.usage ?? legacyUsage(parsed);
-  recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs });
+  const outputText = usage === undefined && response ? replyText(response) : undefined;
+  recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs, outputText });
   recordTokens(services, outcome, usage);
   return new FastResponse(body, {
     status: 200,
@@ -334,7 +355,8 @@ async function streamReply(
     transform: prepared.stageCtx ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
     abort,
     onDone: (s: StreamSummary) => {
-      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs });
+      const outputText = s.usage.outputTokens === undefined ? replyText(s.response) : undefined;
+      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs, outputText });
       recordTokens(services, outcome, s.usage);
       if (prepared.stageCtx && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
       // A stream that breaks after its first byte still counts against the provider's breaker.

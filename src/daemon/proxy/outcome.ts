@@ -23,6 +23,10 @@ export interface Outcome {
   combo?: string;
   /** Facts request stages left for the usage row (compression applied, guardrail findings, cache hit...). */
   notes?: Record<string, unknown>;
+  /** Client headers kept for the request log (sanitized and capped by the usage recorder). */
+  client?: { userAgent?: string | null; forwardedFor?: string | null };
+  /** The reply's text, only when the upstream reported no usage (so output tokens can be estimated). */
+  outputText?: string;
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */

@@ -30,6 +30,8 @@ export interface UsageRecord {
   error: string | null;
   userAgent: string | null;
   forwardedFor: string | null;
+  /** JSON of what request stages reported (compression, guardrails, cache), or null. */
+  notes: string | null;
 }
 
 /** The row shape of the usage_log table. */
@@ -60,6 +62,7 @@ export interface UsageRow {
   error: string | null;
   user_agent: string | null;
   forwarded_for: string | null;
+  notes?: string | null;
 }
 
 /** A request-log entry as the API returns it (`GET /api/logs`). */
@@ -100,5 +103,6 @@ export function logEntry(row: UsageRow): LogEntry {
     error: row.error,
     userAgent: row.user_agent,
     forwardedFor: row.forwarded_for,
+    notes: row.notes ?? null,
   };
 }

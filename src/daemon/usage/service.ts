@@ -68,6 +68,17 @@ interface PendingFailure {
 }
 
 const DAY_MS = 86_400_000;
+
+/** Stage notes as stored: JSON, at most 2000 characters, null when there are none. */
+function notesJson(notes: Record<string, unknown> | undefined): string | null {
+  if (!notes || Object.keys(notes).length === 0) return null;
+  try {
+    const text = JSON.stringify(notes);
+    return text.length > 2000 ? `${text.slice(0, 1997)}...` : text;
+  } catch {
+    return null;
+  }
+}
 /** A failed attempt is reported as request.failed at the latest this long after it was recorded. */
 const FAILURE_MAX_WAIT_MS = 10 * 60_000;
 /** Without a listener-side tracker (in-process use), wait this long for a further attempt instead. */
@@ -116,8 +127,8 @@ export class UsageService {
     this.insert = opts.db.prepare<unknown[]>(
       `INSERT INTO usage_log (ts, trace_id, api_key_id, endpoint, client_format, provider, model, requested_model,
          connection_id, combo, status, latency_ms, upstream_ms, tokens_in, tokens_out, cache_read_tokens,
-         cache_write_tokens, reasoning_tokens, cost_usd, streamed, estimated, finish_reason, error, user_agent, forwarded_for)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         cache_write_tokens, reasoning_tokens, cost_usd, streamed, estimated, finish_reason, error, user_agent, forwarded_for, notes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.writeMany = opts.db.transaction((rows: UsageRecord[]) => {
       for (const r of rows) {
@@ -125,6 +136,7 @@ export class UsageService {
           r.ts, r.traceId, r.apiKeyId, r.endpoint, r.clientFormat, r.provider, r.model, r.requestedModel, r.connectionId,
           r.combo, r.status, r.latencyMs, r.upstreamMs, r.tokensIn, r.tokensOut, r.cacheReadTokens, r.cacheWriteTokens,
           r.reasoningTokens, r.costUsd, r.streamed ? 1 : 0, r.estimated ? 1 : 0, r.finishReason, r.error, r.userAgent, r.forwardedFor,
+          r.notes,
         );
       }
     });
@@ -177,6 +189,7 @@ export class UsageService {
       error: o.error ? sanitizeHeaderValue(o.error, 1000) : null,
       userAgent: x.client ? sanitizeHeaderValue(x.client.userAgent) : null,
       forwardedFor: x.client ? sanitizeHeaderValue(x.client.forwardedFor) : null,
+      notes: notesJson(o.notes),
     };
     const meta: Meta = { publicModel: o.target.publicModel, t0: o.t0 };
     // A cache hit spent nothing upstream: costUsd stays 0; its tokens are those of the cached reply.
