@@ -31,16 +31,18 @@ export class BoundedQueue<T> {
     return true;
   }
 
-  /** Removes and returns every item, oldest first. */
-  drain(): T[] {
-    const out = new Array<T>(this.size);
-    for (let i = 0; i < this.size; i++) {
+  /** Removes and returns up to `max` items (every item by default), oldest first. */
+  drain(max = this.size): T[] {
+    const n = Math.min(max, this.size);
+    const out = new Array<T>(n);
+    for (let i = 0; i < n; i++) {
       const j = (this.head + i) % this.capacity;
       out[i] = this.buf[j]!;
       this.buf[j] = undefined;
     }
-    this.head = 0;
-    this.size = 0;
+    this.head = (this.head + n) % this.capacity;
+    this.size -= n;
+    if (this.size === 0) this.head = 0;
     return out;
   }
 }

@@ -68,6 +68,8 @@ interface PendingFailure {
 }
 
 const DAY_MS = 86_400_000;
+/** Rows written per event-loop turn by background flushes. */
+const SLICE_ROWS = 64;
 
 /** Stage notes as stored: JSON, at most 2000 characters, null when there are none. */
 function notesJson(notes: Record<string, unknown> | undefined): string | null {
@@ -141,7 +143,7 @@ export class UsageService {
       }
     });
     const tick = setInterval(() => {
-      this.flush();
+      this.flushInSlices();
       this.finalizeFailures();
     }, opts.flushIntervalMs ?? 1_000);
     const daily = setInterval(() => this.prune(), DAY_MS);
@@ -217,12 +219,26 @@ export class UsageService {
     };
   }
 
-  /** Writes every queued row in one transaction; returns the number written. */
-  flush(): number {
+  /**
+   * Background writing: at most SLICE_ROWS rows per event-loop turn, continuing on the next turn, so a
+   * large backlog never stalls requests in flight for the whole batch (a 500-row transaction took 7-42 ms).
+   */
+  private flushInSlices(): void {
     this.flushScheduled = false;
+    if (this.closed || this.queue.length === 0) return;
+    this.flush(SLICE_ROWS);
+    if (this.queue.length > 0 && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushInSlices());
+    }
+  }
+
+  /** Writes queued rows (all by default) in one transaction; returns the number written. */
+  flush(max?: number): number {
+    if (max === undefined) this.flushScheduled = false;
     if (this.queue.length === 0) return 0;
     this.logDrops();
-    const rows = this.queue.drain();
+    const rows = this.queue.drain(max);
     if (!this.opts.db.open) return 0;
     try {
       this.writeMany(rows);
@@ -331,7 +347,7 @@ export class UsageService {
     if (!this.queue.push(rec)) this.warnRateLimited('usage queue full: dropping the oldest rows', { dropped: this.queue.dropped });
     if (this.queue.length >= this.batchSize && !this.flushScheduled && !this.closed) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(() => this.flushInSlices());
     }
     this.countRate();
     for (const fn of this.listeners) {
