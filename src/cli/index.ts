@@ -48,7 +48,7 @@ export function commandName(argv: readonly string[]): string | undefined {
  * Builds the `router` program. Exit codes: 0 ok, 1 error, 2 usage. With `only`, just that command's group
  * is registered (when it names one); otherwise every group, for help, suggestions and completion.
  */
-export async function buildProgram(io: Io = processIo, only?: string) {
+export async function buildProgram(io: Io = processIo, only?: string | null) {
   const ctx = createContext(io);
   const program = new Command('router')
     .description('router: a local-first model-routing proxy for OpenAI, Anthropic and Gemini clients')
@@ -72,14 +72,17 @@ export async function buildProgram(io: Io = processIo, only?: string) {
   // Declared on the program too, so they are accepted before the command name as well as after it
   // (`router --home H status`); commands read them through optsWithGlobals().
   withCommon(program);
-  const chosen = GROUPS.filter(([names]) => only !== undefined && names.split(' ').includes(only));
-  for (const [, load] of chosen.length ? chosen : GROUPS) (await load()).register(program, ctx);
+  // null: no command at all (`router --version`); undefined or an unknown name: every group.
+  const chosen = only === null ? [] : GROUPS.filter(([names]) => only !== undefined && names.split(' ').includes(only));
+  for (const [, load] of chosen.length || only === null ? chosen : GROUPS) (await load()).register(program, ctx);
   return { program, ctx };
 }
 
 /** Runs the CLI with argv and returns the exit code. */
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
-  const { program, ctx } = await buildProgram(io, commandName(argv));
+  const name = commandName(argv);
+  const versionOnly = name === undefined && argv.some((a) => a === '-v' || a === '--version');
+  const { program, ctx } = await buildProgram(io, versionOnly ? null : name);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

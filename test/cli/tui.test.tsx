@@ -16,6 +16,23 @@ import type { LiveMessage, LiveRequest, TraceDetail } from '../../src/cli/types.
 // eslint-disable-next-line no-control-regex
 const strip = (s: string | undefined) => (s ?? '').replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
 const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The frame once it satisfies `want` (polled: React commits asynchronously, and a loaded machine can be
+ * slow); fails with the last frame after 3 s. It always yields first: a frame can be drawn synchronously
+ * inside `stdin.write`, before the new view's key listener is attached (React runs effects after the
+ * paint), and a key sent in that instant would reach nobody; no person types that fast.
+ */
+async function frame(ui: { lastFrame: () => string | undefined }, want: RegExp | string | ((f: string) => boolean), ms = 3_000): Promise<string> {
+  const ok = typeof want === 'function' ? want : (f: string) => (typeof want === 'string' ? f.includes(want) : want.test(f));
+  const deadline = Date.now() + ms;
+  for (;;) {
+    await tick(10);
+    const f = strip(ui.lastFrame());
+    if (ok(f)) return f;
+    if (Date.now() > deadline) throw new Error(`the frame never showed ${String(want)}:\n${f}`);
+  }
+}
 const KEY = { up: '\u001b[A', down: '\u001b[B', enter: '\r', esc: '\u001b', tab: '\t' };
 
 class FakeSource implements TuiSource {
@@ -99,9 +116,7 @@ describe('LogsView', () => {
   it('renders the history oldest first, then live requests; fits 80x24', async () => {
     const src = new FakeSource([['/api/logs', { logs: logRows(history), nextCursor: null }]]);
     const ui = render(<LogsView source={src} width={80} height={23} onQuit={() => {}} />);
-    await tick();
-    let f = strip(ui.lastFrame());
-    expect(f).toMatch(/router logs · all requests\s+3 shown {2}● live/);
+    let f = await frame(ui, /router logs · all requests\s+3 shown {2}● live/);
     expect(f).toMatch(/TIME\s+ST\s+MODEL\s+IN\s+OUT\s+COST\s+LATENCY/);
     const rows = f.split('\n').filter((l) => /^\d\d:\d\d:\d\d /.test(l));
     expect(rows.map((l) => l.split(/\s+/).slice(1, 3))).toEqual([
@@ -111,9 +126,7 @@ describe('LogsView', () => {
     ]);
     expect(rows[1]).toMatch(/1\.2k\s+340\s+\$0\.0012\s+120ms$/);
     src.emit(req({ model: 'gpt-5' }));
-    await tick();
-    f = strip(ui.lastFrame());
-    expect(f).toContain('4 shown');
+    f = await frame(ui, '4 shown');
     expect(f.split('\n').filter((l) => /^\d\d:/.test(l)).at(-1)).toMatch(/openai\/gpt-5/);
     expectFits(ui.lastFrame()!, 80, 23);
     expect(src.calls[0]).toBe('/api/logs?limit=200');
@@ -122,46 +135,37 @@ describe('LogsView', () => {
   it('filters: p cycles providers, s cycles status classes, c clears; an initial filter is applied', async () => {
     const src = new FakeSource([['/api/logs', { logs: logRows(history), nextCursor: null }]]);
     const ui = render(<LogsView source={src} width={80} height={23} onQuit={() => {}} />);
-    await tick();
+    await frame(ui, '3 shown');
     ui.stdin.write('p');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/provider=anthropic\s+1 shown/);
+    await frame(ui, /provider=anthropic\s+1 shown/);
     ui.stdin.write('p');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/provider=openai\s+2 shown/);
+    await frame(ui, /provider=openai\s+2 shown/);
     ui.stdin.write('s');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/provider=openai status=2xx\s+1 shown/);
+    await frame(ui, /provider=openai status=2xx\s+1 shown/);
     ui.stdin.write('s');
     ui.stdin.write('s');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/status=5xx\s+1 shown/);
+    await frame(ui, /status=5xx\s+1 shown/);
     ui.stdin.write('c');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/all requests\s+3 shown/);
+    await frame(ui, /all requests\s+3 shown/);
 
     const errorsOnly = render(<LogsView source={src} width={80} height={23} initialFilter={{ status: 'error' }} onQuit={() => {}} />);
-    await tick();
-    expect(strip(errorsOnly.lastFrame())).toMatch(/status=error\s+1 shown/);
+    await frame(errorsOnly, /status=error\s+1 shown/);
     expect(src.calls.at(-1)).toBe('/api/logs?limit=200&status=error');
   });
 
   it('space pauses (new requests are counted, not shown) and resumes', async () => {
     const src = new FakeSource([['/api/logs', { logs: [], nextCursor: null }]]);
     const ui = render(<LogsView source={src} width={80} height={23} onQuit={() => {}} />);
-    await tick();
-    expect(strip(ui.lastFrame())).toContain('waiting for requests…');
+    await frame(ui, 'waiting for requests…');
     src.emit(req());
-    await tick();
+    await frame(ui, /1 shown {2}●/);
     ui.stdin.write(' ');
-    await tick();
+    await frame(ui, '· paused');
     src.emit(req());
     src.emit(req());
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/1 shown · paused \(\+2\)/);
+    await frame(ui, /1 shown · paused \(\+2\)/);
     ui.stdin.write(' ');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/3 shown {2}●/);
+    await frame(ui, /3 shown {2}●/);
   });
 
   it('esc goes back when opened from the dashboard, q quits; wider terminals get an error column', async () => {
@@ -169,13 +173,13 @@ describe('LogsView', () => {
     const onQuit = vi.fn();
     const src = new FakeSource([['/api/logs', { logs: logRows(history), nextCursor: null }]]);
     const ui = render(<LogsView source={src} width={120} height={23} onBack={onBack} onQuit={onQuit} />);
-    await tick();
+    await frame(ui, /502 openai\/gpt-4\.1 .* upstream failed/);
     expect(strip(ui.lastFrame())).toMatch(/LATENCY ERROR \/ VIA/);
     expect(strip(ui.lastFrame())).toMatch(/502 openai\/gpt-4\.1 .* upstream failed/);
     expect(strip(ui.lastFrame())).toMatch(/via fast/);
     expectFits(ui.lastFrame()!, 120, 23);
     ui.stdin.write(KEY.esc);
-    await tick();
+    await frame(ui, () => onBack.mock.calls.length === 1);
     expect(onBack).toHaveBeenCalledTimes(1);
     ui.stdin.write('q');
     expect(onQuit).toHaveBeenCalledTimes(1);
@@ -185,13 +189,13 @@ describe('LogsView', () => {
     const many = Array.from({ length: 40 }, (_, i) => req({ model: `m-${i}` }));
     const src = new FakeSource([['/api/logs', { logs: logRows(many), nextCursor: null }]]);
     const ui = render(<LogsView source={src} width={80} height={10} onQuit={() => {}} />);
-    await tick();
+    await frame(ui, 'openai/m-39');
     let rows = strip(ui.lastFrame()).split('\n').filter((l) => /^\d\d:/.test(l));
     expect(rows).toHaveLength(7);
     expect(rows.at(-1)).toContain('openai/m-39');
     ui.stdin.write(KEY.up);
     ui.stdin.write(KEY.up);
-    await tick();
+    await frame(ui, (f) => f.includes('scrolled') && !f.includes('openai/m-39'));
     rows = strip(ui.lastFrame()).split('\n').filter((l) => /^\d\d:/.test(l));
     expect(rows.at(-1)).toContain('openai/m-37');
     expect(strip(ui.lastFrame())).toContain('scrolled');
@@ -213,9 +217,7 @@ describe('UsageView', () => {
   it('shows totals and per-provider rows with sparklines; live requests add to them', async () => {
     const src = new FakeSource(routes());
     const ui = render(<UsageView source={src} width={80} height={23} now={now} onQuit={() => {}} />);
-    await tick(60);
-    let f = strip(ui.lastFrame());
-    expect(f).toMatch(/router usage · since 11:30:30 UTC/);
+    let f = await frame(ui, /router usage · since 11:30:30 UTC/);
     expect(f).toMatch(/requests 35 {2}errors 1 {2}tokens 39k {2}cost \$1\.20/);
     expect(f).toMatch(/NAME\s+REQ\s+ERR\s+TOKENS\s+COST per minute, last \d+ min/);
     const openai = f.split('\n').find((l) => l.startsWith('openai'))!;
@@ -225,9 +227,7 @@ describe('UsageView', () => {
     expect(f.indexOf('openai ')).toBeLessThan(f.indexOf('anthropic '));
     src.emit(req({ timestamp: new Date(now).toISOString(), provider: 'anthropic', model: 'claude-haiku-4-5', tokensIn: 1000, tokensOut: 0, costUsd: 0.1 }));
     src.emit({ type: 'status', timestamp: '', version: '0.1.0', uptimeSeconds: 5, requestsPerSecond: 0.5, inFlight: 0, openStreams: 0, liveClients: 1, usageQueue: { queued: 0, dropped: 0, estimating: 0 } });
-    await tick();
-    f = strip(ui.lastFrame());
-    expect(f).toMatch(/requests 36 .* cost \$1\.30 {2}rate 0\.5\/s/);
+    f = await frame(ui, /requests 36 .* cost \$1\.30 {2}rate 0\.5\/s/);
     expect(f.split('\n').find((l) => l.startsWith('anthropic'))).toMatch(/^anthropic\s+6\s+0\s+10k\s+\$1\.00 /);
     expectFits(ui.lastFrame()!, 80, 23);
     // History per group was fetched once, with provider and model filters; nothing is polled.
@@ -237,19 +237,14 @@ describe('UsageView', () => {
   it('g switches between providers and models, t between requests, tokens and cost', async () => {
     const src = new FakeSource(routes());
     const ui = render(<UsageView source={src} width={100} height={23} now={now} onQuit={() => {}} />);
-    await tick(60);
+    await frame(ui, /^openai\s+30/m);
     ui.stdin.write('g');
-    await tick();
-    let f = strip(ui.lastFrame());
-    expect(f).toContain('by model · sparklines show requests');
+    let f = await frame(ui, 'by model · sparklines show requests');
     expect(f).toMatch(/^openai\/gpt-4o-mini\s+30/m);
     ui.stdin.write('t');
-    await tick();
-    f = strip(ui.lastFrame());
-    expect(f).toContain('sparklines show tokens');
+    f = await frame(ui, 'sparklines show tokens');
     ui.stdin.write('t');
-    await tick();
-    expect(strip(ui.lastFrame())).toContain('sparklines show cost');
+    await frame(ui, 'sparklines show cost');
     expectFits(ui.lastFrame()!, 100, 23);
   });
 });
@@ -272,30 +267,24 @@ describe('InspectView', () => {
   it('lists requests with the newest selected; arrows move; enter shows details; esc returns', async () => {
     const src = new FakeSource([['/api/logs', { logs: logRows(items), nextCursor: null }]]);
     const ui = render(<InspectView source={src} width={80} height={23} onQuit={() => {}} />);
-    await tick();
-    let f = strip(ui.lastFrame());
-    expect(f).toMatch(/router inspect · 3 requests · following newest/);
+    let f = await frame(ui, /router inspect · 3 requests · following newest/);
     expect(f).toMatch(/^› .*openai\/gpt-5/m);
     ui.stdin.write(KEY.up);
-    await tick();
-    f = strip(ui.lastFrame());
-    expect(f).toMatch(/^› .*429 openai\/gpt-4\.1/m);
+    f = await frame(ui, /^› .*429 openai\/gpt-4\.1/m);
     expect(f).not.toContain('following newest');
     ui.stdin.write(KEY.enter);
-    await tick();
-    f = strip(ui.lastFrame());
+    f = await frame(ui, /Headers and bodies: this daemon does not record them/);
     expect(f).toMatch(/^trace {6}trace-\d+$/m);
     expect(f).toMatch(/^status {5}429 {2}finish stop$/m);
     expect(f).toMatch(/^error {6}rate limited$/m);
     expect(f).toMatch(/Headers and bodies: this daemon does not record them/);
     expectFits(ui.lastFrame()!, 80, 23);
     ui.stdin.write(KEY.esc);
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^› .*openai\/gpt-4\.1/m);
+    await frame(ui, /^› .*openai\/gpt-4\.1/m);
     // The missing route was asked once only, even when another request is opened.
     ui.stdin.write(KEY.down);
     ui.stdin.write(KEY.enter);
-    await tick();
+    await frame(ui, /^trace {6}trace-.*\n(.*\n)*Headers and bodies: this daemon does not record them/m);
     expect(src.count('/api/logs/traces/')).toBe(1);
   });
 
@@ -305,8 +294,7 @@ describe('InspectView', () => {
       ['/api/logs', { logs: logRows(items), nextCursor: null }],
     ]);
     const ui = render(<InspectView source={src} width={120} height={30} onQuit={() => {}} />);
-    await tick(60);
-    let f = strip(ui.lastFrame());
+    let f = await frame(ui, 'client request (as translated)');
     // Split view: the list and the detail together.
     expect(f.split('\n')[1]).toMatch(/openai\/gpt-4o-mini .*trace {6}trace-\d+$/);
     expect(f).toMatch(/^› .*openai\/gpt-5 .* endpoint {3}\/v1\/chat\/completions/m);
@@ -317,9 +305,7 @@ describe('InspectView', () => {
     expect(f).not.toContain('secretsecret');
     expect(f).not.toContain('abcdefghijklmnop');
     ui.stdin.write(KEY.tab);
-    await tick();
-    f = strip(ui.lastFrame());
-    expect(f).toMatch(/client response \(as translated\)\s+│ upstream response/);
+    f = await frame(ui, /client response \(as translated\)\s+│ upstream response/);
     expect(f).toContain('x-request-id: req_1');
     expectFits(ui.lastFrame()!, 120, 30);
   });
@@ -327,15 +313,14 @@ describe('InspectView', () => {
   it('new live requests join the list; f follows the newest again', async () => {
     const src = new FakeSource([['/api/logs', { logs: logRows(items), nextCursor: null }]]);
     const ui = render(<InspectView source={src} width={80} height={23} onQuit={() => {}} />);
-    await tick();
+    await frame(ui, /^› .*gpt-5/m);
     ui.stdin.write(KEY.up);
-    await tick();
+    await frame(ui, /^› .*gpt-4\.1/m);
     src.emit(req({ model: 'o3' }));
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^› .*gpt-4\.1/m);
+    await frame(ui, '4 requests');
+    await frame(ui, /^› .*gpt-4\.1/m);
     ui.stdin.write('f');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^› .*openai\/o3/m);
+    await frame(ui, /^› .*openai\/o3/m);
   });
 });
 
@@ -367,12 +352,11 @@ describe('Dashboard', () => {
   it('shows status, providers with circuit and cooldowns, combos, throughput and errors; fits 80x24', async () => {
     const src = new FakeSource(routes());
     const ui = render(<Dashboard source={src} width={80} height={23} now={now} onOpen={() => {}} onQuit={() => {}} />);
-    await tick();
+    await frame(ui, /^fast \(priority\)/m);
     src.emit(req({ timestamp: new Date(now - 2000).toISOString() }));
     src.emit(req({ timestamp: new Date(now - 1000).toISOString(), provider: 'anthropic', model: 'claude-haiku-4-5', status: 503, error: 'circuit open' }));
     src.emit({ type: 'status', timestamp: '', version: '0.1.0', uptimeSeconds: 3726, requestsPerSecond: 1.5, inFlight: 2, openStreams: 1, liveClients: 1, usageQueue: { queued: 0, dropped: 0, estimating: 0 } });
-    await tick();
-    const f = strip(ui.lastFrame());
+    const f = await frame(ui, (x) => /last min 2 req, 1 err/.test(x) && /in flight 2/.test(x) && /^12:00:29 503/m.test(x));
     expect(f).toMatch(/^router dashboard · http:\/\/127\.0\.0\.1:20128 · v0\.1\.0 · up 1h 2m\s+● live$/m);
     expect(f).toMatch(/^daemon {2}pid 4242 {2}in flight 2 {2}streams 1 {2}rate 1\.5\/s {2}last min 2 req, 1 err/m);
     expect(f).toMatch(/^requests\/s \(46s\)\s+.*[▁▂▃▄▅▆▇█].*\s+1 max$/m);
@@ -389,20 +373,20 @@ describe('Dashboard', () => {
     const onOpen = vi.fn();
     const src = new FakeSource(routes());
     const ui = render(<Dashboard source={src} width={80} height={23} now={now} onOpen={onOpen} onQuit={() => {}} />);
+    await frame(ui, /^fast \(priority\)/m);
     await tick(200);
     expect([src.count('/api/resilience'), src.count('/api/providers'), src.count('/api/combos')]).toEqual([1, 1, 1]);
     for (const k of ['l', 'u', 'i']) ui.stdin.write(k);
     expect(onOpen.mock.calls.map((c) => c[0])).toEqual(['logs', 'usage', 'inspect']);
     ui.stdin.write('r');
-    await tick();
+    await frame(ui, () => src.count('/api/resilience') === 2 && src.count('/api/providers') === 2);
     expect([src.count('/api/resilience'), src.count('/api/providers')]).toEqual([2, 2]);
   });
 
   it('a daemon error is shown in place, not thrown', async () => {
     const src = new FakeSource([['/api/system/status', { running: true, pid: 1, url: 'x', version: '0.1.0', uptimeSeconds: 1 }]]);
     const ui = render(<Dashboard source={src} width={80} height={23} now={now} onOpen={() => {}} onQuit={() => {}} />);
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/problem: the daemon has no route GET \/api\/(providers|combos|resilience)/);
+    await frame(ui, /problem: the daemon has no route GET \/api\/(providers|combos|resilience)/);
   });
 });
 
@@ -420,42 +404,37 @@ describe('App', () => {
   it('dashboard -> logs -> esc -> dashboard -> usage -> esc -> inspect', async () => {
     const src = new FakeSource(routes);
     const ui = render(<App source={src} view="dashboard" size={{ width: 80, height: 23 }} />);
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^router dashboard/);
+    await frame(ui, /^router dashboard/);
     ui.stdin.write('l');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^router logs · all requests/);
+    await frame(ui, /^router logs · all requests/);
     expect(strip(ui.lastFrame())).toContain('esc back');
     ui.stdin.write(KEY.esc);
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^router dashboard/);
+    await frame(ui, /^router dashboard/);
     ui.stdin.write('u');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^router usage/);
+    await frame(ui, /^router usage/);
     ui.stdin.write(KEY.esc);
-    await tick();
+    await frame(ui, /^router dashboard/);
     ui.stdin.write('i');
-    await tick();
-    expect(strip(ui.lastFrame())).toMatch(/^router inspect/);
+    await frame(ui, /^router inspect/);
   });
 
   it('a view opened on its own has no "esc back"', async () => {
     const ui = render(<App source={new FakeSource(routes)} view="logs" size={{ width: 80, height: 23 }} />);
-    await tick();
-    expect(strip(ui.lastFrame())).not.toContain('esc back');
+    const f = await frame(ui, 'q quit');
+    expect(f).not.toContain('esc back');
   });
 
   it('reflows on resize: the terminal size is read again on every resize event', async () => {
     const src = new FakeSource(routes);
     const ui = render(<App source={src} view="dashboard" />);
-    await tick();
+    await frame(ui, 'q quit');
     // ink-testing-library's stdout is 100 columns; the rows default to 24 (23 usable).
     expectFits(ui.lastFrame()!, 100, 23);
     expect(strip(ui.lastFrame()).split('\n')[0]!.length).toBe(100);
     Object.defineProperty(ui.stdout, 'columns', { value: 60, configurable: true });
     Object.defineProperty(ui.stdout, 'rows', { value: 16, configurable: true });
     ui.stdout.emit('resize');
-    await tick();
+    await frame(ui, (f) => f.split('\n')[0]!.length === 60);
     expectFits(ui.lastFrame()!, 60, 15);
     expect(strip(ui.lastFrame()).split('\n')[0]!.length).toBe(60);
   });

@@ -6,7 +6,7 @@ import { InspectView } from './inspect.js';
 import { LogsView } from './logs.js';
 import type { TuiSource } from './source.js';
 import type { RequestFilter } from './state.js';
-import { useTerminalSize, type Size } from './ui.js';
+import { KeyRouter, useTerminalSize, type Size } from './ui.js';
 import { UsageView } from './usage.js';
 
 export type ViewName = 'dashboard' | 'logs' | 'usage' | 'inspect';
@@ -31,19 +31,21 @@ export function App({ source, view: first, filter, size }: AppProps) {
   const back = fromDashboard ? () => setView('dashboard') : undefined;
   const quit = () => exit();
   return (
-    <Sized size={size}>
-      {({ width, height }) => {
-        switch (view) {
-          case 'dashboard':
-            return <Dashboard source={source} width={width} height={height} onOpen={setView} onQuit={quit} />;
-          case 'logs':
-            return <LogsView source={source} width={width} height={height} initialFilter={filter} onBack={back} onQuit={quit} />;
-          case 'usage':
-            return <UsageView source={source} width={width} height={height} onBack={back} onQuit={quit} />;
-          case 'inspect':
-            return <InspectView source={source} width={width} height={height} onBack={back} onQuit={quit} />;
-        }
-      }}
-    </Sized>
+    <KeyRouter>
+      <Sized size={size}>
+        {({ width, height }) => {
+          switch (view) {
+            case 'dashboard':
+              return <Dashboard source={source} width={width} height={height} onOpen={setView} onQuit={quit} />;
+            case 'logs':
+              return <LogsView source={source} width={width} height={height} initialFilter={filter} onBack={back} onQuit={quit} />;
+            case 'usage':
+              return <UsageView source={source} width={width} height={height} onBack={back} onQuit={quit} />;
+            case 'inspect':
+              return <InspectView source={source} width={width} height={height} onBack={back} onQuit={quit} />;
+          }
+        }}
+      </Sized>
+    </KeyRouter>
   );
 }

@@ -6,7 +6,7 @@
  * breaker state every 5 s (`GET /api/resilience`, not on the live channel); connections and combos
  * every 30 s (they change only when someone edits them); `r` refreshes all at once.
  */
-import { Box, useInput } from 'ink';
+import { Box } from 'ink';
 import { useCallback, useState } from 'react';
 import { cell, clock, fit, sparkline, uptime } from '../format.js';
 import type { StatusReply } from '../../shared/wire.js';
@@ -14,7 +14,7 @@ import type { ComboRecord, LiveStatus, PublicConnection, RequestEntry, Resilienc
 import { providerHeader, providerLines, providerRow } from './dashboard-text.js';
 import { addThroughput, throughputSeries, type Throughput } from './state.js';
 import type { TuiSource } from './source.js';
-import { Footer, Header, Line, useLive, useNow, usePoll } from './ui.js';
+import { Footer, Header, Line, useLive, useNow, usePoll, useKeys } from './ui.js';
 
 export { providerHeader, providerLines, providerRow } from './dashboard-text.js';
 
@@ -76,7 +76,7 @@ export function Dashboard({ source, width, height, onOpen, onQuit, now: fixedNow
     if (m.status >= 400) setErrors((e) => [...e.slice(-19), m]);
   });
 
-  useInput((input) => {
+  useKeys((input) => {
     if (input === 'q') onQuit();
     else if (input === 'l') onOpen('logs');
     else if (input === 'u') onOpen('usage');

@@ -3,7 +3,7 @@
  * it, and (when the daemon records them) its request and response headers and bodies, the client's
  * (translated) side next to the upstream side, with secrets masked.
  */
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import { useEffect, useState } from 'react';
 import { query } from '../client.js';
 import { cell, clock, fit, ms } from '../format.js';
@@ -11,7 +11,7 @@ import type { LogEntry, RequestEntry, TraceDetail } from '../types.js';
 import { detailLines, isTraceDetail, TRACE_PATH, type DetailState } from './inspect-text.js';
 import { addEntries, entryKey, fromLog } from './state.js';
 import type { TuiSource } from './source.js';
-import { Footer, Header, Line, statusColor, useLive } from './ui.js';
+import { Footer, Header, Line, statusColor, useLive, useKeys } from './ui.js';
 
 export { detailLines, exchangeLines, metadataLines, TRACE_PATH } from './inspect-text.js';
 
@@ -87,7 +87,7 @@ export function InspectView({ source, width, height, onBack, onQuit }: InspectVi
     setScroll(0);
   };
 
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (input === 'q') return onQuit();
     if (key.escape) {
       if (open && !split) return setOpen(false);

@@ -1,12 +1,12 @@
 /** `router logs -f` on a terminal: the live request stream with filters by provider, model and status. */
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import { useEffect, useMemo, useState } from 'react';
 import { query } from '../client.js';
 import { cell, clock, ms, tokens, usd } from '../format.js';
 import type { LogEntry, RequestEntry } from '../types.js';
 import { addEntries, applyFilter, cycle, distinct, fromLog, STATUS_CHOICES, type RequestFilter } from './state.js';
 import type { TuiSource } from './source.js';
-import { Footer, Header, Line, statusColor, useLive } from './ui.js';
+import { Footer, Header, Line, statusColor, useLive, useKeys } from './ui.js';
 
 export interface LogsViewProps {
   source: TuiSource;
@@ -81,7 +81,7 @@ export function LogsView({ source, width, height, initialFilter = {}, onBack, on
   const visible = shownAll.slice(start, start + rows);
   const newer = paused ? applyFilter(entries, filter).length - shownAll.length : 0;
 
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (input === 'q') return onQuit();
     if (key.escape) return onBack ? onBack() : onQuit();
     if (input === 'p') setFilter((f) => ({ ...f, provider: cycle(distinct(entries, (e) => e.provider), f.provider) }));

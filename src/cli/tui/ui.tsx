@@ -1,6 +1,6 @@
 /** Building blocks every view shares: terminal size, the live subscription, a clock, header and footer. */
-import { Box, Text, useStdout } from 'ink';
-import { useEffect, useRef, useState } from 'react';
+import { Box, Text, useInput, useStdout, type Key } from 'ink';
+import { createContext, useCallback, useContext, useEffect, useRef, useState, type MutableRefObject, type ReactNode } from 'react';
 import { fit } from '../format.js';
 import type { LiveMessage } from '../types.js';
 import type { FeedState, TuiSource } from './source.js';
@@ -26,6 +26,37 @@ export function useTerminalSize(): Size {
     };
   }, [stdout]);
   return size;
+}
+
+type KeyHandler = (input: string, key: Key) => void;
+
+/** Set by KeyRouter: the handler of the view drawn last. */
+const ActiveKeys = createContext<MutableRefObject<KeyHandler | undefined> | null>(null);
+
+/**
+ * One key listener for a whole TUI session, owned by the App and never re-subscribed. The view being
+ * drawn registers its handler while it renders, so a key always reaches the view on the screen, with
+ * that render's state. (Listeners per view are attached after the paint, and switching views would
+ * toggle raw mode, which drops a half-read escape sequence: keys typed during a switch were lost.)
+ */
+export function KeyRouter({ children }: { children: ReactNode }) {
+  const active = useRef<KeyHandler | undefined>(undefined);
+  const dispatch = useCallback((input: string, key: Key) => active.current?.(input, key), []);
+  useInput(dispatch);
+  return <ActiveKeys.Provider value={active}>{children}</ActiveKeys.Provider>;
+}
+
+/**
+ * A view's keys. Inside a KeyRouter the handler is registered during render; alone (tests, embedding)
+ * the view listens itself through one stable listener that calls the latest render's handler.
+ */
+export function useKeys(handler: KeyHandler): void {
+  const router = useContext(ActiveKeys);
+  const latest = useRef(handler);
+  latest.current = handler;
+  if (router) router.current = handler;
+  const stable = useCallback((input: string, key: Key) => latest.current(input, key), []);
+  useInput(stable, { isActive: !router });
 }
 
 /** Calls `onMessage` for every live message while mounted; returns the connection state. */

@@ -1,12 +1,12 @@
 /** `router usage --live`: tokens, cost and requests per provider or model, with per-minute sparklines. */
-import { Box, useInput } from 'ink';
+import { Box } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { query } from '../client.js';
 import { cell, clock, int, sparkline, tokens, usd } from '../format.js';
 import type { BreakdownRow, LiveRequest, Point } from '../types.js';
 import { addRequest, emptyUsage, ranked, seedSeries, seedTotals, series, type Group, type Metric, type UsageState } from './state.js';
 import type { TuiSource } from './source.js';
-import { Footer, Header, Line, useLive, useNow } from './ui.js';
+import { Footer, Header, Line, useLive, useNow, useKeys } from './ui.js';
 
 /** The history the view starts from: the last hour, then every live request on top. */
 const WINDOW_MS = 60 * 60_000;
@@ -97,7 +97,7 @@ export function UsageView({ source, width, height, onBack, onQuit, now: fixedNow
     else setState((s) => (s ? addRequest(s, m) : s));
   });
 
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (input === 'q') return onQuit();
     if (key.escape) return onBack ? onBack() : onQuit();
     if (input === 'g') setBy((b) => (b === 'provider' ? 'model' : 'provider'));
