@@ -78,6 +78,51 @@ describe('router status, token', () => {
   });
 });
 
+describe('router keys, password, restart', () => {
+  it('keys add/list/rename/rm: list --json is the API list; keys are masked', async () => {
+    const k = json(await ok('keys', 'add', '--name', 'cli-k', '--scope', 'proxy', '--json'));
+    expect(k.key).toMatch(/^rk_/);
+    const list = json<any[]>(await ok('keys', 'list', '--json'));
+    expect(list).toEqual((await router.manage('GET', '/api/keys')).json.keys);
+    expect(JSON.stringify(list)).not.toContain(k.key);
+    expect((await ok('keys', 'list')).stdout).toMatch(new RegExp(`\\n${k.id}\\s+cli-k\\s+\\S+\\s+proxy\\s+active\\s+-`));
+    expect((await ok('keys', 'rename', k.id, 'cli-k2')).stdout).toBe(`renamed ${k.id} to cli-k2\n`);
+    expect((await ok('keys', 'rm', k.id)).stdout).toBe(`deleted ${k.id}\n`);
+    expect(json<any[]>(await ok('keys', 'list', '--json')).some((x) => x.id === k.id)).toBe(false);
+  });
+
+  it('password set reads a piped password; the dashboard login accepts it; too short is refused', async () => {
+    const env = { ROUTER_CLI_CONFIG_DIR: configDir };
+    const r = await runRouter(['password', 'set', '--home', router.home], { input: 'correct horse battery\n', env });
+    expect(r.exitCode, describeResult(r)).toBe(0);
+    expect(r.stdout).toBe('password set; existing dashboard sessions were ended');
+    const login = await fetch(`${router.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'correct horse battery' }) });
+    expect(login.status).toBe(200);
+    const short = await runRouter(['password', 'set', '--home', router.home], { input: 'short', env });
+    expect([short.exitCode, short.stderr]).toEqual([1, 'router: the password must have at least 8 characters.']);
+  });
+
+  it('restart stops and starts a daemon (real processes, its own state folder)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'router-restart-'));
+    const env = { ROUTER_CLI_CONFIG_DIR: configDir };
+    const port = String(await freePort());
+    try {
+      const a = await runRouter(['start', '--home', home, '--port', port], { env });
+      expect(a.exitCode, describeResult(a)).toBe(0);
+      const first = Number(/\(pid (\d+)\)/.exec(a.stdout)![1]);
+      const r = await runRouter(['restart', '--home', home, '--port', port], { env });
+      expect(r.exitCode, describeResult(r)).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^router stopped \\(pid ${first}\\)\\nrouter started at http://127\\.0\\.0\\.1:${port} \\(pid \\d+\\)$`));
+      const s = await runRouter(['status', '--json', '--home', home], { env });
+      expect(JSON.parse(s.stdout)).toMatchObject({ running: true });
+      expect(JSON.parse(s.stdout).pid).not.toBe(first);
+    } finally {
+      await runRouter(['stop', '--home', home], { env });
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('router providers', () => {
   let main: { id: string };
 
