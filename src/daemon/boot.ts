@@ -28,6 +28,7 @@ import { GuardrailService } from './guardrails/store.js';
 import { GUARDRAIL_STAGE_ORDER, guardrailStage } from './guardrails/stage.js';
 import { COMPRESSION_STAGE_ORDER, compressionStage } from './compression/stage.js';
 import { TokenRefresher } from './resilience/refresher.js';
+import { TrafficCapture } from './inspect/capture.js';
 import { MemoryService } from './memory/service.js';
 import { PresetStore } from './playground/presets.js';
 import { ResponseCache } from './cache/store.js';
@@ -106,6 +107,7 @@ export function bootServices(opts: BootOptions): Services {
     cacheModes,
     presets: new PresetStore(db),
     tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
+    capture: new TrafficCapture(settings),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
     memory: new MemoryService(db, log),

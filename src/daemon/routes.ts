@@ -7,6 +7,7 @@ import { systemRoutes } from './system/routes.js';
 import { providerRoutes } from './providers/routes.js';
 import { proxyRoutes } from './proxy/routes.js';
 import { resilienceRoutes } from './resilience/routes.js';
+import { inspectRoutes } from './inspect/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { liveRoutes } from './live/routes.js';
@@ -21,4 +22,4 @@ import { compressionRoutes } from './compression/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes];

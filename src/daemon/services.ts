@@ -24,6 +24,7 @@ import type { PresetStore } from './playground/presets.js';
 import type { ResponseCache } from './cache/store.js';
 import type { CacheKeyModes } from './cache/key-modes.js';
 import type { TokenRefresher } from './resilience/refresher.js';
+import type { TrafficCapture } from './inspect/capture.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -56,6 +57,8 @@ export interface Services {
   cacheModes: CacheKeyModes;
   /** Playground presets, scoped to the API key (or the dashboard) that created them. */
   presets: PresetStore;
+  /** Traffic inspector captures (opt-in). */
+  capture: TrafficCapture;
   /** Proactive OAuth token refresh. */
   tokenRefresher: TokenRefresher;
   keys: KeyStore;

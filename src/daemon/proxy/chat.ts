@@ -29,6 +29,7 @@ import {
   type StageContext,
 } from './stages.js';
 import { formatSseBatch } from '../translate/sse.js';
+import type { TraceRecorder } from '../inspect/capture.js';
 
 /** The relay variant of Chat Completions (per-minute limits per key and per client IP). */
 export const RELAY_PATH = '/api/v1/relay/chat/completions';
@@ -70,6 +71,8 @@ interface Prepared {
   /** Stages that see this request (empty on the fast path). */
   stages: RequestStage[];
   stageCtx?: StageContext;
+  /** Traffic-inspector capture of this request (only when the captureTraffic setting is on). */
+  capture?: TraceRecorder;
 }
 
 /**
@@ -150,6 +153,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
   const sessionKey = ctx.event.req.headers.get(HEADER.session) ?? undefined;
   if (typeof call.model === 'string') services.quotas.allowedModel(ctx.auth, call.model);
   const plan = planTargets(services, call.model, sessionKey);
+  const capture = services.capture.begin(traceId, ctx.event.req.headers, call.raw);
   if (plan.unavailable) throw plan.unavailable;
   const first = plan.targets[0]!;
   services.quotas.admit(ctx.auth, {
@@ -189,7 +193,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
         const early = await stageResponse(stages, staged, stageCtx);
         if (early) return stageReply(services, call, staged, early, stages, stageCtx, traceId);
       }
-      prepared = { ...prepare(call, target, decoded, staged), stages, stageCtx };
+      prepared = { ...prepare(call, target, decoded, staged), stages, stageCtx, capture };
     } catch (err) {
       // A target that cannot take this request (tools to a no-tool provider, stored state another format
       // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
@@ -260,18 +264,16 @@ async function attempt(
   try {
     let reply;
     try {
-      reply = await sendUpstream({
-        url: prepared.url,
-        headers: { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' },
-        body: prepared.body,
-        signal: abort.signal,
-      });
+      const headers = { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' };
+      prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
+      reply = await sendUpstream({ url: prepared.url, headers, body: prepared.body, signal: abort.signal });
     } catch (err) {
       throw networkAttemptError(err, timedOut);
     }
     const upstreamHeadersMs = performance.now() - tSend;
     if (reply.statusCode >= 400) {
       const text = await readUpstreamText(decodedBody(reply), 1024 * 1024).catch(() => '');
+      prepared.capture?.upstreamResponse(reply.statusCode, reply.headers, text);
       // Upstreams quote a refused key in their error text; it must never reach the client whole.
       throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
     }
@@ -317,6 +319,10 @@ async function jsonReply(
     completeStages(prepared.stages, prepared.request(), response, prepared.stageCtx);
   }
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
+  if (prepared.capture) {
+    prepared.capture.upstreamResponse(200, undefined, text);
+    prepared.capture.clientResponse(200, { 'content-type': 'application/json' }, body);
+  }
   const usage = response?.usage ?? legacyUsage(parsed);
   const outputText = usage === undefined && response ? replyText(response) : undefined;
   recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs, outputText });
@@ -345,6 +351,8 @@ async function streamReply(
 ): Promise<Response> {
   const decodeFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
+  prepared.capture?.upstreamResponse(200, reply.headers, null);
+  prepared.capture?.clientResponse(200, { 'content-type': 'text/event-stream' }, null);
   const tStream = performance.now();
   let upstreamMs = upstreamHeadersMs;
   const body = await openStream({
@@ -353,6 +361,10 @@ async function streamReply(
     encoder,
     clientFormat: call.clientFormat,
     transform: prepared.stageCtx ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
+    tap: prepared.capture && {
+      upstream: (t: string) => prepared.capture!.append('upstream', t),
+      client: (t: string) => prepared.capture!.append('client', t),
+    },
     abort,
     onDone: (s: StreamSummary) => {
       const outputText = s.usage.outputTokens === undefined ? replyText(s.response) : undefined;

@@ -63,6 +63,8 @@ export interface StreamPlan {
   /** Translating encoder; absent on same-format passthrough, where upstream bytes are forwarded as they come. */
   encoder?: StreamEncoder;
   clientFormat: WireFormat;
+  /** Traffic-inspector tap: sees the upstream's text and what the client is sent (only when capturing). */
+  tap?: { upstream(text: string): void; client(text: string): void };
   /** Stage transforms between decoder and encoder (translated mode only). */
   transform?: StreamTransform;
   abort: AbortController;
@@ -137,10 +139,16 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
     return out;
   };
 
+  const tapDecoder = plan.tap ? new TextDecoder() : undefined;
   const consume = (chunk: Uint8Array): Uint8Array | undefined => {
     let events: IrStreamEvent[] = [];
     for (const msg of reader.push(chunk)) events = events.concat(decoder.push(msg));
     const text = handle(events);
+    if (plan.tap) {
+      const raw = tapDecoder!.decode(chunk, { stream: true });
+      plan.tap.upstream(raw);
+      plan.tap.client(encoder ? text : raw);
+    }
     if (!encoder) return chunk;
     return text ? utf8.encode(text) : undefined;
   };

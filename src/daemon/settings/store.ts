@@ -32,6 +32,8 @@ export const settingsSchema = z.object({
   relayRequestsPerMinutePerKey: z.number().int().min(0).max(1_000_000).default(60),
   /** Relay route: requests per minute per client IP; 0 = no per-IP limit. */
   relayRequestsPerMinutePerIp: z.number().int().min(0).max(1_000_000).default(120),
+  /** Keep the last 200 proxied requests with headers and bodies for the traffic inspector (router inspect). */
+  captureTraffic: z.boolean().default(false),
   /** Body limit of every other route. */
   maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
   /**

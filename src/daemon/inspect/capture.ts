@@ -1,0 +1,112 @@
+import { maskSecret, redactSecrets } from '../providers/mask.js';
+import type { SettingsStore } from '../settings/store.js';
+
+const MAX_ENTRIES = 200;
+const MAX_BODY = 64 * 1024;
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'x-goog-api-key', 'cookie', 'set-cookie', 'x-router-cli-token']);
+
+export interface ExchangeSide {
+  headers: Record<string, string>;
+  body: string | null;
+  truncated?: boolean;
+}
+
+/** One request as the traffic inspector shows it: the client's side next to the upstream's. */
+export interface TraceDetail {
+  traceId: string;
+  at: string;
+  client: { request: ExchangeSide; response: ExchangeSide };
+  upstream: { url?: string; request: ExchangeSide; response: ExchangeSide };
+}
+
+type HeaderInput = Headers | Record<string, string | string[] | undefined>;
+
+/** Headers as captured: credentials masked, so a capture can be shown without leaking keys. */
+function maskHeaders(input: HeaderInput): Record<string, string> {
+  const out: Record<string, string> = {};
+  const entries: Array<[string, string | string[] | undefined]> = [];
+  if (input instanceof Headers) input.forEach((v, k) => entries.push([k, v]));
+  else entries.push(...Object.entries(input));
+  for (const [name, raw] of entries) {
+    if (raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    out[name.toLowerCase()] = SECRET_HEADERS.has(name.toLowerCase()) ? (maskSecret(value) ?? '') : value;
+  }
+  return out;
+}
+
+const empty = (): ExchangeSide => ({ headers: {}, body: null });
+
+/** A capture being filled while its request runs. Bodies are capped at 64 KiB per side. */
+export class TraceRecorder {
+  constructor(readonly detail: TraceDetail, private readonly secrets: () => string[]) {}
+
+  private set(side: ExchangeSide, headers: HeaderInput | undefined, body: string | null): void {
+    if (headers) side.headers = maskHeaders(headers);
+    if (body === null) return;
+    const clean = redactSecrets(body, this.secrets());
+    side.truncated = clean.length > MAX_BODY;
+    side.body = side.truncated ? clean.slice(0, MAX_BODY) : clean;
+  }
+
+  upstreamRequest(url: string, headers: HeaderInput, body: string, credentials: Array<string | undefined>): void {
+    this.extra = credentials.filter((c): c is string => typeof c === 'string');
+    this.detail.upstream.url = url;
+    this.set(this.detail.upstream.request, headers, body);
+  }
+
+  upstreamResponse(status: number, headers: HeaderInput | undefined, body: string | null): void {
+    this.set(this.detail.upstream.response, headers ? { ...maskHeaders(headers), ':status': String(status) } : { ':status': String(status) }, body);
+  }
+
+  clientResponse(status: number, headers: HeaderInput, body: string | null): void {
+    this.set(this.detail.client.response, { ...maskHeaders(headers), ':status': String(status) }, body);
+  }
+
+  /** Appends streamed text to a side (up to the cap). */
+  append(side: 'upstream' | 'client', text: string): void {
+    const s = side === 'upstream' ? this.detail.upstream.response : this.detail.client.response;
+    const current = s.body ?? '';
+    if (current.length >= MAX_BODY) {
+      s.truncated = true;
+      return;
+    }
+    s.body = current + redactSecrets(text, this.secrets()).slice(0, MAX_BODY - current.length);
+  }
+
+  extra: string[] = [];
+}
+
+/**
+ * The traffic inspector's memory: when the `captureTraffic` setting is on, the last 200 proxied requests
+ * with headers (credentials masked) and bodies (64 KiB per side). Off by default: capturing costs memory
+ * and copies bodies, and request bodies may hold data users do not want kept.
+ */
+export class TrafficCapture {
+  private readonly ring = new Map<string, TraceDetail>();
+
+  constructor(private readonly settings: SettingsStore) {}
+
+  /** Starts a capture for a request, or returns undefined when capturing is off (the fast path). */
+  begin(traceId: string, headers: Headers, body: unknown): TraceRecorder | undefined {
+    if (!this.settings.get().captureTraffic) return undefined;
+    const detail: TraceDetail = {
+      traceId,
+      at: new Date().toISOString(),
+      client: { request: empty(), response: empty() },
+      upstream: { request: empty(), response: empty() },
+    };
+    const recorder: TraceRecorder = new TraceRecorder(detail, (): string[] => recorder.extra);
+    detail.client.request.headers = maskHeaders(headers);
+    const text = JSON.stringify(body);
+    detail.client.request.truncated = text.length > MAX_BODY;
+    detail.client.request.body = text.slice(0, MAX_BODY);
+    this.ring.set(traceId, detail);
+    if (this.ring.size > MAX_ENTRIES) this.ring.delete(this.ring.keys().next().value!);
+    return recorder;
+  }
+
+  get(traceId: string): TraceDetail | undefined {
+    return this.ring.get(traceId);
+  }
+}
