@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { table } from '../io.js';
 import { int } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
-import type { ComboRecord, PublicConnection } from '../types.js';
 
 /** One model of the catalog as `router models` lists it. */
 export interface ModelRow {
@@ -11,12 +10,6 @@ export interface ModelRow {
   contextLength: number | null;
   /** `static` (shipped list), `synced` (fetched upstream) or `combo`. */
   source: string;
-}
-
-interface ProviderModels {
-  provider: string;
-  source: 'synced' | 'static';
-  models: Array<{ id: string; contextLength?: number }>;
 }
 
 export function formatModels(rows: ModelRow[]): string {
@@ -28,27 +21,10 @@ export function formatModels(rows: ModelRow[]): string {
   );
 }
 
-/**
- * The model catalog of the configured providers plus the combos. The daemon has no management route for
- * the whole catalog (`/v1/models` is a client route), so this reads the models of each connected
- * provider through its first active connection; no-auth local providers without a connection are absent.
- */
+/** The model catalog as clients see it (combos, no-auth local providers, connected providers). */
 export async function loadModels(ctx: CommandContext, opts: object): Promise<ModelRow[]> {
-  const c = ctx.client(opts);
-  const [{ connections }, { combos }] = await Promise.all([
-    c.request<{ connections: PublicConnection[] }>('GET', '/api/providers'),
-    c.request<{ combos: ComboRecord[] }>('GET', '/api/combos'),
-  ]);
-  const firstByProvider = new Map<string, PublicConnection>();
-  for (const conn of connections) if (conn.isActive && !firstByProvider.has(conn.provider)) firstByProvider.set(conn.provider, conn);
-  const lists = await Promise.all(
-    [...firstByProvider.values()].map((conn) => c.request<ProviderModels>('GET', `/api/providers/${encodeURIComponent(conn.id)}/models`)),
-  );
-  const rows: ModelRow[] = combos.map((k) => ({ id: k.name, provider: 'combo', contextLength: null, source: 'combo' }));
-  for (const list of lists) {
-    for (const m of list.models) rows.push({ id: `${list.provider}/${m.id}`, provider: list.provider, contextLength: m.contextLength ?? null, source: list.source });
-  }
-  return rows;
+  const { models } = await ctx.client(opts).request<{ models: ModelRow[] }>('GET', '/api/models');
+  return models;
 }
 
 export function register(program: Command, ctx: CommandContext): void {

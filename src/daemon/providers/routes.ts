@@ -4,6 +4,7 @@ import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { publicConnection, type Connection } from './connections.js';
 import { fetchUpstreamModels } from './sync.js';
+import { openAiModelList } from '../proxy/catalog.js';
 import type { AuthKind, ProviderDef } from './types.js';
 
 const secret = z.string().min(1).max(8192);
@@ -86,6 +87,21 @@ function refreshDirectory(services: Services): void {
 
 /** Provider catalog, connections (accounts) and provider nodes. */
 export const providerRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/models',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'The model catalog as clients see it at GET /v1/models (combos, no-auth and connected providers), for admin tools',
+    handler: ({ services }) => ({
+      models: openAiModelList(services).data.map((m) => ({
+        id: m.id,
+        provider: m.owned_by,
+        contextLength: (m as { context_length?: number }).context_length ?? null,
+        source: m.owned_by === 'combo' ? 'combo' : services.syncedModels.get(m.owned_by) ? 'synced' : 'static',
+      })),
+    }),
+  }),
   route({
     method: 'GET',
     path: '/api/providers/catalog',
