@@ -273,18 +273,18 @@ describe('InspectView', () => {
     f = await frame(ui, /^› .*429 openai\/gpt-4\.1/m);
     expect(f).not.toContain('following newest');
     ui.stdin.write(KEY.enter);
-    f = await frame(ui, /Headers and bodies: this daemon does not record them/);
+    f = await frame(ui, /Headers and bodies: not captured/);
     expect(f).toMatch(/^trace {6}trace-\d+$/m);
     expect(f).toMatch(/^status {5}429 {2}finish stop$/m);
     expect(f).toMatch(/^error {6}rate limited$/m);
-    expect(f).toMatch(/Headers and bodies: this daemon does not record them/);
+    expect(f).toMatch(/Headers and bodies: not captured/);
     expectFits(ui.lastFrame()!, 80, 23);
     ui.stdin.write(KEY.esc);
     await frame(ui, /^› .*openai\/gpt-4\.1/m);
     // The missing route was asked once only, even when another request is opened.
     ui.stdin.write(KEY.down);
     ui.stdin.write(KEY.enter);
-    await frame(ui, /^trace {6}trace-.*\n(.*\n)*Headers and bodies: this daemon does not record them/m);
+    await frame(ui, /^trace {6}trace-.*\n(.*\n)*Headers and bodies: not captured/m);
     expect(src.count('/api/logs/traces/')).toBe(1);
   });
 

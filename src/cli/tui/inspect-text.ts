@@ -82,7 +82,7 @@ export function detailLines(e: RequestEntry, state: DetailState | undefined, tab
   else if (state.kind === 'unavailable') {
     lines.push(
       ...wrap(
-        `Headers and bodies: this daemon does not record them (it has no ${TRACE_PATH}{traceId} route); the fields above are what the live channel and the request log carry.`,
+        'Headers and bodies: not captured for this request (turn capture on with `router settings set captureTraffic true`); the fields above are what the live channel and the request log carry.',
         width,
       ),
     );
