@@ -8,7 +8,9 @@ import { deriveCliToken } from '../../src/shared/cli-token.js';
 const ENTRY = fileURLToPath(new URL('../../dist/daemon/entry.js', import.meta.url));
 
 export interface RouterProcess {
+  /** Always reached over loopback, whatever the bind address (0.0.0.0 accepts loopback too). */
   url: string;
+  port: number;
   home: string;
   pid: number;
   cliToken: string;
@@ -25,24 +27,28 @@ export interface RouterProcess {
  * Spawns the real daemon process (built dist/) on a temp state folder and port 0; resolves once the daemon
  * reports ready over IPC with its URL. `stop()` asks for a graceful shutdown and waits for the exit.
  */
-export async function startRouter(options: { home?: string; keepHome?: boolean } = {}): Promise<RouterProcess> {
+export async function startRouter(
+  options: { home?: string; keepHome?: boolean; host?: string; env?: Record<string, string> } = {},
+): Promise<RouterProcess> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'router-e2e-'));
   const nonce = 'test';
-  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
+  const host = options.host ?? '127.0.0.1';
+  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', host, '--port', '0'], {
     ipc: true,
     serialization: 'json',
     reject: false,
     stdin: 'ignore',
     stdout: 'ignore',
     stderr: 'pipe',
-    env: { ROUTER_START_NONCE: nonce },
+    env: { ROUTER_START_NONCE: nonce, ...options.env },
   });
   const msg = (await Promise.race([
     child.getOneMessage(),
     child.then((r) => ({ type: 'exit', stderr: r.stderr })),
   ])) as { type: string; url?: string; pid?: number; message?: string; stderr?: string };
   if (msg.type !== 'ready') throw new Error(`router did not start: ${JSON.stringify(msg)}`);
-  const url = msg.url!;
+  const port = Number(new URL(msg.url!).port);
+  const url = `http://127.0.0.1:${port}`;
   const cliToken = deriveCliToken(join(home, 'cli-token.salt'))!;
   const manage = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, {
@@ -55,6 +61,7 @@ export async function startRouter(options: { home?: string; keepHome?: boolean }
   };
   return {
     url,
+    port,
     home,
     pid: msg.pid!,
     cliToken,

@@ -1,88 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-import { deriveCliToken } from '../../src/shared/cli-token.js';
+import { startRouter, type RouterProcess } from '../support/router-daemon.js';
 
-const ENTRY = fileURLToPath(new URL('../../dist/daemon/entry.js', import.meta.url));
-
-export interface Daemon {
-  url: string;
-  port: number;
-  home: string;
-  cliToken: string;
-  manage<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
-  createKey(scopes?: string[]): Promise<string>;
-  addConnection(body: Record<string, unknown>): Promise<{ id: string }>;
-  stop(): Promise<void>;
-}
+export type Daemon = RouterProcess;
 
 /**
- * Spawns the built daemon (dist/) like test/support/router-daemon.ts does, with a choice of bind host,
- * extra environment and a kept state folder (to reopen its database after a stop).
+ * Spawns the built daemon (dist/) through test/support/router-daemon.ts, with a choice of bind host, extra
+ * environment and a kept state folder (to reopen its database after a stop).
  */
-export async function spawnDaemon(opts: { host?: string; env?: Record<string, string>; home?: string } = {}): Promise<Daemon> {
-  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'router-usage-'));
-  const host = opts.host ?? '127.0.0.1';
-  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', host, '--port', '0'], {
-    ipc: true,
-    serialization: 'json',
-    reject: false,
-    stdin: 'ignore',
-    stdout: 'ignore',
-    stderr: 'pipe',
-    env: { ROUTER_START_NONCE: 'test', ...opts.env },
-  });
-  const msg = (await Promise.race([child.getOneMessage(), child.then((r) => ({ type: 'exit', stderr: r.stderr }))])) as {
-    type: string;
-    url?: string;
-  };
-  if (msg.type !== 'ready') throw new Error(`router did not start: ${JSON.stringify(msg)}`);
-  const port = Number(new URL(msg.url!).port);
-  // Talk to it over loopback whatever the bind address (0.0.0.0 accepts loopback too).
-  const url = `http://127.0.0.1:${port}`;
-  const cliToken = deriveCliToken(join(home, 'cli-token.salt'))!;
-  const manage = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'x-router-cli-token': cliToken, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  };
-  return {
-    url,
-    port,
-    home,
-    cliToken,
-    manage,
-    async createKey(scopes = ['proxy']) {
-      const r = await manage('POST', '/api/keys', { name: 'usage-test', scopes });
-      if (r.status !== 201) throw new Error(`key create failed: ${JSON.stringify(r.json)}`);
-      return r.json.key as string;
-    },
-    async addConnection(body) {
-      const r = await manage('POST', '/api/providers', body);
-      if (r.status !== 201) throw new Error(`connection create failed: ${JSON.stringify(r.json)}`);
-      return r.json;
-    },
-    async stop() {
-      try {
-        child.disconnect();
-      } catch {
-        // already disconnected
-      }
-      await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await child;
-      clearTimeout(timer);
-      if (!opts.home) rmSync(home, { recursive: true, force: true });
-    },
-  };
+export function spawnDaemon(opts: { host?: string; env?: Record<string, string>; home?: string } = {}): Promise<Daemon> {
+  return startRouter({ home: opts.home, host: opts.host, env: opts.env });
 }
 
 /** What a raw WebSocket upgrade attempt got: 101 with the socket, or the refusal's status and body. */
