@@ -2,7 +2,8 @@
  * The TUIs in a real pseudo-terminal: `router dashboard` and `router logs -f` run inside tmux (80x24) next
  * to a real daemon with a mock upstream; the screen is read after real traffic, keys are sent as a
  * person would type them, and the terminal must be given back (alternate screen left) on q and Ctrl-C.
- * tmux comes from Debian packages (`.ci/run` installs it when missing).
+ * tmux comes from Debian packages (`.ci/run` installs it when missing). The commands run with CI=true, as
+ * they do on a CI machine: Ink would draw nothing but the last frame there, so the CLI must clear it.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,7 +60,7 @@ afterAll(async () => {
 
 /** Starts a CLI command in a new 80x24 tmux window; after it exits the pane prints its exit code. */
 function launch(name: string, args: string) {
-  const cmd = `env ROUTER_CLI_CONFIG_DIR=${configDir} ${process.execPath} ${BIN} ${args} --home ${router.home}; echo "__EXIT__ $?"; sleep 120`;
+  const cmd = `env CI=true ROUTER_CLI_CONFIG_DIR=${configDir} ${process.execPath} ${BIN} ${args} --home ${router.home}; echo "__EXIT__ $?"; sleep 120`;
   try {
     tmux('new-session', '-d', '-s', name, '-x', '80', '-y', '24', cmd);
   } catch {

@@ -20,6 +20,11 @@ async function tui(client: DaemonClient, view: ViewName, filter?: RequestFilter)
   if (readCliConfig().color === 'never' || process.env.NO_COLOR) process.env.FORCE_COLOR = '0';
   // Fail with the usual one-line error (daemon not running, not authorized) before taking the screen.
   await client.request('GET', '/api/system/status', undefined, 5_000);
+  // Ink renders only the final frame when it thinks it runs in CI (CI or CONTINUOUS_INTEGRATION set, read
+  // once at import). A TUI is only started on a real terminal, so a CI variable inherited by a person's
+  // shell must not blank the screen: it is cleared for this process before Ink loads.
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
   const { runTui } = await import('../tui/run.js');
   return runTui(client, view, filter);
 }
