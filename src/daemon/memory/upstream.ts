@@ -1,7 +1,7 @@
 import { planTargets } from '../proxy/plan.js';
 import { resolveTargets } from '../proxy/resolve.js';
 import { chatUrl, joinUrl, targetHeaders, type Target } from '../proxy/target.js';
-import { decodedBody, readUpstreamText, sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from '../proxy/upstream.js';
 import { redactSecrets } from '../providers/mask.js';
 import type { Services } from '../services.js';
 import { getUpstreamCodec } from '../translate/registry.js';
@@ -29,7 +29,7 @@ async function postJson(target: Target, url: string, body: unknown, timeoutMs = 
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const text = await readUpstreamText(decodedBody(reply), 256 * 1024 * 1024);
+  const text = await reply.text(256 * 1024 * 1024);
   if (reply.statusCode >= 400) throw failure(target, reply.statusCode, text);
   try {
     return JSON.parse(text) as unknown;

@@ -1,4 +1,4 @@
-import { sendUpstream, readUpstreamText } from '../proxy/upstream.js';
+import { sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection, ConnectionStore } from './connections.js';
 import { redactSecrets } from './mask.js';
@@ -44,7 +44,7 @@ async function doRefresh(def: ProviderDef, c: Connection, store: ConnectionStore
     body: form ? new URLSearchParams(fields).toString() : JSON.stringify(fields),
     signal: AbortSignal.timeout(20_000),
   });
-  const text = await readUpstreamText(reply.body, 1024 * 1024);
+  const text = await reply.text(1024 * 1024);
   const secrets = [c.credential.refreshToken, c.credential.accessToken];
   if (reply.statusCode >= 400) {
     const e = extractUpstreamError(reply.statusCode, text);

@@ -1,5 +1,5 @@
 import { joinUrl, targetHeaders, type Target } from '../proxy/target.js';
-import { readUpstreamText, sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
 import { redactSecrets } from './mask.js';
@@ -34,7 +34,7 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Prom
     headers: targetHeaders(target, 'application/json'),
     signal: AbortSignal.timeout(15_000),
   });
-  const text = await readUpstreamText(reply.body, 16 * 1024 * 1024);
+  const text = await reply.text(16 * 1024 * 1024);
   if (reply.statusCode >= 400) {
     const e = extractUpstreamError(reply.statusCode, text);
     // Some upstreams quote the refused key in their message; the reply and lastError must not carry it whole.

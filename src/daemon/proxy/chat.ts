@@ -14,7 +14,7 @@ import { HEADER } from '../../shared/headers.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { circuitOpenError } from '../routing/errors.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
+import { UpstreamExchange } from './upstream.js';
 import { nativeBody } from './passthrough.js';
 import { redactSecrets } from '../providers/mask.js';
 import { recordOutcome, type Outcome } from './outcome.js';
@@ -251,38 +251,35 @@ async function attempt(
   outcome: Outcome,
   timeoutMs: number,
 ): Promise<Response> {
-  const abort = new AbortController();
   let timedOut = false;
+  const tSend = performance.now();
+  const headers = { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' };
+  prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
+  const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body });
   // Per-target timeout: time to first content for streams, the whole reply otherwise.
   const timer = Number.isFinite(timeoutMs)
     ? setTimeout(() => {
         timedOut = true;
-        abort.abort();
+        exchange.abort();
       }, timeoutMs)
     : undefined;
-  const tSend = performance.now();
   try {
-    let reply;
-    try {
-      const headers = { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' };
-      prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
-      reply = await sendUpstream({ url: prepared.url, headers, body: prepared.body, signal: abort.signal });
-    } catch (err) {
+    const reply = await response.catch((err) => {
       throw networkAttemptError(err, timedOut);
-    }
+    });
     const upstreamHeadersMs = performance.now() - tSend;
     if (reply.statusCode >= 400) {
-      const text = await readUpstreamText(decodedBody(reply), 1024 * 1024).catch(() => '');
+      const text = await reply.text(1024 * 1024).catch(() => '');
       prepared.capture?.upstreamResponse(reply.statusCode, reply.headers, text);
       // Upstreams quote a refused key in their error text; it must never reach the client whole.
       throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
     }
     if (call.stream) {
-      return await streamReply(services, call, target, prepared, outcome, reply, abort, upstreamHeadersMs).catch((err) => {
+      return await streamReply(services, call, target, prepared, outcome, reply, upstreamHeadersMs).catch((err) => {
         throw timedOut ? networkAttemptError(err, true) : err;
       });
     }
-    const text = await readUpstreamText(decodedBody(reply)).catch((err) => {
+    const text = await reply.text().catch((err) => {
       throw networkAttemptError(err, timedOut);
     });
     return await jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);
@@ -345,8 +342,7 @@ async function streamReply(
   target: Target,
   prepared: Prepared,
   outcome: Outcome,
-  reply: Awaited<ReturnType<typeof sendUpstream>>,
-  abort: AbortController,
+  reply: UpstreamExchange,
   upstreamHeadersMs: number,
 ): Promise<Response> {
   const decodeFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
@@ -365,7 +361,6 @@ async function streamReply(
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),
     },
-    abort,
     onDone: (s: StreamSummary) => {
       const outputText = s.usage.outputTokens === undefined ? replyText(s.response) : undefined;
       recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs, outputText });

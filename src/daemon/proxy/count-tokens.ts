@@ -4,7 +4,7 @@ import { getClientCodec } from '../translate/registry.js';
 import type { IrRequest } from '../translate/ir.js';
 import { resolveTargets } from './resolve.js';
 import { joinUrl, targetHeaders } from './target.js';
-import { readUpstreamText, sendUpstream } from './upstream.js';
+import { sendUpstream } from './upstream.js';
 
 let tokenizer: Promise<(text: string) => number[]> | undefined;
 
@@ -42,7 +42,7 @@ export async function countTokens(ctx: RouteContext, format: 'anthropic' | 'gemi
       format === 'anthropic' ? joinUrl(target.baseUrl, 'messages/count_tokens') : joinUrl(target.baseUrl, `models/${target.model}:countTokens`);
     const body = format === 'anthropic' ? { ...raw, model: target.model } : (({ model: _m, ...rest }) => rest)(raw);
     const reply = await sendUpstream({ url, headers: targetHeaders(target), body: JSON.stringify(body) });
-    const text = await readUpstreamText(reply.body, 1024 * 1024);
+    const text = await reply.text(1024 * 1024);
     return new FastResponse(text, {
       status: reply.statusCode,
       headers: { 'content-type': 'application/json; charset=utf-8', 'x-router-version': ctx.services.version },

@@ -4,7 +4,7 @@ import type { RouteContext } from '../http/routes.js';
 import { resolveTargets } from './resolve.js';
 import { joinUrl, targetHeaders } from './target.js';
 import { attemptErrorResponse, AttemptError, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { decodedBody, readUpstreamText, sendUpstream } from './upstream.js';
+import { sendUpstream } from './upstream.js';
 import { RouterError } from '../http/errors.js';
 import { redactSecrets } from '../providers/mask.js';
 
@@ -30,7 +30,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
       }).catch((err) => {
         throw networkAttemptError(err, false);
       });
-      const text = await readUpstreamText(decodedBody(reply));
+      const text = await reply.text();
       if (reply.statusCode >= 400) throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
       const upstreamMs = performance.now() - tSend;
       return new FastResponse(text, {

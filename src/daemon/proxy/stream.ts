@@ -3,7 +3,7 @@ import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, WireFo
 import type { StreamTransform } from './stages.js';
 import { SseReader, formatSse, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
-import type { UpstreamReply } from './upstream.js';
+import type { UpstreamExchange } from './upstream.js';
 
 /** What a finished stream reports for usage and logs. */
 export interface StreamSummary {
@@ -58,7 +58,7 @@ function assemble(response: IrResponse, ev: IrStreamEvent): void {
 }
 
 export interface StreamPlan {
-  reply: UpstreamReply;
+  reply: UpstreamExchange;
   decoder: StreamDecoder;
   /** Translating encoder; absent on same-format passthrough, where upstream bytes are forwarded as they come. */
   encoder?: StreamEncoder;
@@ -67,7 +67,6 @@ export interface StreamPlan {
   tap?: { upstream(text: string): void; client(text: string): void };
   /** Stage transforms between decoder and encoder (translated mode only). */
   transform?: StreamTransform;
-  abort: AbortController;
   onDone: (summary: StreamSummary) => void;
 }
 
@@ -106,9 +105,8 @@ function isContent(ev: IrStreamEvent): boolean {
  * aborts the upstream request.
  */
 export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8Array>> {
-  const { reply, decoder, encoder, abort } = plan;
+  const { reply, decoder, encoder } = plan;
   const reader = new SseReader();
-  const iterator = reply.body[Symbol.asyncIterator]();
   const summary: StreamSummary = { usage: {}, response: { id: '', model: '', parts: [], finishReason: 'stop' } };
   const transform = encoder ? plan.transform : undefined;
   const pending: Uint8Array[] = [];
@@ -177,25 +175,25 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
   try {
     await preRead();
   } catch (err) {
-    abort.abort();
+    reply.abort();
     throw err;
   }
 
   async function preRead(): Promise<void> {
   while (!committed) {
-    const next = await iterator.next();
-    if (next.done) {
+    const chunk = await reply.read();
+    if (chunk === undefined) {
       const tail = finish();
       if (tail) pending.push(tail);
       if (!committed) {
-        abort.abort();
+        reply.abort();
         if (filtered) throw new AttemptError('The upstream reply was empty: blocked by its content filter.', 502, 'content_filter');
         throw new AttemptError('The upstream returned an empty stream.', 502, 'empty');
       }
       done();
       break;
     }
-    const out = consume(next.value as Uint8Array);
+    const out = consume(chunk);
     if (out) pending.push(out);
   }
 
@@ -209,18 +207,18 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
         // Keep reading until this pull delivers something: a pull that enqueues nothing is not called
         // again, and an upstream chunk can encode to nothing (e.g. a chunk holding only usage).
         for (;;) {
-          const next = await iterator.next();
-          if (next.done) {
+          const chunk = await reply.read();
+          if (chunk === undefined) {
             const tail = finish();
             if (tail) controller.enqueue(tail);
             done();
             return controller.close();
           }
-          const out = consume(next.value as Uint8Array);
+          const out = consume(chunk);
           if (out) return controller.enqueue(out);
         }
       } catch (err) {
-        if (abort.signal.aborted) return;
+        if (reply.aborted) return;
         const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
         summary.error = message;
         controller.enqueue(utf8.encode(streamErrorEvent(plan.clientFormat, 502, message)));
@@ -230,7 +228,7 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
     },
     cancel() {
       summary.clientAborted = true;
-      abort.abort();
+      reply.abort();
       done();
     },
   });
