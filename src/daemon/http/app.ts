@@ -7,6 +7,12 @@ import { readJsonBody, validate } from './body.js';
 import { RouterError, toErrorReply } from './errors.js';
 import type { RouteDef } from './routes.js';
 
+/**
+ * h3's marker for "the handler sent the reply itself" (its `kHandled`, a registered symbol): h3 and srvx
+ * then leave the Node response alone. The proxy routes use it to write replies straight to the socket.
+ */
+export const HANDLED: unique symbol = Symbol.for('h3.handled') as typeof HANDLED;
+
 /** The error formatter's HTTP face: one place turns anything thrown into the standard body. */
 export function errorResponse(error: unknown, services: Pick<Services, 'log' | 'version'>): Response {
   const reply = toErrorReply(error);
@@ -41,7 +47,7 @@ function wrap(def: RouteDef, services: Services) {
       const result = await def.handler({ event, services, auth, params, body, query });
       // Handlers that build a Response set the version header themselves; leaving event.res untouched lets
       // h3 send that Response as is instead of copying it into a new one (a measurable cost per request).
-      if (!(result instanceof Response)) event.res.headers.set(HEADER.version, services.version);
+      if (result !== HANDLED && !(result instanceof Response)) event.res.headers.set(HEADER.version, services.version);
       return result;
     } catch (error) {
       return errorResponse(error, services);

@@ -88,7 +88,8 @@ interface ChatReply {
  */
 export async function improvePrompt(ctx: RouteContext, body: ImproveBody): Promise<Improved | Response> {
   const raw = improveRequest(body);
-  const res = await runChat(ctx, { clientFormat: 'openai-chat', raw, model: body.model, stream: false, endpoint: IMPROVE_ENDPOINT });
+  // No sink: runChat answers with a Response this code reads.
+  const res = (await runChat(ctx, { clientFormat: 'openai-chat', raw, model: body.model, stream: false, endpoint: IMPROVE_ENDPOINT })) as Response;
   if (res.status !== 200) return res;
   let reply: ChatReply;
   try {

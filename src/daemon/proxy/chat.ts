@@ -1,5 +1,7 @@
 import { FastResponse } from 'srvx';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { HANDLED } from '../http/app.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
 import type { UpstreamFormat } from '../providers/types.js';
@@ -7,7 +9,7 @@ import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
-import { openStream, type StreamSummary } from './stream.js';
+import { openStream, type StreamBody, type StreamSummary } from './stream.js';
 import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
 import { planTargets } from './plan.js';
 import { HEADER } from '../../shared/headers.js';
@@ -41,6 +43,32 @@ export interface ChatCall {
   model: string;
   stream: boolean;
   endpoint: string;
+  /**
+   * The client's Node response, when the reply may be written to it directly (the proxy routes). Skips
+   * the web Response and srvx's copy of it: the reply is written once, straight into the socket.
+   */
+  sink?: ServerResponse;
+}
+
+export type ChatReply = Response | typeof HANDLED;
+
+/**
+ * A committed stream to be written straight into the client's Node response. Sent by runChat after the
+ * attempt's bookkeeping (its per-target timer is cleared by then): the promise ends with the stream, so h3
+ * does not consider the request finished before that.
+ */
+class DirectStream {
+  constructor(
+    private readonly sink: ServerResponse,
+    private readonly headers: Record<string, string>,
+    private readonly body: StreamBody,
+  ) {}
+
+  async send(): Promise<typeof HANDLED> {
+    this.sink.writeHead(200, this.headers);
+    await this.body.writeTo(this.sink);
+    return HANDLED;
+  }
 }
 
 /** Which wire format to speak to a target: the client's own when the provider serves it natively. */
@@ -146,7 +174,7 @@ function timing(t0: number, upstreamMs: number): string {
  * fails before any byte reached the client is followed by the next one; when all fail, the client gets the
  * error the spec names for the case (combo 502, all accounts unavailable, or the upstream's own error).
  */
-export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Response> {
+export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatReply> {
   const t0 = performance.now();
   const { services } = ctx;
   const traceId = randomUUID();
@@ -225,7 +253,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<Respon
     try {
       const res = await attempt(services, call, target, prepared, outcome, Math.min(plan.combo?.targetTimeoutMs ?? Infinity, left));
       attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, sessionKey);
-      return res;
+      return res instanceof DirectStream ? res.send() : res;
     } catch (err) {
       if (err instanceof RouterError) throw err;
       const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
@@ -250,7 +278,7 @@ async function attempt(
   prepared: Prepared,
   outcome: Outcome,
   timeoutMs: number,
-): Promise<Response> {
+): Promise<ChatReply | DirectStream> {
   let timedOut = false;
   const tSend = performance.now();
   const headers = { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' };
@@ -295,7 +323,7 @@ async function jsonReply(
   outcome: Outcome,
   text: string,
   upstreamMs: number,
-): Promise<Response> {
+): Promise<ChatReply> {
   let parsed: unknown;
   // An empty 200 is the non-streaming twin of an empty stream: worth the next target, not the client's fault.
   if (text.trim() === '') throw new AttemptError('The upstream returned an empty reply.', 502, 'empty');
@@ -324,16 +352,20 @@ async function jsonReply(
   const outputText = usage === undefined && response ? replyText(response) : undefined;
   recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs, outputText });
   recordTokens(services, outcome, usage);
-  return new FastResponse(body, {
-    status: 200,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'server-timing': timing(outcome.t0, upstreamMs),
-      'x-router-version': services.version,
-      'x-router-trace-id': outcome.traceId,
-      ...prepared.stageCtx?.headers,
-    },
-  });
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'server-timing': timing(outcome.t0, upstreamMs),
+    'x-router-version': services.version,
+    'x-router-trace-id': outcome.traceId,
+    ...prepared.stageCtx?.headers,
+  };
+  const sink = call.sink;
+  if (sink && !sink.headersSent && !sink.destroyed) {
+    sink.writeHead(200, headers);
+    sink.end(body);
+    return HANDLED;
+  }
+  return new FastResponse(body, { status: 200, headers });
 }
 
 async function streamReply(
@@ -344,7 +376,7 @@ async function streamReply(
   outcome: Outcome,
   reply: UpstreamExchange,
   upstreamHeadersMs: number,
-): Promise<Response> {
+): Promise<ChatReply | DirectStream> {
   const decodeFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
   prepared.capture?.upstreamResponse(200, reply.headers, null);
@@ -356,7 +388,7 @@ async function streamReply(
     decoder: getUpstreamCodec(decodeFormat).createStreamDecoder(),
     encoder,
     clientFormat: call.clientFormat,
-    transform: prepared.stageCtx ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
+    transform: prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
     tap: prepared.capture && {
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),
@@ -365,24 +397,25 @@ async function streamReply(
       const outputText = s.usage.outputTokens === undefined ? replyText(s.response) : undefined;
       recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs, outputText });
       recordTokens(services, outcome, s.usage);
-      if (prepared.stageCtx && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
+      if (prepared.stageCtx && prepared.stages.length && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
       // A stream that breaks after its first byte still counts against the provider's breaker.
       if (s.error && !s.clientAborted) services.resilience.breakers.recordFailure(target.provider.id, 'network');
     },
   });
   upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
-  return new FastResponse(body, {
-    status: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      'server-timing': timing(outcome.t0, upstreamMs),
-      'x-router-version': services.version,
-      'x-router-trace-id': outcome.traceId,
-      ...prepared.stageCtx?.headers,
-    },
-  });
+  const headers = {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    'server-timing': timing(outcome.t0, upstreamMs),
+    'x-router-version': services.version,
+    'x-router-trace-id': outcome.traceId,
+    ...prepared.stageCtx?.headers,
+  };
+  const sink = call.sink;
+  if (sink && !sink.headersSent && !sink.destroyed) return new DirectStream(sink, headers, body);
+  // srvx pipes a Node Readable body straight into the socket (typed as a web body only).
+  return new FastResponse(body.readable() as unknown as ReadableStream, { status: 200, headers });
 }
 
 /**

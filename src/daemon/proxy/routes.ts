@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { bodyLimitFor } from '../http/app.js';
 import { readJsonBody } from '../http/body.js';
 import { badRequest, RouterError } from '../http/errors.js';
@@ -17,6 +18,11 @@ async function readObject(ctx: RouteContext, def: RouteDef): Promise<Record<stri
 }
 
 /** A chat-like endpoint in one client format: model and stream flag read from the body. */
+/** The client's Node response, when served by node:http (absent for in-process `app.request` calls). */
+function nodeResponse(ctx: RouteContext): ServerResponse | undefined {
+  return ctx.event.req.runtime?.node?.res as ServerResponse | undefined;
+}
+
 function chatRoute(path: string, format: WireFormat, summary: string): RouteDef {
   const def: RouteDef = route({
     method: 'POST',
@@ -36,7 +42,7 @@ function chatRoute(path: string, format: WireFormat, summary: string): RouteDef 
         });
       }
       if (raw.stream !== undefined && typeof raw.stream !== 'boolean') throw badRequest("'stream' must be a boolean.", 'stream');
-      return runChat(ctx, { clientFormat: format, raw, model: raw.model as string, stream: raw.stream === true, endpoint: path });
+      return runChat(ctx, { clientFormat: format, raw, model: raw.model as string, stream: raw.stream === true, endpoint: path, sink: nodeResponse(ctx) });
     },
   });
   return def;
@@ -59,7 +65,7 @@ function geminiRoute(path: string, summary: string): RouteDef {
       const [, model, action] = m as unknown as [string, string, string];
       const raw = await readObject(ctx, def);
       if (action === 'countTokens') return countTokens(ctx, 'gemini', { ...raw, model });
-      return runChat(ctx, { clientFormat: 'gemini', raw, model, stream: action === 'streamGenerateContent', endpoint: '/v1beta/models' });
+      return runChat(ctx, { clientFormat: 'gemini', raw, model, stream: action === 'streamGenerateContent', endpoint: '/v1beta/models', sink: nodeResponse(ctx) });
     },
   });
   return def;

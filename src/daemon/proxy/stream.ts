@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
 import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, WireFormat } from '../translate/ir.js';
 import type { StreamTransform } from './stages.js';
@@ -72,6 +74,13 @@ export interface StreamPlan {
 
 const utf8 = new TextEncoder();
 
+/** A committed stream, ready for the client: written straight to a Node response, or read as a Readable. */
+export interface StreamBody {
+  /** Writes every chunk to `res` (with backpressure) and ends it; a closed `res` cancels the upstream. */
+  writeTo(res: ServerResponse): Promise<void>;
+  readable(): Readable;
+}
+
 /** One SSE event carrying the standard error body, shaped so the client format's SDK raises it. */
 export function streamErrorEvent(format: WireFormat, status: number, message: string): string {
   const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
@@ -104,7 +113,7 @@ function isContent(ev: IrStreamEvent): boolean {
  * reached the client. After that, chunks are pumped on demand (backpressure) and a client disconnect
  * aborts the upstream request.
  */
-export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8Array>> {
+export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const { reply, decoder, encoder } = plan;
   const reader = new SseReader();
   const summary: StreamSummary = { usage: {}, response: { id: '', model: '', parts: [], finishReason: 'stop' } };
@@ -199,37 +208,88 @@ export async function openStream(plan: StreamPlan): Promise<ReadableStream<Uint8
 
   }
 
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (pending.length) return controller.enqueue(pending.shift()!);
-      if (finished) return controller.close();
-      try {
-        // Keep reading until this pull delivers something: a pull that enqueues nothing is not called
-        // again, and an upstream chunk can encode to nothing (e.g. a chunk holding only usage).
-        for (;;) {
-          const chunk = await reply.read();
-          if (chunk === undefined) {
-            const tail = finish();
-            if (tail) controller.enqueue(tail);
-            done();
-            return controller.close();
-          }
-          const out = consume(chunk);
-          if (out) return controller.enqueue(out);
+  /**
+   * The next bytes for the client, or null at the end. Reads upstream chunks until one produces output
+   * (a chunk that encodes to nothing, e.g. only usage, is followed by the next read, never a stall). A
+   * failure after the commit becomes the client format's error event, then the end.
+   */
+  let ended = false;
+  async function next(): Promise<Uint8Array | null> {
+    if (pending.length) return pending.shift()!;
+    if (finished || ended) return null;
+    try {
+      for (;;) {
+        const chunk = await reply.read();
+        if (chunk === undefined) {
+          const tail = finish();
+          done();
+          if (tail) return tail;
+          return null;
         }
-      } catch (err) {
-        if (reply.aborted) return;
-        const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
-        summary.error = message;
-        controller.enqueue(utf8.encode(streamErrorEvent(plan.clientFormat, 502, message)));
-        done();
-        controller.close();
+        const encoded = consume(chunk);
+        if (encoded) return encoded;
+      }
+    } catch (err) {
+      ended = true;
+      if (reply.aborted) return null;
+      const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
+      summary.error = message;
+      done();
+      return utf8.encode(streamErrorEvent(plan.clientFormat, 502, message));
+    }
+  }
+
+  /** The client went away (or its socket failed) before the end: release the upstream. */
+  function cancel(): void {
+    if (finished) return;
+    summary.clientAborted = true;
+    reply.abort();
+    done();
+  }
+
+  return {
+    async writeTo(res: ServerResponse): Promise<void> {
+      const onClose = () => {
+        if (!res.writableFinished) cancel();
+      };
+      res.on('close', onClose);
+      try {
+        for (let out = await next(); out !== null; out = await next()) {
+          if (res.destroyed) return cancel();
+          if (!res.write(out)) {
+            await new Promise<void>((resolve) => {
+              const go = () => {
+                res.off('drain', go);
+                res.off('close', go);
+                resolve();
+              };
+              res.on('drain', go);
+              res.on('close', go);
+            });
+          }
+        }
+        if (!res.destroyed) res.end();
+      } finally {
+        res.off('close', onClose);
       }
     },
-    cancel() {
-      summary.clientAborted = true;
-      reply.abort();
-      done();
+    readable(): Readable {
+      let reading = false;
+      return new Readable({
+        highWaterMark: 64 * 1024,
+        read() {
+          if (reading) return;
+          reading = true;
+          void next().then((out) => {
+            reading = false;
+            this.push(out);
+          });
+        },
+        destroy(err, cb) {
+          cancel();
+          cb(err);
+        },
+      });
     },
-  });
+  };
 }
