@@ -361,7 +361,8 @@ async function jsonReply(
   };
   const sink = call.sink;
   if (sink && !sink.headersSent && !sink.destroyed) {
-    sink.writeHead(200, headers);
+    // With its length known the reply goes out as one write, not chunked (header, size, body, terminator).
+    sink.writeHead(200, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
     sink.end(body);
     return HANDLED;
   }
