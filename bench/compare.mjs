@@ -3,7 +3,7 @@
 // both alike. Reports throughput and the router's CPU time per request (the figure least sensitive to what
 // else runs on the machine).
 //
-//   node bench/compare.mjs --a /path/to/checkoutA --b /path/to/checkoutB [--kind nonstream|stream|anthropic]
+//   node bench/compare.mjs --a /path/to/checkoutA --b /path/to/checkoutB [--kind nonstream|stream|anthropic] [--b-node "--flag"]
 //                          [--rounds 4] [--ms 3000] [--connections 32]
 // Each checkout needs dist/ (built) and node_modules/ (a symlink to this repo's is fine).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,7 +37,9 @@ const homes = [];
 for (const [name, dir] of Object.entries(builds)) {
   const home = mkdtempSync(join(os.tmpdir(), `router-cmp-${name}-`));
   homes.push(home);
-  const h = spawnNode(['--import', pathToFileURL(join(LIB, 'probe.mjs')).href, join(dir, 'dist/daemon/entry.js'), '--home', home, '--host', '127.0.0.1', '--port', '0'], {
+  // --a-node / --b-node: extra Node flags for that build's daemon (e.g. "--max-semi-space-size=4").
+  const nodeFlags = (arg(`${name.toLowerCase()}-node`) ?? '').split(' ').filter(Boolean);
+  const h = spawnNode([...nodeFlags, '--import', pathToFileURL(join(LIB, 'probe.mjs')).href, join(dir, 'dist/daemon/entry.js'), '--home', home, '--host', '127.0.0.1', '--port', '0'], {
     env: { ROUTER_START_NONCE: 'bench' },
     name: `router ${name}`,
   });

@@ -59,6 +59,8 @@ function parseArgs(argv) {
 const opts = parseArgs(process.argv.slice(2));
 const RROOT = opts.routerRoot ?? ROOT;
 const ENTRY = join(RROOT, 'dist/daemon/entry.js');
+// The daemon's own Node flags (as `router start` uses them); older builds have none.
+const DAEMON_NODE_FLAGS = await import(pathToFileURL(join(RROOT, 'dist/shared/daemon-flags.js')).href).then((m) => m.DAEMON_NODE_FLAGS, () => []);
 const CLI = join(RROOT, 'bin/router.js');
 const S = (ms) => Math.max(300, Math.round(ms * opts.scale));
 const D = opts.quick
@@ -593,7 +595,7 @@ async function main() {
 
   const home = mkdtempSync(join(os.tmpdir(), 'router-bench-'));
   routerHandle = track(
-    spawnNode(['--expose-gc', '--import', pathToFileURL(join(LIB, 'probe.mjs')).href, ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
+    spawnNode([...DAEMON_NODE_FLAGS, '--expose-gc', '--import', pathToFileURL(join(LIB, 'probe.mjs')).href, ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
       env: { ROUTER_START_NONCE: 'bench', ROUTER_DEBUG: '' },
       name: 'router daemon',
     }),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { DAEMON_NODE_FLAGS } from '../../shared/daemon-flags.js';
 import type { DaemonMessage } from '../../shared/wire.js';
 import { isAlive } from '../../daemon/pidfile.js';
 import { DaemonClient } from '../client.js';
@@ -65,7 +66,7 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Pr
   const { execa } = await import('execa');
   const nonce = randomBytes(16).toString('hex');
   mkdirSync(target.paths.home, { recursive: true, mode: 0o700 });
-  const child = execa(process.execPath, [ENTRY, '--home', target.paths.home, '--host', target.host, '--port', String(target.port)], {
+  const child = execa(process.execPath, [...DAEMON_NODE_FLAGS, ENTRY, '--home', target.paths.home, '--host', target.host, '--port', String(target.port)], {
     detached: true,
     cleanup: false,
     reject: false,

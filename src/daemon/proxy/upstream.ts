@@ -1,12 +1,18 @@
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent as UndiciAgent, Dispatcher } from 'undici';
+import AgentClass from 'undici/lib/dispatcher/agent.js';
+
+/** A keep-alive connection pool (undici's Agent, loaded without the rest of undici: see undici-agent.d.ts). */
+export function createAgent(options: UndiciAgent.Options): UndiciAgent {
+  return new AgentClass(options);
+}
 
 /**
  * One keep-alive agent for every upstream: connections are pooled per origin and reused across requests,
  * which is most of the difference between a fast and a slow proxy. Header and body timeouts are long
  * because reasoning models think for minutes; per-target deadlines come from combos (`abort()`).
  */
-const agent = new Agent({
+const agent = createAgent({
   keepAliveTimeout: 30_000,
   keepAliveMaxTimeout: 600_000,
   // No cap per origin: HTTP/1.1 cannot multiplex, so a cap would queue long streams behind each other.
@@ -21,6 +27,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: string | Uint8Array;
   signal?: AbortSignal;
+  /** Another pool than the shared upstream agent (webhooks use their own, with vetted DNS lookups). */
+  dispatcher?: Dispatcher;
 }
 
 /** Reply headers as a record: lower-case names, repeated headers as arrays (as undici's request API gives). */
@@ -69,7 +77,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     response.catch(() => {});
     const url = new URL(req.url);
     try {
-      agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method: req.method ?? 'POST', headers: req.headers, body: req.body ?? null }, exchange);
+      (req.dispatcher ?? agent).dispatch({ origin: url.origin, path: url.pathname + url.search, method: req.method ?? 'POST', headers: req.headers, body: req.body ?? null }, exchange);
     } catch (err) {
       exchange.onError(err as Error);
     }
@@ -103,6 +111,27 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
       this.resume();
       await new Promise<void>((r) => (this.waiter = r));
     }
+  }
+
+  /**
+   * At most `limit` bytes of the body as text (less when it ends sooner); the rest is not read and the
+   * request is released. Never rejects: a failure mid-body gives what arrived.
+   */
+  async textUpTo(limit: number): Promise<string> {
+    while (!this.ended && !this.failure && this.buffered < limit) {
+      this.resume();
+      await new Promise<void>((r) => (this.waiter = r));
+    }
+    this.discard();
+    const out = Buffer.concat(this.chunks);
+    this.chunks.length = 0;
+    this.buffered = 0;
+    return out.subarray(0, limit).toString('utf8');
+  }
+
+  /** Drops an unread body: the request is ended at once (its connection is closed, not reused). */
+  discard(): void {
+    if (!this.ended && !this.failure) this.abort();
   }
 
   /** The next chunk of the body; undefined at its end. Rejects when the request failed or was aborted. */

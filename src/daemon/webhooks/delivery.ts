@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { sendUpstream } from '../proxy/upstream.js';
 import type { AnyRouterEvent } from '../events/types.js';
 import { DestinationError } from './destination.js';
 import { signBody } from './signing.js';
@@ -68,11 +69,10 @@ export async function postOnce(
   const onAbort = () => ac.abort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const res = await request(url, { method: 'POST', headers, body, dispatcher: opts.dispatcher, signal: ac.signal });
+    const res = await sendUpstream({ url, method: 'POST', headers, body, dispatcher: opts.dispatcher, signal: ac.signal });
     const capture = opts.captureBytes ?? 0;
-    const responseBody = capture > 0 ? await readCapped(res.body, capture) : '';
-    // The body must be consumed or dropped, or the pooled connection is held until it times out.
-    if (capture === 0) await res.body.dump().catch(() => {});
+    // The body must be read or dropped, or the pooled connection is held until it times out.
+    const responseBody = capture > 0 ? await res.textUpTo(capture) : (res.discard(), '');
     const status = res.statusCode;
     const ok = status >= 200 && status < 300;
     return { status, ok, retryable: status >= 500, responseBody, error: ok ? '' : `receiver replied ${status}` };
@@ -87,19 +87,6 @@ export async function postOnce(
   }
 }
 
-/** Reads at most `limit` bytes of a reply body and drops the rest. */
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= limit) break;
-  }
-  // Leaving the loop early does not end the stream by itself: destroy it so the socket is released.
-  if (!body.destroyed) body.destroy();
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-}
 
 // Error codes are safe to show; messages may carry addresses or URLs (a Telegram URL holds the bot token).
 function networkReason(err: unknown): string {

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { createAgent } from '../proxy/upstream.js';
 import type { EventBus } from '../events/bus.js';
 import type { AnyRouterEvent } from '../events/types.js';
 import type { Logger } from '../logger.js';
@@ -72,8 +73,8 @@ export class WebhookService {
     const resolve = opts.resolve ?? systemResolver;
     // Short keep-alive: receivers are called rarely, and idle sockets should not pin a daemon's exit.
     const common = { keepAliveTimeout: 4_000, connections: 16 };
-    this.vetted = new Agent({ ...common, connect: { lookup: vettedLookup(resolve, () => true) } });
-    this.open = new Agent({ ...common, connect: { lookup: vettedLookup(resolve, () => false) } });
+    this.vetted = createAgent({ ...common, connect: { lookup: vettedLookup(resolve, () => true) } });
+    this.open = createAgent({ ...common, connect: { lookup: vettedLookup(resolve, () => false) } });
   }
 
   /** True while the public-destination check applies (setting allowPrivateWebhookDestinations off). */
