@@ -3,6 +3,7 @@
 // build with the queue disabled (ROUTER_USAGE_DISABLED=1 read at boot). Not a test.
 //
 //   npx tsc -p tsconfig.json && node bench/usage-overhead.mjs [--seconds 12] [--rounds 6] [--connections 16] [--stream]
+//     [--prefill N] [--cpu-prof DIR]
 //
 // Starts one daemon per mode side by side on temp homes, each with an OpenAI connection pointed at a
 // canned mock upstream (its own process), warms both up, then drives POST /v1/chat/completions with an
@@ -14,11 +15,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ENTRY = join(ROOT, 'dist/daemon/entry.js');
 const { deriveCliToken } = await import(pathToFileURL(join(ROOT, 'dist/shared/cli-token.js')).href);
+// The Node flags `router start` gives the daemon (absent in older builds), so the daemon runs as shipped.
+const DAEMON_NODE_FLAGS = await import(pathToFileURL(join(ROOT, 'dist/shared/daemon-flags.js')).href).then((m) => m.DAEMON_NODE_FLAGS, () => []);
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -29,6 +34,11 @@ const SECONDS = opt('seconds', 12);
 const CONNECTIONS = opt('connections', 16);
 const ROUNDS = opt('rounds', 6);
 const STREAM = args.includes('--stream');
+// --prefill N: the "on" daemon's usage_log holds N older rows before the run (a daemon that has been in
+// use: index pages no longer fit in SQLite's page cache, as with 30 days of traffic). Default 0: empty.
+const PREFILL = opt('prefill', 0);
+// --cpu-prof DIR: both daemons write V8 CPU profiles (one per thread) to DIR/off and DIR/on on stop (summarize with bench/profile-summary.mjs).
+const PROF_DIR = args.includes('--cpu-prof') ? args[args.indexOf('--cpu-prof') + 1] : undefined;
 
 // A canned upstream in its own process: Chat Completions JSON (or SSE with usage) for every POST.
 const MOCK = `
@@ -63,7 +73,8 @@ async function startDaemon(disabled) {
   const env = { ...process.env, ROUTER_START_NONCE: 'bench' };
   if (disabled) env.ROUTER_USAGE_DISABLED = '1';
   else delete env.ROUTER_USAGE_DISABLED;
-  const child = fork(ENTRY, ['--home', home, '--host', '127.0.0.1', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const execArgv = [...DAEMON_NODE_FLAGS, ...(PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', join(PROF_DIR, disabled ? 'off' : 'on')] : [])];
+  const child = fork(ENTRY, ['--home', home, '--host', '127.0.0.1', '--port', '0'], { env, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const msg = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
@@ -83,6 +94,7 @@ async function startDaemon(disabled) {
   return {
     url,
     manage,
+    home,
     pid: child.pid,
     async stop() {
       await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
@@ -127,13 +139,36 @@ async function prepare(mock, disabled) {
   const d = await startDaemon(disabled);
   const { key } = await d.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
   await d.manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mock.port}/v1` } });
+  if (!disabled && PREFILL > 0) prefill(join(d.home, 'router.db'), PREFILL);
   return { d, key };
 }
 
-/** CPU time (user + system) of a process in ms, from /proc; undefined elsewhere. */
-function cpuMs(pid) {
+/** Inserts `n` rows like the bench's own (random trace ids, the last days) through a second connection. */
+function prefill(file, n) {
+  const db = new Database(file);
+  db.pragma('busy_timeout = 10000');
+  const insert = db.prepare(
+    `INSERT INTO usage_log (ts, trace_id, api_key_id, endpoint, client_format, provider, model, requested_model, connection_id,
+       status, latency_ms, upstream_ms, tokens_in, tokens_out, cost_usd, finish_reason)
+     VALUES (?, ?, NULL, '/v1/chat/completions', 'openai-chat', 'openai', 'gpt-4o', 'openai/gpt-4o', NULL, 200, 12.5, 3.5, 42, 8, 0.000185, 'stop')`,
+  );
+  const t0 = Date.now() - 7 * 86_400_000;
+  const step = (7 * 86_400_000) / n;
+  const fill = db.transaction((from, to) => {
+    for (let i = from; i < to; i++) insert.run(Math.floor(t0 + i * step), randomUUID());
+  });
+  for (let i = 0; i < n; i += 20_000) fill(i, Math.min(n, i + 20_000));
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+/**
+ * CPU time (user + system) in ms from /proc, of the whole process (every thread: the usage writer worker,
+ * V8's GC helpers, libuv's pool) or, with `mainThread`, of its main thread only; undefined elsewhere.
+ */
+function cpuMs(pid, mainThread = false) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (100 Hz)
   } catch {
     return undefined;
@@ -146,7 +181,7 @@ const mock = await startMock();
 // Both daemons run side by side and are driven in alternating slices, so both modes see the same
 // background load (a shared machine changes speed from one second to the next).
 const modes = { off: await prepare(mock, true), on: await prepare(mock, false) };
-const totals = { off: { ok: 0, failed: 0, secs: 0, cpu: 0 }, on: { ok: 0, failed: 0, secs: 0, cpu: 0 } };
+const totals = { off: { ok: 0, failed: 0, secs: 0, cpu: 0, main: 0 }, on: { ok: 0, failed: 0, secs: 0, cpu: 0, main: 0 } };
 const perRound = { off: [], on: [] };
 try {
   for (const m of ['off', 'on']) await drive(modes[m].d.url, modes[m].key, Math.min(3, SECONDS)); // warm-up
@@ -155,20 +190,23 @@ try {
     for (const m of round % 2 ? ['off', 'on'] : ['on', 'off']) {
       const { d, key } = modes[m];
       const cpu0 = cpuMs(d.pid);
+      const main0 = cpuMs(d.pid, true);
       const r = await drive(d.url, key, slice);
       // Let the once-a-second flush of this slice's rows land inside the measurement.
       await new Promise((res) => setTimeout(res, 1100));
       const cpu1 = cpuMs(d.pid);
+      const main1 = cpuMs(d.pid, true);
       const t = totals[m];
       t.ok += r.ok;
       t.failed += r.failed;
       t.secs += slice;
       if (cpu0 !== undefined && cpu1 !== undefined) t.cpu += cpu1 - cpu0;
+      if (main0 !== undefined && main1 !== undefined) t.main += main1 - main0;
       perRound[m].push(r.rps);
     }
   }
   const s = await modes.on.d.manage('GET', '/api/usage/summary');
-  console.log(`usage rows written by the "on" daemon: ${s.requests} (${s.estimated} estimated)`);
+  console.log(`usage rows written by the "on" daemon: ${s.requests - PREFILL} (${s.estimated} estimated)${PREFILL ? `, after ${PREFILL} prefilled` : ''}`);
 } finally {
   await Promise.all(Object.values(modes).map((m) => m.d.stop()));
   mock.stop();
@@ -178,7 +216,7 @@ for (const m of ['off', 'on']) {
   const t = totals[m];
   console.log(
     `usage ${m.padEnd(3)}${m === 'off' ? ' (ROUTER_USAGE_DISABLED=1)' : '                          '}: ${(t.ok / t.secs).toFixed(0).padStart(5)} req/s (median slice ${median(perRound[m]).toFixed(0)}), ` +
-      `${t.cpu ? ((t.cpu * 1000) / t.ok).toFixed(0) : '?'} us daemon CPU per request, ${t.failed} failed`,
+      `${t.cpu ? ((t.cpu * 1000) / t.ok).toFixed(0) : '?'} us daemon CPU per request (main thread ${t.main ? ((t.main * 1000) / t.ok).toFixed(0) : '?'}), ${t.failed} failed`,
   );
 }
 const rOff = totals.off.ok / totals.off.secs;
@@ -188,4 +226,9 @@ if (totals.off.cpu && totals.on.cpu) {
   const cOff = (totals.off.cpu * 1000) / totals.off.ok;
   const cOn = (totals.on.cpu * 1000) / totals.on.ok;
   console.log(`CPU per request difference: ${(cOn - cOff).toFixed(0)} us (${(((cOn - cOff) / cOff) * 100).toFixed(1)}%)`);
+}
+if (totals.off.main && totals.on.main) {
+  const mOff = (totals.off.main * 1000) / totals.off.ok;
+  const mOn = (totals.on.main * 1000) / totals.on.ok;
+  console.log(`main-thread CPU per request difference: ${(mOn - mOff).toFixed(0)} us (${(((mOn - mOff) / mOff) * 100).toFixed(1)}%)`);
 }

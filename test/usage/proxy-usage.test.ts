@@ -242,4 +242,37 @@ describe('graceful stop', () => {
       rmSync(home, { recursive: true, force: true });
     }
   });
+
+  it('waits for the writer worker: rows it was handed and rows still queued are all stored', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'router-usage-stop-worker-'));
+    try {
+      const d = await spawnDaemon({ home });
+      const k = await d.createKey();
+      await d.addConnection({ provider: 'openai', apiKey: 'sk-up', providerSpecificData: { baseUrl: mock.openaiBase } });
+      const send = (n: number) =>
+        Promise.all(
+          Array.from({ length: n }, () =>
+            fetch(`${d.url}/v1/chat/completions`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+              body: JSON.stringify(chatBody('openai/gpt-4o', false)),
+            }).then((r) => r.text()),
+          ),
+        );
+      await send(5);
+      // An analytics read hands the queue to the writer worker (the daemon runs the compiled one).
+      const t = await d.manage('GET', '/api/telemetry/summary');
+      expect(t.json.recorder).toMatchObject({ writer: 'worker', written: 5, queued: 0 });
+      await send(7);
+      await d.stop();
+      const db = new Database(join(home, 'router.db'), { readonly: true });
+      try {
+        expect((db.prepare('SELECT COUNT(*) AS n FROM usage_log').get() as { n: number }).n).toBe(12);
+      } finally {
+        db.close();
+      }
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
 });

@@ -30,8 +30,8 @@ afterAll(() => {
   if (services) closeServices(services);
   rmSync(home, { recursive: true, force: true });
 });
-afterEach(() => {
-  services.usage.flush();
+afterEach(async () => {
+  await services.usage.flush();
   services.db.exec('DELETE FROM usage_log');
 });
 
@@ -60,18 +60,18 @@ function captureEvents(): { events: AnyRouterEvent[]; stop: () => void } {
 }
 
 describe('queue and flush', () => {
-  it('keeps rows in memory until a flush writes them in one go', () => {
+  it('keeps rows in memory until a flush writes them in one go', async () => {
     for (let i = 0; i < 5; i++) recordOutcome(services, outcome());
     expect(rowCount()).toBe(0);
     expect(services.usage.stats().queued).toBe(5);
-    expect(services.usage.flush()).toBe(5);
+    expect(await services.usage.flush()).toBe(5);
     expect(rowCount()).toBe(5);
     const row = services.db.prepare('SELECT * FROM usage_log LIMIT 1').get() as Record<string, unknown>;
     expect(row).toMatchObject({ provider: 'openai', model: 'gpt-4o', requested_model: 'openai/gpt-4o', api_key_id: 'key-1', connection_id: 'conn-1', tokens_in: 10, tokens_out: 5, status: 200, estimated: 0, streamed: 0 });
     expect(row.cost_usd).toBeCloseTo((10 * 2.5 + 5 * 10) / 1e6, 12);
   });
 
-  it('drops the oldest rows when the bound is hit, counts and logs it', () => {
+  it('drops the oldest rows when the bound is hit, counts and logs it', async () => {
     const lines: string[] = [];
     const log = new Logger();
     log.warn = (msg: string, data?: Record<string, unknown>) => void lines.push(`${msg} ${JSON.stringify(data)}`);
@@ -84,7 +84,7 @@ describe('queue and flush', () => {
         small.recordOutcome(o);
       }
       expect(small.stats()).toMatchObject({ queued: 3, dropped: 2 });
-      expect(small.flush()).toBe(3);
+      expect(await small.flush()).toBe(3);
       const stored = (services.db.prepare('SELECT trace_id FROM usage_log ORDER BY id').all() as Array<{ trace_id: string }>).map((r) => r.trace_id);
       expect(stored).toEqual(traces.slice(2));
       expect(lines.some((l) => /dropped/.test(l) && /"dropped":2/.test(l))).toBe(true);
@@ -114,12 +114,12 @@ describe('queue and flush', () => {
     expect(other.stats().queued).toBe(0);
   });
 
-  it('stores request headers sanitized: no control characters, 256 characters at most', () => {
+  it('stores request headers sanitized: no control characters, 256 characters at most', async () => {
     recordOutcome(
       services,
       outcome({ client: { userAgent: `evil\r\nINFO forged${'u'.repeat(400)}`, forwardedFor: '198.51.100.4,\u0000 10.0.0.1\n' } }),
     );
-    services.usage.flush();
+    await services.usage.flush();
     const row = services.db.prepare('SELECT user_agent, forwarded_for FROM usage_log').get() as { user_agent: string; forwarded_for: string };
     expect(row.user_agent).toMatch(/^evilINFO forgedu+$/);
     expect(row.user_agent).toHaveLength(256);
@@ -214,7 +214,7 @@ describe('estimation', () => {
     expect(events).toEqual([]);
     await services.usage.settle();
     stop();
-    services.usage.flush();
+    await services.usage.flush();
     const row = services.db.prepare('SELECT * FROM usage_log WHERE trace_id = ?').get(o.traceId) as Record<string, number>;
     const expectedIn = countTokens(`Be brief.\n${content}`) + 3;
     expect(row).toMatchObject({ estimated: 1, streamed: 1, tokens_in: expectedIn, tokens_out: countTokens('A short answer.') });

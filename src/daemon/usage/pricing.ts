@@ -189,7 +189,9 @@ const MEMO_MAX = 4096;
  */
 export class PricingStore {
   private readonly overrides = new Map<string, Map<string, Price>>();
-  private readonly memo = new Map<string, Price | null>();
+  /** provider -> model -> price (null: none). Two levels, so a lookup builds no key string to hash. */
+  private readonly memo = new Map<string, Map<string, Price | null>>();
+  private memoSize = 0;
 
   constructor(private readonly db: Db) {
     const rows = db.prepare('SELECT provider, model, input, output, cache_read, cache_write, reasoning FROM pricing_overrides').all() as OverrideRow[];
@@ -198,17 +200,30 @@ export class PricingStore {
 
   /** The price for a provider's model: exact match first (override, then default), then the normalized id. */
   lookup(provider: string, model: string): Price | undefined {
-    const key = `${provider}\u0000${model}`;
-    const hit = this.memo.get(key);
+    let byModel = this.memo.get(provider);
+    const hit = byModel?.get(model);
     if (hit !== undefined) return hit ?? undefined;
     let price = this.exact(provider, model);
     if (!price) {
       const normalized = normalizeModelId(model);
       if (normalized) price = this.exact(provider, normalized) ?? this.exact(provider, normalizeModelId(normalized) ?? '');
     }
-    if (this.memo.size >= MEMO_MAX) this.memo.clear();
-    this.memo.set(key, price ?? null);
+    if (this.memoSize >= MEMO_MAX) {
+      this.clearMemo();
+      byModel = undefined;
+    }
+    if (!byModel) {
+      byModel = new Map<string, Price | null>();
+      this.memo.set(provider, byModel);
+    }
+    byModel.set(model, price ?? null);
+    this.memoSize++;
     return price;
+  }
+
+  private clearMemo(): void {
+    this.memo.clear();
+    this.memoSize = 0;
   }
 
   /** Cost in USD of a reply, 0 when the model has no known price. */
@@ -270,7 +285,7 @@ export class PricingStore {
     this.db.prepare('DELETE FROM pricing_overrides WHERE provider = ? AND model = ?').run(provider, model);
     models.delete(model);
     if (models.size === 0) this.overrides.delete(provider);
-    this.memo.clear();
+    this.clearMemo();
     return true;
   }
 
@@ -282,7 +297,7 @@ export class PricingStore {
     let models = this.overrides.get(provider);
     if (!models) this.overrides.set(provider, (models = new Map()));
     models.set(model, price);
-    this.memo.clear();
+    this.clearMemo();
   }
 }
 

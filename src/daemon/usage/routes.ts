@@ -73,9 +73,12 @@ const logsQuery = z
 
 const telemetryQuery = z.object({ minutes: z.coerce.number().int().min(1).max(1440).default(60) }).strict();
 
-/** Reads are consistent with what the proxy has recorded so far: queued rows are written first. */
-function fresh(services: Services): void {
-  services.usage.flush();
+/**
+ * Reads are consistent with what the proxy has recorded so far: queued rows are written first, and the
+ * writer worker has committed everything handed to it (read-your-writes).
+ */
+async function fresh(services: Services): Promise<void> {
+  await services.usage.flush();
 }
 
 function range(q: { from?: number; to?: number }, defaultSpanMs?: number): Range {
@@ -117,8 +120,8 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Usage totals over a time range: requests (attempts), errors, tokens by kind, cost',
     query: rangeQuery,
-    handler: ({ services, query }) => {
-      fresh(services);
+    handler: async ({ services, query }) => {
+      await fresh(services);
       return summary(services.db, range(query));
     },
   }),
@@ -129,8 +132,8 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Usage totals grouped by provider, model, key, connection, endpoint or combo',
     query: breakdownQuery,
-    handler: ({ services, query }) => {
-      fresh(services);
+    handler: async ({ services, query }) => {
+      await fresh(services);
       const r = range(query);
       return { by: query.by, from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), rows: breakdown(services.db, query.by, r) };
     },
@@ -142,12 +145,12 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Requests, errors, tokens and cost per minute, hour or day (UTC buckets, zero-filled)',
     query: timeseriesQuery,
-    handler: ({ services, query }) => {
+    handler: async ({ services, query }) => {
       const r = range(query, DEFAULT_SPAN[query.bucket]);
       if (pointCount(query.bucket, r) > MAX_POINTS) {
         throw badRequest(`The range holds more than ${MAX_POINTS} ${query.bucket} buckets; narrow it or use a larger bucket.`, 'bucket');
       }
-      fresh(services);
+      await fresh(services);
       return {
         bucket: query.bucket,
         from: new Date(r.from).toISOString(),
@@ -163,8 +166,8 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Request log, newest first; filters provider, model, status, key, from, to; paged by cursor',
     query: logsQuery,
-    handler: ({ services, query }) => {
-      fresh(services);
+    handler: async ({ services, query }) => {
+      await fresh(services);
       return logs(services.db, {
         provider: query.provider,
         model: query.model,
@@ -184,8 +187,8 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Latency p50/p95/p99 and error rate per provider over the last `minutes` (default 60)',
     query: telemetryQuery,
-    handler: ({ services, query }) => {
-      fresh(services);
+    handler: async ({ services, query }) => {
+      await fresh(services);
       const to = Date.now();
       const from = to - query.minutes * 60_000;
       const stats = services.usage.stats();

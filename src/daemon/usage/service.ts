@@ -13,6 +13,7 @@ import { BoundedQueue } from './queue.js';
 import type { UsageRecord } from './record.js';
 import { sanitizeHeaderValue } from './sanitize.js';
 import { heuristicCount } from './token-count.js';
+import { UsageWriter } from './writer.js';
 
 /**
  * Optional fields an Outcome may carry beyond its declared ones; read when present. The proxy does not
@@ -41,6 +42,11 @@ export interface UsageOptions {
   /** Estimations in progress at most; beyond it rows are stored without tokens. */
   maxEstimating?: number;
   estimator?: TokenEstimator;
+  /**
+   * The compiled writer worker (default: writer-worker.js next to this module, which exists in dist/ only).
+   * Null or absent: rows are written on the main thread in slices.
+   */
+  writerUrl?: URL | null;
 }
 
 interface Meta {
@@ -73,13 +79,17 @@ const SLICE_ROWS = 64;
 
 /** Stage notes as stored: JSON, at most 2000 characters, null when there are none. */
 function notesJson(notes: Record<string, unknown> | undefined): string | null {
-  if (!notes || Object.keys(notes).length === 0) return null;
+  if (!notes || !hasOwnKeys(notes)) return null;
   try {
     const text = JSON.stringify(notes);
     return text.length > 2000 ? `${text.slice(0, 1997)}...` : text;
   } catch {
     return null;
   }
+}
+function hasOwnKeys(o: Record<string, unknown>): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
 }
 /** A failed attempt is reported as request.failed at the latest this long after it was recorded. */
 const FAILURE_MAX_WAIT_MS = 10 * 60_000;
@@ -89,8 +99,9 @@ const RATE_WINDOW_S = 10;
 
 /**
  * Usage tracking: turns every proxied attempt into a usage record, prices it, queues it in memory and
- * writes queued rows in one transaction per second (or per batch), so the request path never waits on
- * the disk. Emits request.completed / request.failed and tells record listeners (the live channel).
+ * hands queued rows to the writer once per second (or per batch): a worker thread with its own database
+ * connection in the daemon (writer.ts), so neither the request path nor the event loop waits on the disk.
+ * Emits request.completed / request.failed and tells record listeners (the live channel).
  */
 export class UsageService {
   readonly pricing: PricingStore;
@@ -103,8 +114,7 @@ export class UsageService {
   private readonly jobs = new Set<Job>();
   private readonly failures = new Map<string, PendingFailure>();
   private readonly listeners: Array<(rec: UsageRecord) => void> = [];
-  private readonly insert: { run: (...args: unknown[]) => unknown };
-  private readonly writeMany: (rows: UsageRecord[]) => void;
+  private readonly writer: UsageWriter;
   private readonly timers: NodeJS.Timeout[] = [];
   private flushScheduled = false;
   private finalizeScheduled = false;
@@ -112,7 +122,6 @@ export class UsageService {
   private droppedLogged = 0;
   private lastDropLog = 0;
   private estimationSkipped = 0;
-  private written = 0;
   private readonly rate = new Uint32Array(60);
   private rateSecond = 0;
 
@@ -126,22 +135,8 @@ export class UsageService {
     this.inflight.onSettled = () => {
       if (this.failures.size) this.scheduleFinalize();
     };
-    this.insert = opts.db.prepare<unknown[]>(
-      `INSERT INTO usage_log (ts, trace_id, api_key_id, endpoint, client_format, provider, model, requested_model,
-         connection_id, combo, status, latency_ms, upstream_ms, tokens_in, tokens_out, cache_read_tokens,
-         cache_write_tokens, reasoning_tokens, cost_usd, streamed, estimated, finish_reason, error, user_agent, forwarded_for, notes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.writeMany = opts.db.transaction((rows: UsageRecord[]) => {
-      for (const r of rows) {
-        this.insert.run(
-          r.ts, r.traceId, r.apiKeyId, r.endpoint, r.clientFormat, r.provider, r.model, r.requestedModel, r.connectionId,
-          r.combo, r.status, r.latencyMs, r.upstreamMs, r.tokensIn, r.tokensOut, r.cacheReadTokens, r.cacheWriteTokens,
-          r.reasoningTokens, r.costUsd, r.streamed ? 1 : 0, r.estimated ? 1 : 0, r.finishReason, r.error, r.userAgent, r.forwardedFor,
-          r.notes,
-        );
-      }
-    });
+    // Disabled (benchmark baseline): no worker thread either.
+    this.writer = new UsageWriter({ db: opts.db, log: opts.log, workerUrl: this.enabled ? opts.writerUrl : null });
     const tick = setInterval(() => {
       this.flushInSlices();
       this.finalizeFailures();
@@ -162,43 +157,48 @@ export class UsageService {
    */
   recordOutcome(o: Outcome): void {
     if (!this.enabled || this.closed) return;
+    // Every property of the outcome is read once: outcomes come in many shapes (megamorphic loads, and
+    // absent optional fields miss the inline caches), so each read counts on the request path.
     const x = o as Outcome & OutcomeExtras;
-    const u = o.usage;
+    const { call, target, usage: u, t0, upstreamMs, status } = o;
+    const client = x.client;
+    const error = o.error;
     const reported = u !== undefined && (typeof u.inputTokens === 'number' || typeof u.outputTokens === 'number');
+    const requested = call.model;
     const rec: UsageRecord = {
       ts: Date.now(),
       traceId: o.traceId,
       apiKeyId: o.auth.key?.id ?? null,
-      endpoint: o.call.endpoint,
-      clientFormat: o.call.clientFormat,
-      provider: o.target.provider.id,
-      model: o.target.model,
-      requestedModel: typeof o.call.model === 'string' ? o.call.model : null,
-      connectionId: o.target.connectionId ?? null,
+      endpoint: call.endpoint,
+      clientFormat: call.clientFormat,
+      provider: target.provider.id,
+      model: target.model,
+      requestedModel: typeof requested === 'string' ? requested : null,
+      connectionId: target.connectionId ?? null,
       combo: o.combo ?? null,
-      status: o.status,
-      latencyMs: round2(performance.now() - o.t0),
-      upstreamMs: o.upstreamMs === undefined ? null : round2(o.upstreamMs),
-      tokensIn: count(u?.inputTokens),
-      tokensOut: count(u?.outputTokens),
-      cacheReadTokens: count(u?.cacheReadTokens),
-      cacheWriteTokens: count(u?.cacheWriteTokens),
-      reasoningTokens: count(u?.reasoningTokens),
+      status,
+      latencyMs: round2(performance.now() - t0),
+      upstreamMs: upstreamMs === undefined ? null : round2(upstreamMs),
+      tokensIn: u ? count(u.inputTokens) : 0,
+      tokensOut: u ? count(u.outputTokens) : 0,
+      cacheReadTokens: u ? count(u.cacheReadTokens) : 0,
+      cacheWriteTokens: u ? count(u.cacheWriteTokens) : 0,
+      reasoningTokens: u ? count(u.reasoningTokens) : 0,
       costUsd: 0,
       streamed: o.streamed === true,
       estimated: false,
       finishReason: o.finishReason ?? null,
-      error: o.error ? sanitizeHeaderValue(o.error, 1000) : null,
-      userAgent: x.client ? sanitizeHeaderValue(x.client.userAgent) : null,
-      forwardedFor: x.client ? sanitizeHeaderValue(x.client.forwardedFor) : null,
+      error: error ? sanitizeHeaderValue(error, 1000) : null,
+      userAgent: client ? sanitizeHeaderValue(client.userAgent) : null,
+      forwardedFor: client ? sanitizeHeaderValue(client.forwardedFor) : null,
       notes: notesJson(o.notes),
     };
-    const meta: Meta = { publicModel: o.target.publicModel, t0: o.t0 };
+    const meta: Meta = { publicModel: target.publicModel, t0 };
     // A cache hit spent nothing upstream: costUsd stays 0; its tokens are those of the cached reply.
     if (x.cacheHit) return this.commit(rec, meta);
-    if (!reported && o.status < 400) {
+    if (!reported && status < 400) {
       if (this.jobs.size < this.maxEstimating) {
-        const job: Job = { rec, meta, format: o.call.clientFormat, raw: o.call.raw, model: o.call.model, outputText: x.outputText, done: false };
+        const job: Job = { rec, meta, format: call.clientFormat, raw: call.raw, model: requested, outputText: x.outputText, done: false };
         this.jobs.add(job);
         setImmediate(() => void this.estimate(job));
         return;
@@ -220,34 +220,37 @@ export class UsageService {
   }
 
   /**
-   * Background writing: at most SLICE_ROWS rows per event-loop turn, continuing on the next turn, so a
-   * large backlog never stalls requests in flight for the whole batch (a 500-row transaction took 7-42 ms).
+   * Background writing. With the writer worker (the daemon): queued rows are handed over in batches of at
+   * most batchSize rows, while fewer than `capacity` rows wait for the worker (beyond that they stay in the
+   * bounded queue, which drops its oldest). On the main thread (no compiled worker, or it failed): at most
+   * SLICE_ROWS rows per event-loop turn, continuing on the next turn, so a large backlog never stalls
+   * requests in flight for the whole batch (a 500-row transaction took 7-42 ms).
    */
   private flushInSlices(): void {
     this.flushScheduled = false;
     if (this.closed || this.queue.length === 0) return;
-    this.flush(SLICE_ROWS);
+    this.logDrops();
+    if (this.writer.viaWorker) {
+      while (this.queue.length > 0 && this.writer.backlog < this.queue.capacity) void this.writer.write(this.queue.drain(this.batchSize));
+      return;
+    }
+    void this.writer.write(this.queue.drain(SLICE_ROWS));
     if (this.queue.length > 0 && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushInSlices());
     }
   }
 
-  /** Writes queued rows (all by default) in one transaction; returns the number written. */
-  flush(max?: number): number {
-    if (max === undefined) this.flushScheduled = false;
-    if (this.queue.length === 0) return 0;
+  /**
+   * Writes every queued row and resolves, with the number of rows this call wrote, once they and every
+   * row handed to the writer before are in the database: a read after `await flush()` sees everything
+   * recorded so far. On the main-thread writer the rows are written before this returns.
+   */
+  flush(): Promise<number> {
+    this.flushScheduled = false;
+    if (this.closed) return Promise.resolve(0);
     this.logDrops();
-    const rows = this.queue.drain(max);
-    if (!this.opts.db.open) return 0;
-    try {
-      this.writeMany(rows);
-      this.written += rows.length;
-      return rows.length;
-    } catch (err) {
-      this.opts.log.error('usage rows could not be written', { rows: rows.length, error: err instanceof Error ? err.message : String(err) });
-      return 0;
-    }
+    return this.writer.write(this.queue.drain(), this.batchSize);
   }
 
   /** Deletes rows older than the retention setting; returns the number deleted. */
@@ -279,8 +282,15 @@ export class UsageService {
   }
 
   /** Queue and writer counters (status messages, tests). */
-  stats(): { queued: number; dropped: number; written: number; estimating: number; estimationSkipped: number } {
-    return { queued: this.queue.length, dropped: this.queue.dropped, written: this.written, estimating: this.jobs.size, estimationSkipped: this.estimationSkipped };
+  stats(): { queued: number; dropped: number; written: number; estimating: number; estimationSkipped: number; writer: 'worker' | 'main' } {
+    return {
+      queued: this.queue.length + this.writer.backlog,
+      dropped: this.queue.dropped,
+      written: this.writer.written,
+      estimating: this.jobs.size,
+      estimationSkipped: this.estimationSkipped,
+      writer: this.writer.mode,
+    };
   }
 
   /** Waits until background estimations have been recorded (tests, analytics reads). */
@@ -291,7 +301,8 @@ export class UsageService {
 
   /**
    * Shutdown: counts pending estimations with the character heuristic, writes everything queued, stops
-   * timers and the estimator. Synchronous, so `closeServices` can call it before closing the database.
+   * timers and the estimator. Synchronous, so `closeServices` can call it before closing the database:
+   * with the writer worker it blocks until the worker has written every row and closed its connection.
    */
   close(): void {
     if (this.closed) return;
@@ -310,7 +321,8 @@ export class UsageService {
       }
       this.completeEstimate(job, promptTokens(heuristicCount(text), messages), heuristicCount(job.outputText ?? ''));
     }
-    this.flush();
+    this.logDrops();
+    this.writer.close(this.queue.drain());
     this.estimator.close();
   }
 
@@ -349,7 +361,7 @@ export class UsageService {
       this.flushScheduled = true;
       setImmediate(() => this.flushInSlices());
     }
-    this.countRate();
+    this.countRate(rec.ts);
     for (const fn of this.listeners) {
       try {
         fn(rec);
@@ -359,7 +371,7 @@ export class UsageService {
     }
     const events = this.opts.events;
     if (rec.status < 400) {
-      this.failures.delete(rec.traceId);
+      if (this.failures.size) this.failures.delete(rec.traceId);
       if (events.hasListeners('request.completed')) {
         events.emit('request.completed', {
           trace_id: rec.traceId,
@@ -419,8 +431,9 @@ export class UsageService {
     }
   }
 
-  private countRate(): void {
-    const sec = Math.floor(Date.now() / 1000);
+  /** Counts a record finished at `now` (its ts: no second clock read; an estimated row can be late). */
+  private countRate(now: number): void {
+    const sec = Math.max(this.rateSecond, Math.floor(now / 1000));
     this.advanceRate(sec);
     this.rate[sec % 60]!++;
   }
