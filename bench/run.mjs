@@ -424,8 +424,8 @@ async function scenarioD(T, mock) {
     const groq = await manage('POST', '/api/providers', { provider: 'groq', apiKey: 'sk-bench', providerSpecificData: { baseUrl: T.upstreamV1 } });
     if (groq.status !== 201) throw new Error(`groq connection: ${groq.status} ${JSON.stringify(groq.json).slice(0, 200)}`);
     results.d.ownProvider = await comboVariant(T, mock, { id: 'd', name: 'bench-combo-x', models: ['groq/a', 'openai/b', 'openai/c'], label: 'failing a on its own provider' });
-    // Then the shape of the issue: all three on one provider. The per-provider breaker may open on the
-    // failures of `a` and refuse the healthy `b` and `c` as well: that is reported, not hidden.
+    // Then the shape of the issue: all three on one provider. The 503s of `a` open the circuit of
+    // (provider, a) only, so `b` keeps serving (before model circuits, the whole provider was refused).
     results.d.sameProvider = await comboVariant(T, mock, { id: 'd', name: 'bench-combo', models: CONF.comboModels, label: 'a, b, c on one provider' });
   } catch (err) {
     skipped.d = `scenario d could not run: ${err.message.slice(0, 300)}`;

@@ -47,7 +47,7 @@ export interface CatalogProvider {
 
 /** `GET /api/resilience`. */
 export interface ResilienceReply {
-  breakers: Array<{ provider: string; state: BreakerState; consecutiveFailures: number; openUntil: string | null }>;
+  breakers: Array<{ provider: string; model?: string; state: BreakerState; consecutiveFailures: number; openUntil: string | null }>;
   cooldowns: CooldownView[];
   settings: Record<string, unknown>;
 }

@@ -66,16 +66,19 @@ describe('breaker transitions', () => {
     expect(r.headers.get('retry-after')).toBe(String(retryAfter));
     expect(r.headers.get('x-service-provider-breaker')).toBe('open');
     expect(hits(env.mock, 'm1')).toHaveLength(THRESHOLD);
-    // Any model of the provider is refused, streaming too.
+    // A 5xx opened the circuit of this model only: the provider's other models keep serving, streaming too.
     const other = await fetch(`${env.router.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'openai/other', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
     });
-    expect(other.status).toBe(503);
-    expect((await other.json()).error.code).toBe('provider_circuit_open');
-    const b = (await breakers()).find((x) => x.provider === 'openai');
-    expect(b).toMatchObject({ provider: 'openai', state: 'open', consecutiveFailures: THRESHOLD });
+    expect(other.status).toBe(200);
+    await other.text();
+    expect(r.json.error.message).toMatch(/Model m1 of provider openai/);
+    const list = await breakers();
+    expect(list.filter((x) => x.provider === 'openai')).toHaveLength(1);
+    const b = list.find((x) => x.provider === 'openai');
+    expect(b).toMatchObject({ provider: 'openai', model: 'm1', state: 'open', consecutiveFailures: THRESHOLD });
     expect(Date.parse(b.openUntil)).toBeGreaterThan(Date.now());
   });
 
@@ -95,6 +98,13 @@ describe('breaker transitions', () => {
     const r = await chat(env, 'groq/n1');
     expect(r.status).toBe(503);
     expect(r.json.error).toMatchObject({ code: 'provider_circuit_open', provider: 'groq' });
+    // The provider cannot be reached: its own circuit is open and every model of it is refused, uncalled.
+    const any = await chat(env, 'groq/any-model');
+    expect(any.status).toBe(503);
+    expect(any.json.error.message).toMatch(/^Provider groq is temporarily unavailable/);
+    expect(hits(env.mock, 'any-model')).toHaveLength(0);
+    expect((await breakers()).find((x) => x.provider === 'groq')).toMatchObject({ state: 'open' });
+    expect((await breakers()).find((x) => x.provider === 'groq').model).toBeUndefined();
   });
 
   it('open -> half-open after the cooldown: one probe succeeds and closes the circuit', async () => {
@@ -158,6 +168,24 @@ describe('breakers inside combos', () => {
     expect(hits(env.mock, 's1')).toHaveLength(before);
   });
 
+  it('a combo of models on ONE provider: a failing model opens its own circuit, the others keep serving', async () => {
+    await combo(env, { name: 'br-same', strategy: 'priority', models: ['openai/sa', 'openai/sb', 'openai/sc'] });
+    script(env.mock, { sa: { type: 'status', status: 503, message: 'overloaded' } });
+    // Concurrent requests, so failures of sa land back to back (this used to open the whole provider).
+    const replies = await Promise.all(Array.from({ length: 12 }, () => chat(env, 'br-same')));
+    for (const r of replies) expect(content(r), r.text).toBe('served by sb');
+    const open = (await breakers()).filter((x) => x.provider === 'openai');
+    expect(open).toEqual([expect.objectContaining({ provider: 'openai', model: 'sa', state: 'open' })]);
+    // With sa's circuit open it is skipped without a call; sb still serves.
+    const calls = hits(env.mock, 'sa').length;
+    expect(calls).toBeLessThanOrEqual(12);
+    for (let i = 0; i < 5; i++) expect(content(await chat(env, 'br-same'))).toBe('served by sb');
+    expect(hits(env.mock, 'sa')).toHaveLength(calls);
+    // A reset of the provider closes its model circuits too.
+    expect((await env.router.manage('POST', '/api/resilience/reset', { provider: 'openai' })).status).toBe(200);
+    expect((await breakers()).filter((x) => x.provider === 'openai')).toEqual([]);
+  });
+
   it('every target with an open circuit: 503 provider_circuit_open before any call', async () => {
     await combo(env, { name: 'br-allopen', models: ['openai/o1', 'groq/o2'] });
     await openCircuit('openai/o1', 'o1');
@@ -213,11 +241,11 @@ describe('events reach a webhook receiver', () => {
     await until(() => rx.events.some((e) => e.event === 'provider.recovered') && rx.events.filter((e) => e.event === 'combo.switched').length >= 2);
     const errors = rx.events.filter((e) => e.event === 'provider.error').map((e) => e.data);
     expect(errors).toEqual([
-      { provider: 'deepseek', status: 502, consecutive_failures: 1, circuit_state: 'closed' },
-      { provider: 'deepseek', status: 502, consecutive_failures: 2, circuit_state: 'open' },
+      { provider: 'deepseek', model: 'e1', status: 502, consecutive_failures: 1, circuit_state: 'closed' },
+      { provider: 'deepseek', model: 'e1', status: 502, consecutive_failures: 2, circuit_state: 'open' },
     ]);
     const recovered = rx.events.filter((e) => e.event === 'provider.recovered').map((e) => e.data);
-    expect(recovered).toEqual([expect.objectContaining({ provider: 'deepseek', circuit_state: 'closed', previous_state: 'half_open' })]);
+    expect(recovered).toEqual([expect.objectContaining({ provider: 'deepseek', model: 'e1', circuit_state: 'closed', previous_state: 'half_open' })]);
     const switched = rx.events.filter((e) => e.event === 'combo.switched').map((e) => e.data);
     expect(switched).toEqual([
       { combo: 'br-events', from: null, to: 'groq/e2', reason: 'failover' },

@@ -239,3 +239,112 @@ describe('circuitOpenError', () => {
     });
   });
 });
+
+describe('CircuitBreakers: provider and model circuits', () => {
+  let now: number;
+  let breakers: CircuitBreakers;
+  let events: BreakerEvent[];
+
+  beforeEach(() => {
+    now = T0;
+    breakers = new CircuitBreakers({ now: () => now, failureThreshold: 2, cooldownMs: 10_000 });
+    events = [];
+    breakers.onStateChange((e) => events.push(e));
+  });
+
+  it('a 5xx counts against the model: that model is refused, the provider and its other models are not', () => {
+    expect(breakers.recordFailure('openai', 'server', 'a')).toMatchObject({ provider: 'openai', model: 'a', consecutiveFailures: 1, state: 'closed' });
+    expect(breakers.recordFailure('openai', 'server', 'a')).toMatchObject({ model: 'a', consecutiveFailures: 2, state: 'open' });
+    expect(events).toEqual([{ provider: 'openai', model: 'a', from: 'closed', to: 'open', consecutiveFailures: 2 }]);
+    expect(breakers.check('openai', 'a')).toEqual({ allowed: false, retryAfterSeconds: 10, model: 'a' });
+    expect(breakers.peek('openai', 'a')).toEqual({ allowed: false, retryAfterSeconds: 10, model: 'a' });
+    expect(breakers.check('openai', 'b')).toEqual({ allowed: true, probe: false });
+    expect(breakers.check('openai')).toEqual({ allowed: true, probe: false });
+    expect(breakers.state('openai')).toBe('closed');
+    expect(breakers.state('openai', 'a')).toBe('open');
+  });
+
+  it('network failures and timeouts count against the provider: every model is refused', () => {
+    breakers.recordFailure('openai', 'network', 'a');
+    expect(breakers.recordFailure('openai', classifyFailure({ error: Object.assign(new Error('t'), { name: 'TimeoutError' }) }), 'b')).toMatchObject({
+      provider: 'openai',
+      consecutiveFailures: 2,
+      state: 'open',
+    });
+    expect(breakers.snapshot()).toEqual([{ provider: 'openai', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000 }]);
+    for (const m of ['a', 'b', 'c']) expect(breakers.check('openai', m)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+  });
+
+  it('failures of different models do not add up; a success of the model resets its streak', () => {
+    breakers.recordFailure('openai', 'server', 'a');
+    breakers.recordFailure('openai', 'server', 'b');
+    expect(breakers.state('openai', 'a')).toBe('closed');
+    breakers.recordSuccess('openai', 'a');
+    breakers.recordFailure('openai', 'server', 'a');
+    expect(breakers.state('openai', 'a')).toBe('closed');
+    breakers.recordFailure('openai', 'server', 'b');
+    expect(breakers.state('openai', 'b')).toBe('open');
+  });
+
+  it('half-open model circuit: one probe; its success closes it (event with the model)', () => {
+    breakers.recordFailure('openai', 'server', 'a');
+    breakers.recordFailure('openai', 'server', 'a');
+    now += 10_000;
+    expect(breakers.peek('openai', 'a')).toEqual({ allowed: true, probe: true });
+    expect(breakers.check('openai', 'a')).toEqual({ allowed: true, probe: true });
+    expect(breakers.check('openai', 'a')).toMatchObject({ allowed: false, model: 'a' });
+    expect(breakers.check('openai', 'b')).toEqual({ allowed: true, probe: false });
+    breakers.recordSuccess('openai', 'a');
+    expect(breakers.state('openai', 'a')).toBe('closed');
+    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'half-open', to: 'closed', consecutiveFailures: 0 });
+  });
+
+  it("a 5xx answering the provider's half-open probe releases the provider's slot and counts for the model", () => {
+    breakers.recordFailure('openai', 'network');
+    breakers.recordFailure('openai', 'network');
+    now += 10_000;
+    expect(breakers.check('openai', 'a')).toEqual({ allowed: true, probe: true });
+    expect(breakers.check('openai', 'b')).toMatchObject({ allowed: false });
+    breakers.recordFailure('openai', 'server', 'a');
+    expect(breakers.state('openai')).toBe('half-open');
+    expect(breakers.check('openai', 'b')).toEqual({ allowed: true, probe: true });
+    expect(breakers.snapshot().find((e) => e.model === 'a')).toMatchObject({ consecutiveFailures: 1, state: 'closed' });
+  });
+
+  it('a refused model does not take the provider probe slot', () => {
+    breakers.recordFailure('openai', 'network');
+    breakers.recordFailure('openai', 'network');
+    breakers.recordFailure('openai', 'server', 'a');
+    breakers.recordFailure('openai', 'server', 'a');
+    now += 5_000;
+    breakers.recordSuccess('openai'); // ignored: open
+    now += 5_000; // both half-open now; take a's only probe, then b must still get the provider's
+    expect(breakers.check('openai', 'a')).toEqual({ allowed: true, probe: true });
+    expect(breakers.check('openai', 'a')).toMatchObject({ allowed: false });
+    expect(breakers.check('openai', 'b')).toMatchObject({ allowed: false }); // the provider's one probe is a's
+  });
+
+  it('reset(provider) closes its model circuits; snapshot and restore keep the model', () => {
+    breakers.recordFailure('openai', 'server', 'a');
+    breakers.recordFailure('openai', 'server', 'a');
+    breakers.recordFailure('groq', 'server', 'x');
+    const snap = breakers.snapshot();
+    expect(snap).toEqual([
+      { provider: 'openai', model: 'a', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000 },
+      { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0 },
+    ]);
+    const copy = new CircuitBreakers({ now: () => now, failureThreshold: 2, cooldownMs: 10_000 });
+    copy.restore(JSON.parse(JSON.stringify(snap)));
+    expect(copy.snapshot()).toEqual(snap);
+    expect(copy.check('openai', 'a')).toMatchObject({ allowed: false, model: 'a' });
+    breakers.reset('openai');
+    expect(breakers.snapshot()).toEqual([{ provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0 }]);
+    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0 });
+  });
+
+  it('circuitOpenError names the model for a model circuit, same body shape', () => {
+    const reply = toErrorReply(circuitOpenError('openai', 4, 'gpt-4o'));
+    expect(reply.status).toBe(503);
+    expect(reply.body).toEqual({ error: { message: expect.stringMatching(/^Model gpt-4o of provider openai/), type: 'server_error', code: 'provider_circuit_open', provider: 'openai', retry_after: 4 } });
+  });
+});

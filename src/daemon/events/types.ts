@@ -39,6 +39,8 @@ export interface RequestFailedData {
 /** A provider returned an error eligible for circuit breaking (spec shape). */
 export interface ProviderErrorData {
   provider: string;
+  /** Set when the failure (a 5xx) counted against this model's circuit rather than the provider's. */
+  model?: string;
   status: number;
   consecutive_failures: number;
   /** Breaker state after this error: `closed`, `open` or `half_open`. */
@@ -48,6 +50,8 @@ export interface ProviderErrorData {
 /** A failing provider returned to healthy (shape decided here). */
 export interface ProviderRecoveredData {
   provider: string;
+  /** Set when it is one model's circuit that closed again. */
+  model?: string;
   /** Breaker state now (normally `closed`). */
   circuit_state: string;
   /** Breaker state before recovery (`open` or `half_open`). */

@@ -200,7 +200,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
   for (const [index, target] of plan.targets.entries()) {
     const left = deadline - performance.now();
     if (left <= 0) break;
-    if (index > 0 && !services.resilience.breakers.peek(target.provider.id).allowed) continue;
+    if (index > 0 && !services.resilience.breakers.peek(target.provider.id, target.model).allowed) continue;
     if (index > 0) services.quotas.checkTokens(ctx.auth, { provider: target.provider.id, model: target.model });
     const stageCtx: StageContext = {
       services,
@@ -233,9 +233,9 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
       throw err;
     }
     // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
-    const gate = services.resilience.breakers.check(target.provider.id);
+    const gate = services.resilience.breakers.check(target.provider.id, target.model);
     if (!gate.allowed) {
-      refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds);
+      refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds, gate.model);
       continue;
     }
     const outcome: Outcome = {

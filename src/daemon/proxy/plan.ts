@@ -119,9 +119,9 @@ function providerTargets(services: Services, model: string, acc: Collect, sessio
   const all = services.providers.targets(split.def, split.model, model);
   const r = services.resilience;
   // peek, not check: a half-open provider's probe slot is taken only when runChat actually calls it.
-  const breaker = r.breakers.peek(split.def.id);
+  const breaker = r.breakers.peek(split.def.id, split.model);
   if (!breaker.allowed) {
-    skip(acc, circuitOpenError(split.def.id, breaker.retryAfterSeconds));
+    skip(acc, circuitOpenError(split.def.id, breaker.retryAfterSeconds, breaker.model));
     return;
   }
   if (all.length === 1 && all[0]!.connectionId === undefined) {

@@ -12,7 +12,7 @@ import type { Services } from '../services.js';
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
 export function attemptSucceeded(services: Services, plan: Plan, target: Target, ms: number, index: number, sessionKey?: string): void {
   const r = services.resilience;
-  r.breakers.recordSuccess(target.provider.id);
+  r.breakers.recordSuccess(target.provider.id, target.model);
   if (target.connectionId) {
     if (r.cooldowns.isCooling(target.connectionId, target.model)) r.touch();
     r.cooldowns.clear(target.connectionId, target.model);
@@ -59,8 +59,8 @@ export function attemptFailed(services: Services, target: Target, error: Attempt
   }
   // Every failure is reported: an ineligible one (429, auth, empty...) does not count, but it releases a
   // half-open probe slot, since the provider did answer.
-  r.breakers.recordFailure(target.provider.id, failure);
-  if (failure.breakerEligible) r.providerError(target.provider.id, error.status);
+  const circuit = r.breakers.recordFailure(target.provider.id, failure, target.model);
+  if (circuit) r.providerError(circuit, error.status);
   if (failure.kind === 'auth' && target.connectionId) void confirmAuthFailure(services, target);
 }
 

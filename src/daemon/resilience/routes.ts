@@ -11,11 +11,11 @@ export const resilienceRoutes: RouteDef[] = [
     path: '/api/resilience',
     tier: 'management',
     tag: 'resilience',
-    summary: 'Circuit breakers per provider, active cooldowns and breaker settings',
+    summary: 'Circuit breakers per provider (and per provider and model), active cooldowns and breaker settings',
     handler: ({ services }) => {
       const r = services.resilience;
       // state() moves an open circuit whose cooldown has passed to half-open, so the list shows it as such.
-      for (const b of r.breakers.snapshot()) r.breakers.state(b.provider);
+      for (const b of r.breakers.snapshot()) r.breakers.state(b.provider, b.model);
       return {
         breakers: r.breakers.snapshot().map((b) => ({ ...b, openUntil: b.state === 'open' ? new Date(b.openUntil).toISOString() : null })),
         cooldowns: r.cooldowns.list(),
@@ -55,7 +55,7 @@ export const resilienceRoutes: RouteDef[] = [
     path: '/api/resilience/reset',
     tier: 'management',
     tag: 'resilience',
-    summary: "Close a provider's circuit breaker (or every breaker when no provider is given)",
+    summary: "Close a provider's circuit breakers, its models' included (or every breaker when no provider is given)",
     body: resetBody,
     handler: ({ services, body }) => {
       services.resilience.breakers.reset(body.provider);

@@ -15,7 +15,7 @@ const PERSIST_EVERY_MS = 5_000;
 const breakerState = (s: string) => (s === 'half-open' ? 'half_open' : s);
 
 /**
- * Routing state with one owner: circuit breakers per provider, cooldowns per (connection, model), account
+ * Routing state with one owner: circuit breakers per provider (and per provider and model for 5xx), cooldowns per (connection, model), account
  * selection per provider, target latencies and per-combo strategy state. Everything is in memory on the
  * request path; breakers and cooldowns are persisted write-behind and restored at start (expired dropped).
  */
@@ -75,10 +75,11 @@ export class Resilience {
 
   private onBreakerChange(e: BreakerEvent): void {
     this.dirty = true;
-    this.log.info('circuit breaker', { provider: e.provider, from: e.from, to: e.to, failures: e.consecutiveFailures });
+    this.log.info('circuit breaker', { provider: e.provider, model: e.model, from: e.from, to: e.to, failures: e.consecutiveFailures });
     if (e.to === 'closed' && e.from !== 'closed') {
       this.events.emit('provider.recovered', {
         provider: e.provider,
+        ...(e.model === undefined ? {} : { model: e.model }),
         circuit_state: 'closed',
         previous_state: breakerState(e.from),
         consecutive_failures: e.consecutiveFailures,
@@ -87,14 +88,14 @@ export class Resilience {
     }
   }
 
-  /** Emits `provider.error` for a breaker-eligible failure, with the breaker state after it. */
-  providerError(provider: string, status: number): void {
-    const snap = this.breakers.snapshot().find((s) => s.provider === provider);
+  /** Emits `provider.error` for a breaker-eligible failure, with the state of the circuit it counted against. */
+  providerError(circuit: BreakerSnapshotEntry, status: number): void {
     this.events.emit('provider.error', {
-      provider,
+      provider: circuit.provider,
+      ...(circuit.model === undefined ? {} : { model: circuit.model }),
       status,
-      consecutive_failures: snap?.consecutiveFailures ?? 0,
-      circuit_state: breakerState(this.breakers.state(provider)),
+      consecutive_failures: circuit.consecutiveFailures,
+      circuit_state: breakerState(circuit.state),
     });
   }
 

@@ -3,6 +3,13 @@
  * provider's circuit opens and requests to it are refused for `cooldownMs`; then it turns half-open and
  * lets `halfOpenProbes` requests through. A probe success closes the circuit, a probe failure reopens
  * it for another cooldown. All state is in memory; `snapshot`/`restore` carry it across restarts.
+ *
+ * Two scopes share that state machine. Failures that say the provider cannot be reached (network,
+ * timeout) count against the provider's own circuit, which refuses every model. A 5xx reply says only
+ * that this model failed this time: it counts against a circuit for the provider and that model, so one
+ * overloaded model opens a circuit for itself while the provider's other models keep serving (a combo of
+ * several models on one provider then fails over inside the provider). A request needs both circuits to
+ * let it through; a success closes both.
  */
 import { type Clock, secondsUntil, systemClock } from './clock.js';
 import { type ClassifiedFailure, type FailureKind, isBreakerEligible } from './provider-error.js';
@@ -23,26 +30,43 @@ export interface BreakerConfig {
 /** Default tunables. */
 export const DEFAULT_BREAKER_CONFIG: Readonly<BreakerConfig> = { failureThreshold: 5, cooldownMs: 30_000, halfOpenProbes: 1 };
 
-/** Result of {@link CircuitBreakers.check}. `probe` marks a half-open trial request. */
-export type BreakerDecision = { allowed: true; probe: boolean } | { allowed: false; retryAfterSeconds: number };
+/**
+ * Result of {@link CircuitBreakers.check}. `probe` marks a half-open trial request. A refusal names the
+ * model when it is that model's circuit (not the provider's) which is open.
+ */
+export type BreakerDecision = { allowed: true; probe: boolean } | { allowed: false; retryAfterSeconds: number; model?: string };
+
+/** Which circuit a failure counts against: the provider's (unreachable) or the provider and model's (5xx). */
+export type BreakerScope = 'provider' | 'model';
+
+/** Network and timeout failures concern the whole provider; anything else eligible (5xx) one model. */
+export function breakerScope(kind: FailureKind): BreakerScope {
+  return kind === 'network' || kind === 'timeout' ? 'provider' : 'model';
+}
 
 /** Emitted on every state change (open -> webhook `provider.error`, closed -> `provider.recovered`). */
 export interface BreakerEvent {
   provider: string;
+  /** Set for a model's circuit; absent for the provider's own. */
+  model?: string;
   from: BreakerState;
   to: BreakerState;
   consecutiveFailures: number;
 }
 
-/** One provider's persisted breaker state; `openUntil` is epoch ms (only meaningful when open). */
+/** One circuit's persisted state; `openUntil` is epoch ms (only meaningful when open). */
 export interface BreakerSnapshotEntry {
   provider: string;
+  /** Set for a model's circuit; absent for the provider's own. */
+  model?: string;
   state: BreakerState;
   consecutiveFailures: number;
   openUntil: number;
 }
 
 interface Entry {
+  provider: string;
+  model?: string;
   state: BreakerState;
   consecutiveFailures: number;
   openUntil: number;
@@ -50,7 +74,12 @@ interface Entry {
   lastProbeAt: number;
 }
 
-/** Registry of circuit breakers keyed by provider id. Every operation is O(1). */
+/** Map key of a circuit: the provider id, or provider id and model (provider ids never hold a NUL). */
+function keyOf(provider: string, model?: string): string {
+  return model === undefined ? provider : `${provider}\u0000${model}`;
+}
+
+/** Registry of circuit breakers keyed by provider id (and model). Every operation is O(1). */
 export class CircuitBreakers {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(event: BreakerEvent) => void>();
@@ -81,84 +110,118 @@ export class CircuitBreakers {
   }
 
   /**
-   * Whether a request to the provider may go out now. While half-open each allowed call takes a probe
-   * slot, released by the next recorded result; a slot whose result never arrives (request abandoned)
-   * is reclaimed after one cooldown so the circuit cannot wedge half-open.
+   * Whether a request to the provider (and model) may go out now: both the provider's circuit and the
+   * model's must allow it. While half-open each allowed call takes a probe slot, released by the next
+   * recorded result; a slot whose result never arrives (request abandoned) is reclaimed after one
+   * cooldown so the circuit cannot wedge half-open.
    */
-  check(provider: string): BreakerDecision {
-    const entry = this.advance(provider);
-    if (!entry || entry.state === 'closed') return { allowed: true, probe: false };
+  check(provider: string, model?: string): BreakerDecision {
+    const p = this.advance(keyOf(provider));
+    const m = model === undefined ? undefined : this.advance(keyOf(provider, model));
     const now = this.now();
-    if (entry.state === 'open') return { allowed: false, retryAfterSeconds: secondsUntil(entry.openUntil, now) };
-    if (entry.probesInFlight > 0 && now - entry.lastProbeAt >= this.config.cooldownMs) entry.probesInFlight = 0;
-    if (entry.probesInFlight >= this.config.halfOpenProbes) {
-      return { allowed: false, retryAfterSeconds: secondsUntil(entry.lastProbeAt + this.config.cooldownMs, now) };
-    }
-    entry.probesInFlight++;
-    entry.lastProbeAt = now;
-    return { allowed: true, probe: true };
+    const refusal = this.refusal(p, now) ?? this.refusal(m, now);
+    if (refusal) return refusal;
+    const probe = this.takeProbe(p, now) | this.takeProbe(m, now);
+    return { allowed: true, probe: probe === 1 };
   }
 
   /**
    * Whether {@link check} would let a request out now, without taking a half-open probe slot. For
    * planning: a provider planned as a fallback may never be called, and must not hold the only probe.
    */
-  peek(provider: string): BreakerDecision {
-    const entry = this.advance(provider);
-    if (!entry || entry.state === 'closed') return { allowed: true, probe: false };
+  peek(provider: string, model?: string): BreakerDecision {
+    const p = this.advance(keyOf(provider));
+    const m = model === undefined ? undefined : this.advance(keyOf(provider, model));
     const now = this.now();
-    if (entry.state === 'open') return { allowed: false, retryAfterSeconds: secondsUntil(entry.openUntil, now) };
-    const stale = entry.probesInFlight > 0 && now - entry.lastProbeAt >= this.config.cooldownMs;
-    if (!stale && entry.probesInFlight >= this.config.halfOpenProbes) {
-      return { allowed: false, retryAfterSeconds: secondsUntil(entry.lastProbeAt + this.config.cooldownMs, now) };
-    }
-    return { allowed: true, probe: true };
+    const refusal = this.refusal(p, now) ?? this.refusal(m, now);
+    if (refusal) return refusal;
+    return { allowed: true, probe: (p !== undefined && p.state !== 'closed') || (m !== undefined && m.state !== 'closed') };
   }
 
-  /** Records a success: resets the failure count, and closes a half-open circuit. Ignored while open. */
-  recordSuccess(provider: string): void {
-    const entry = this.advance(provider);
+  /** Why a circuit refuses a request now (open, or half-open with every probe slot taken), if it does. */
+  private refusal(entry: Entry | undefined, now: number): BreakerDecision | undefined {
+    if (!entry || entry.state === 'closed') return undefined;
+    const model = entry.model === undefined ? {} : { model: entry.model };
+    if (entry.state === 'open') return { allowed: false, retryAfterSeconds: secondsUntil(entry.openUntil, now), ...model };
+    const stale = entry.probesInFlight > 0 && now - entry.lastProbeAt >= this.config.cooldownMs;
+    if (!stale && entry.probesInFlight >= this.config.halfOpenProbes) {
+      return { allowed: false, retryAfterSeconds: secondsUntil(entry.lastProbeAt + this.config.cooldownMs, now), ...model };
+    }
+    return undefined;
+  }
+
+  /** Takes a probe slot of a half-open circuit (1), or nothing for a closed or absent one (0). */
+  private takeProbe(entry: Entry | undefined, now: number): number {
+    if (!entry || entry.state !== 'half-open') return 0;
+    if (entry.probesInFlight > 0 && now - entry.lastProbeAt >= this.config.cooldownMs) entry.probesInFlight = 0;
+    entry.probesInFlight++;
+    entry.lastProbeAt = now;
+    return 1;
+  }
+
+  /**
+   * Records a success: resets the failure counts of the provider's circuit and the model's, and closes
+   * them when half-open. Ignored by an open circuit.
+   */
+  recordSuccess(provider: string, model?: string): void {
+    this.succeeded(keyOf(provider));
+    if (model !== undefined) this.succeeded(keyOf(provider, model));
+  }
+
+  private succeeded(key: string): void {
+    const entry = this.advance(key);
     if (!entry) return;
     // A late success from a request admitted before the circuit opened proves little; only probes decide.
     if (entry.state === 'open') return;
     const from = entry.state;
-    this.entries.delete(provider);
-    if (from === 'half-open') this.emit({ provider, from, to: 'closed', consecutiveFailures: 0 });
+    this.entries.delete(key);
+    if (from === 'half-open') this.emit(entry, { from, to: 'closed', consecutiveFailures: 0 });
   }
 
   /**
-   * Records a failure. Only breaker-eligible failures (network, timeout, 5xx) count; others (429, auth,
-   * other 4xx) neither count nor reset the streak, but do release a half-open probe slot because the
-   * provider did answer.
+   * Records a failure. Only breaker-eligible failures (network, timeout, 5xx) count, against the circuit
+   * of their {@link breakerScope} (the model's only when a model is given); others (429, auth, other
+   * 4xx) neither count nor reset the streak, but do release half-open probe slots because the provider
+   * did answer. Returns the circuit counted against, if any.
    */
-  recordFailure(provider: string, failure: FailureKind | ClassifiedFailure): void {
+  recordFailure(provider: string, failure: FailureKind | ClassifiedFailure, model?: string): BreakerSnapshotEntry | undefined {
+    const kind = typeof failure === 'string' ? failure : failure.kind;
     const eligible = typeof failure === 'string' ? isBreakerEligible(failure) : failure.breakerEligible;
-    const entry = this.advance(provider);
     if (!eligible) {
-      if (entry?.state === 'half-open' && entry.probesInFlight > 0) entry.probesInFlight--;
-      return;
+      for (const key of model === undefined ? [keyOf(provider)] : [keyOf(provider), keyOf(provider, model)]) {
+        const entry = this.advance(key);
+        if (entry?.state === 'half-open' && entry.probesInFlight > 0) entry.probesInFlight--;
+      }
+      return undefined;
     }
-    const current = entry ?? this.create(provider);
+    const scoped = model !== undefined && breakerScope(kind) === 'model' ? model : undefined;
+    if (scoped !== undefined) {
+      // The provider answered (with a 5xx): a probe of its own circuit has its result.
+      const own = this.advance(keyOf(provider));
+      if (own?.state === 'half-open' && own.probesInFlight > 0) own.probesInFlight--;
+    }
+    const key = keyOf(provider, scoped);
+    const current = this.advance(key) ?? this.create(provider, scoped);
     current.consecutiveFailures++;
-    if (current.state === 'half-open') this.open(provider, current);
-    else if (current.state === 'closed' && current.consecutiveFailures >= this.config.failureThreshold) {
-      this.open(provider, current);
-    }
+    if (current.state === 'half-open') this.open(current);
+    else if (current.state === 'closed' && current.consecutiveFailures >= this.config.failureThreshold) this.open(current);
+    return toSnapshot(current);
   }
 
-  /** The provider's state now (an open circuit whose cooldown has passed reports half-open). */
-  state(provider: string): BreakerState {
-    return this.advance(provider)?.state ?? 'closed';
+  /** A circuit's state now (an open circuit whose cooldown has passed reports half-open). */
+  state(provider: string, model?: string): BreakerState {
+    return this.advance(keyOf(provider, model))?.state ?? 'closed';
   }
 
-  /** Closes one provider's circuit, or every circuit when no provider is given. Emits for non-closed ones. */
+  /**
+   * Closes one provider's circuits (its own and its models'), or every circuit when no provider is
+   * given. Emits for non-closed ones.
+   */
   reset(provider?: string): void {
-    const names = provider === undefined ? [...this.entries.keys()] : [provider];
-    for (const name of names) {
-      const entry = this.entries.get(name);
-      if (!entry) continue;
-      this.entries.delete(name);
-      if (entry.state !== 'closed') this.emit({ provider: name, from: entry.state, to: 'closed', consecutiveFailures: 0 });
+    for (const [key, entry] of [...this.entries]) {
+      if (provider !== undefined && entry.provider !== provider) continue;
+      this.entries.delete(key);
+      if (entry.state !== 'closed') this.emit(entry, { from: entry.state, to: 'closed', consecutiveFailures: 0 });
     }
   }
 
@@ -175,13 +238,9 @@ export class CircuitBreakers {
     });
   }
 
-  /** JSON-able state of every provider that is not cleanly closed. */
+  /** JSON-able state of every circuit that is not cleanly closed. */
   snapshot(): BreakerSnapshotEntry[] {
-    const out: BreakerSnapshotEntry[] = [];
-    for (const [provider, e] of this.entries) {
-      out.push({ provider, state: e.state, consecutiveFailures: e.consecutiveFailures, openUntil: e.openUntil });
-    }
-    return out;
+    return [...this.entries.values()].map(toSnapshot);
   }
 
   /**
@@ -197,7 +256,10 @@ export class CircuitBreakers {
       if (state === 'open' && item.openUntil <= now) state = 'half-open';
       const failures = Math.max(0, Math.floor(item.consecutiveFailures));
       if (state === 'closed' && failures === 0) continue;
-      this.entries.set(item.provider, {
+      const model = typeof item.model === 'string' ? item.model : undefined;
+      this.entries.set(keyOf(item.provider, model), {
+        provider: item.provider,
+        ...(model === undefined ? {} : { model }),
         state,
         consecutiveFailures: failures,
         openUntil: state === 'open' ? item.openUntil : 0,
@@ -208,31 +270,33 @@ export class CircuitBreakers {
   }
 
   /** Moves an open entry whose cooldown has passed to half-open; returns the entry. */
-  private advance(provider: string): Entry | undefined {
-    const entry = this.entries.get(provider);
+  private advance(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
     if (entry?.state === 'open' && this.now() >= entry.openUntil) {
       entry.state = 'half-open';
       entry.probesInFlight = 0;
-      this.emit({ provider, from: 'open', to: 'half-open', consecutiveFailures: entry.consecutiveFailures });
+      this.emit(entry, { from: 'open', to: 'half-open', consecutiveFailures: entry.consecutiveFailures });
     }
     return entry;
   }
 
-  private create(provider: string): Entry {
-    const entry: Entry = { state: 'closed', consecutiveFailures: 0, openUntil: 0, probesInFlight: 0, lastProbeAt: 0 };
-    this.entries.set(provider, entry);
+  private create(provider: string, model: string | undefined): Entry {
+    const entry: Entry = { provider, state: 'closed', consecutiveFailures: 0, openUntil: 0, probesInFlight: 0, lastProbeAt: 0 };
+    if (model !== undefined) entry.model = model;
+    this.entries.set(keyOf(provider, model), entry);
     return entry;
   }
 
-  private open(provider: string, entry: Entry): void {
+  private open(entry: Entry): void {
     const from = entry.state;
     entry.state = 'open';
     entry.openUntil = this.now() + this.config.cooldownMs;
     entry.probesInFlight = 0;
-    this.emit({ provider, from, to: 'open', consecutiveFailures: entry.consecutiveFailures });
+    this.emit(entry, { from, to: 'open', consecutiveFailures: entry.consecutiveFailures });
   }
 
-  private emit(event: BreakerEvent): void {
+  private emit(entry: Entry, change: Omit<BreakerEvent, 'provider' | 'model'>): void {
+    const event: BreakerEvent = entry.model === undefined ? { provider: entry.provider, ...change } : { provider: entry.provider, model: entry.model, ...change };
     for (const listener of this.listeners) {
       // A failing listener (e.g. a webhook sender) must not corrupt breaker state or the request path.
       try {
@@ -244,11 +308,18 @@ export class CircuitBreakers {
   }
 }
 
+function toSnapshot(e: Entry): BreakerSnapshotEntry {
+  const out: BreakerSnapshotEntry = { provider: e.provider, state: e.state, consecutiveFailures: e.consecutiveFailures, openUntil: e.openUntil };
+  if (e.model !== undefined) out.model = e.model;
+  return out;
+}
+
 function isSnapshotEntry(value: unknown): value is BreakerSnapshotEntry {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   return (
     typeof v.provider === 'string' &&
+    (v.model === undefined || typeof v.model === 'string') &&
     (v.state === 'closed' || v.state === 'open' || v.state === 'half-open') &&
     typeof v.consecutiveFailures === 'number' &&
     Number.isFinite(v.consecutiveFailures) &&

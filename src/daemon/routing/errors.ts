@@ -8,11 +8,13 @@ import { humanizeSeconds } from './retry-after.js';
 /**
  * The 503 sent when a provider's circuit is open: body
  * `{error:{message, type:'server_error', code:'provider_circuit_open', provider, retry_after}}` with
- * headers `Retry-After` and `X-Service-Provider-Breaker: open`.
+ * headers `Retry-After` and `X-Service-Provider-Breaker: open`. With `model`, it is that model's circuit
+ * (opened by its 5xx replies) and the message says so; the body shape is the same.
  */
-export function circuitOpenError(provider: string, retryAfterSeconds: number): RouterError {
+export function circuitOpenError(provider: string, retryAfterSeconds: number, model?: string): RouterError {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new RouterError(503, `Provider ${provider} is temporarily unavailable (circuit open); retry after ${seconds}s.`, {
+  const what = model === undefined ? `Provider ${provider} is` : `Model ${model} of provider ${provider} is`;
+  return new RouterError(503, `${what} temporarily unavailable (circuit open); retry after ${seconds}s.`, {
     code: 'provider_circuit_open',
     type: 'server_error',
     extra: { provider, retry_after: seconds },
