@@ -102,6 +102,24 @@ describe('event bus', () => {
     expect(performance.now() - t).toBeLessThan(1000);
   });
 
+  it('an any-listener with `wants` only gets, and only counts for, the events it wants right now', () => {
+    const bus = new EventBus();
+    const seen: string[] = [];
+    let wanted = new Set<string>(['provider.error']);
+    bus.onAny((e) => seen.push(e.event), (name) => wanted.has(name));
+    expect(bus.hasListeners('request.completed')).toBe(false);
+    expect(bus.hasListeners('provider.error')).toBe(true);
+    bus.emit('request.completed', completed);
+    bus.emit('provider.error', { provider: 'openai', status: 500, consecutive_failures: 1, circuit_state: 'closed' });
+    expect(seen).toEqual(['provider.error']);
+    wanted = new Set(['request.completed']); // e.g. a webhook subscribed since
+    bus.emit('request.completed', completed);
+    expect(seen).toEqual(['provider.error', 'request.completed']);
+    // A plain any-listener still wants everything.
+    bus.onAny(() => {});
+    expect(bus.hasListeners('quota.exceeded')).toBe(true);
+  });
+
   it('knows the seven event names', () => {
     expect(EVENT_NAMES).toHaveLength(7);
     expect(isEventName('provider.recovered')).toBe(true);

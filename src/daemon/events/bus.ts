@@ -6,6 +6,11 @@ export type EventListener<N extends EventName> = (event: RouterEvent<N>) => unkn
 /** A listener for every event. */
 export type AnyEventListener = (event: AnyRouterEvent) => unknown;
 
+interface AnyEntry {
+  listener: AnyEventListener;
+  wants?: (name: EventName) => boolean;
+}
+
 /** Called when a listener throws or rejects; the default is to drop the error. */
 export type ListenerErrorHandler = (error: unknown, event: AnyRouterEvent) => void;
 
@@ -17,7 +22,7 @@ export type ListenerErrorHandler = (error: unknown, event: AnyRouterEvent) => vo
  */
 export class EventBus {
   private readonly byName = new Map<EventName, ReadonlyArray<EventListener<any>>>();
-  private any: ReadonlyArray<AnyEventListener> = [];
+  private any: ReadonlyArray<AnyEntry> = [];
 
   constructor(private readonly onListenerError: ListenerErrorHandler = () => {}) {}
 
@@ -31,27 +36,33 @@ export class EventBus {
     };
   }
 
-  /** Subscribes to every event; returns the unsubscribe function. */
-  onAny(listener: AnyEventListener): () => void {
-    this.any = [...this.any, listener];
+  /**
+   * Subscribes to every event; returns the unsubscribe function. `wants` narrows that to the events the
+   * listener can use right now (the webhook dispatcher: events some enabled webhook subscribes to), so
+   * emitting an event nobody wants builds nothing (no event object, no timestamp, no data).
+   */
+  onAny(listener: AnyEventListener, wants?: (name: EventName) => boolean): () => void {
+    const entry: AnyEntry = { listener, wants };
+    this.any = [...this.any, entry];
     return () => {
-      this.any = this.any.filter((l) => l !== listener);
+      this.any = this.any.filter((l) => l !== entry);
     };
   }
 
   /** True when someone listens to `name` (lets emitters skip building expensive data). */
   hasListeners(name: EventName): boolean {
-    return this.any.length > 0 || this.byName.has(name);
+    if (this.byName.has(name)) return true;
+    for (const a of this.any) if (!a.wants || a.wants(name)) return true;
+    return false;
   }
 
-  /** Emits synchronously to every listener of `name`, then to every any-listener. Never throws. */
+  /** Emits synchronously to every listener of `name`, then to every any-listener that wants it. Never throws. */
   emit<N extends EventName>(name: N, data: EventMap[N]): void {
     const named = this.byName.get(name);
-    const any = this.any;
-    if (!named && any.length === 0) return;
+    if (!named && !this.hasListeners(name)) return;
     const event = { event: name, timestamp: new Date().toISOString(), data } as RouterEvent<N>;
     if (named) for (const listener of named) this.call(listener, event);
-    for (const listener of any) this.call(listener as EventListener<N>, event);
+    for (const a of this.any) if (!a.wants || a.wants(name)) this.call(a.listener as EventListener<N>, event);
   }
 
   /** Removes every listener (shutdown). */

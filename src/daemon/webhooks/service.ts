@@ -92,10 +92,13 @@ export class WebhookService {
     else parseHttpUrl(url);
   }
 
-  /** Subscribes to every event of `bus`. */
+  /** Subscribes to the events of `bus` that some enabled webhook wants (checked at each emit). */
   attach(bus: EventBus): void {
     this.unsubscribe?.();
-    this.unsubscribe = bus.onAny((event) => this.onEvent(event));
+    this.unsubscribe = bus.onAny(
+      (event) => this.onEvent(event),
+      (name) => !this.shutdown.signal.aborted && this.store.hasSubscribers(name),
+    );
   }
 
   /** The bus listener: synchronous and cheap; the fan-out runs later. */

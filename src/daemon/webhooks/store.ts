@@ -173,6 +173,14 @@ export class WebhookStore {
     return ids;
   }
 
+  /** Whether an enabled webhook subscribes to `event` (by name or `*`); allocates nothing. */
+  hasSubscribers(event: string): boolean {
+    for (const { rec } of this.byId.values()) {
+      if (rec.enabled === 1 && (rec.events.includes('*') || rec.events.includes(event))) return true;
+    }
+    return false;
+  }
+
   /** Enabled webhooks subscribed to `event` (by name or `*`). */
   subscribers(event: string): WebhookRecord[] {
     const out: WebhookRecord[] = [];
