@@ -173,6 +173,28 @@ describe('usage rows per client format', () => {
   });
 });
 
+describe('requests refused before any upstream attempt', () => {
+  it('still get a row: the status the client got, the named provider and model (or `router`), no tokens', async () => {
+    const hits = mock.requests.length;
+    const unknown = await fetch(`${router.url}/v1/chat/completions`, { method: 'POST', headers: auth(), body: JSON.stringify(chatBody('nosuchprovider/x-1', false)) });
+    const noConn = await fetch(`${router.url}/v1/messages`, { method: 'POST', headers: auth(), body: JSON.stringify(messagesBody('mistral/mistral-large-latest', false)) });
+    expect([unknown.status, noConn.status]).toEqual([404, 400]);
+    const [u, n] = [await unknown.json(), await noConn.json()];
+    expect(mock.requests.length).toBe(hits);
+    const rows = await eventually(async () => {
+      const r = await router.manage('GET', '/api/logs?limit=50');
+      const got = r.json.logs.filter((l: any) => l.status === 404 || (l.status === 400 && l.provider === 'mistral'));
+      return got.length >= 2 ? got : undefined;
+    });
+    const r404 = rows.find((l: any) => l.status === 404);
+    expect(r404).toMatchObject({ provider: 'router', model: 'nosuchprovider/x-1', apiKeyId: keyId, endpoint: '/v1/chat/completions', tokensIn: 0, tokensOut: 0, costUsd: 0, upstreamMs: null });
+    expect(r404.error).toContain(u.error.message.slice(0, 30));
+    const r400 = rows.find((l: any) => l.status === 400);
+    expect(r400).toMatchObject({ provider: 'mistral', model: 'mistral-large-latest', endpoint: '/v1/messages', tokensIn: 0, costUsd: 0 });
+    expect(r400.error).toContain(n.error.message.slice(0, 30));
+  });
+});
+
 describe('live WebSocket', () => {
   it('sends a status message on connect and a request message after a proxied call', async () => {
     const ws = new WebSocket(`ws://127.0.0.1:${router.port}/api/live`, { headers: { 'x-router-cli-token': router.cliToken } } as never);

@@ -11,7 +11,7 @@ import { assertResponsesStatePortable } from '../translate/formats/openai-respon
 import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
 import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
-import { planTargets } from './plan.js';
+import { planTargets, type Plan } from './plan.js';
 import { HEADER } from '../../shared/headers.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { circuitOpenError } from '../routing/errors.js';
@@ -48,6 +48,8 @@ export interface ChatCall {
    * the web Response and srvx's copy of it: the reply is written once, straight into the socket.
    */
   sink?: ServerResponse;
+  /** Set once an outcome of this call was recorded (a usage row exists or is on its way). */
+  recorded?: boolean;
 }
 
 export type ChatReply = Response | typeof HANDLED;
@@ -176,11 +178,54 @@ function timing(t0: number, upstreamMs: number): string {
  */
 export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatReply> {
   const t0 = performance.now();
-  const { services } = ctx;
   const traceId = randomUUID();
+  const planned: { plan?: Plan } = {};
+  try {
+    return await chatPipeline(ctx, call, t0, traceId, planned);
+  } catch (err) {
+    // Refused before any attempt was recorded (unknown model, quota, open circuits, cooling accounts, a
+    // guardrail block...): the request log still gets its row, with the status the client got.
+    if (err instanceof RouterError && !call.recorded) recordRefusal(ctx, call, traceId, t0, planned.plan, err);
+    throw err;
+  }
+}
+
+/**
+ * The usage row of a request that never reached an upstream: the provider and model of its first planned
+ * target (or of the `<provider>/<model>` it named), else provider `router` (the router itself answered);
+ * no tokens, no cost, no upstream time.
+ */
+function recordRefusal(ctx: RouteContext, call: ChatCall, traceId: string, t0: number, plan: Plan | undefined, err: RouterError): void {
+  const { services } = ctx;
+  const named = typeof call.model === 'string' ? call.model : '';
+  const split = named ? services.providers.split(named) : undefined;
+  const first = plan?.targets[0];
+  const target = {
+    provider: { id: first?.provider.id ?? split?.def.id ?? 'router' },
+    model: first?.model ?? split?.model ?? (named || '-'),
+    publicModel: first?.publicModel ?? (named || '-'),
+    connectionId: undefined,
+  } as unknown as Target;
+  const h = ctx.event.req.headers;
+  recordOutcome(services, {
+    traceId,
+    call,
+    target,
+    t0,
+    auth: ctx.auth,
+    status: err.status,
+    error: err.message,
+    combo: plan?.combo?.name,
+    client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
+  });
+}
+
+async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, traceId: string, planned: { plan?: Plan }): Promise<ChatReply> {
+  const { services } = ctx;
   const sessionKey = ctx.event.req.headers.get(HEADER.session) ?? undefined;
   if (typeof call.model === 'string') services.quotas.allowedModel(ctx.auth, call.model);
   const plan = planTargets(services, call.model, sessionKey);
+  planned.plan = plan;
   const capture = services.capture.begin(traceId, ctx.event.req.headers, call.raw);
   if (plan.unavailable) throw plan.unavailable;
   const first = plan.targets[0]!;

@@ -32,6 +32,7 @@ export interface Outcome {
 /** Records the end of an attempt: never throws, never blocks the reply. */
 export function recordOutcome(services: Services, o: Outcome): void {
   try {
+    o.call.recorded = true;
     // Builds the usage row, prices it and queues it (written in batches off the request path), then emits
     // request.completed / request.failed and feeds the live channel. O(1), no disk I/O (src/daemon/usage/).
     services.usage.recordOutcome(o);
