@@ -39,7 +39,7 @@ async function postJson(target: Target, url: string, body: unknown, timeoutMs = 
 }
 
 /** Tries each target in turn; the last error is rethrown when all fail. */
-async function eachTarget<T>(targets: Target[], fn: (t: Target) => Promise<T>): Promise<T> {
+async function eachTarget<T>(targets: readonly Target[], fn: (t: Target) => Promise<T>): Promise<T> {
   let last: unknown = new Error('no target');
   for (const t of targets) {
     try {
@@ -57,7 +57,7 @@ function errorText(err: unknown): string {
 }
 
 /** Targets of a model for an internal call; a RouterError (unknown model, no connection) becomes an Error. */
-function targetsOf(services: Services, model: string): Target[] {
+function targetsOf(services: Services, model: string): readonly Target[] {
   try {
     return resolveTargets(services, model);
   } catch (err) {

@@ -6,6 +6,9 @@ import { nodeProvider, type NodeStore } from './nodes.js';
 import { BUILTIN_PROVIDERS, builtinProvider } from './registry.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 
+/** Distinct (provider, model) target lists kept at once; past it the cache starts over. */
+const TARGET_CACHE_MAX = 2_000;
+
 export interface CatalogModel {
   id: string;
   provider: string;
@@ -20,6 +23,11 @@ export interface CatalogModel {
 export class ProviderDirectory {
   private nodeDefs = new Map<string, ProviderDef>();
   private nodeByPrefix = new Map<string, ProviderDef>();
+  /**
+   * Built target lists per (provider, model, public model): routing reuses them instead of building one
+   * object per account per request. Dropped whenever connections or nodes change; bounded.
+   */
+  private targetCache = new Map<string, readonly Target[]>();
 
   constructor(
     private readonly nodes: NodeStore,
@@ -27,10 +35,12 @@ export class ProviderDirectory {
     private readonly synced: SyncedModels,
   ) {
     this.refreshNodes();
+    connections.onChange(() => (this.targetCache = new Map()));
   }
 
   /** Rebuilds node-derived providers (call after node changes). */
   refreshNodes(): void {
+    this.targetCache = new Map();
     this.nodeDefs = new Map();
     this.nodeByPrefix = new Map();
     for (const n of this.nodes.list()) {
@@ -70,9 +80,20 @@ export class ProviderDirectory {
 
   /**
    * The targets able to serve `<provider>/<model>`, one per active account in priority order. No-auth
-   * providers and provider nodes work without a stored connection.
+   * providers and provider nodes work without a stored connection. The list and its targets are shared
+   * between requests until the next connection or node change: read-only (copy a target to annotate it).
    */
-  targets(def: ProviderDef, model: string, publicModel: string): Target[] {
+  targets(def: ProviderDef, model: string, publicModel: string): readonly Target[] {
+    const key = `${def.id}\u0000${model}\u0000${publicModel}`;
+    const hit = this.targetCache.get(key);
+    if (hit) return hit;
+    const built = this.buildTargets(def, model, publicModel);
+    if (this.targetCache.size >= TARGET_CACHE_MAX) this.targetCache.clear();
+    this.targetCache.set(key, built);
+    return built;
+  }
+
+  private buildTargets(def: ProviderDef, model: string, publicModel: string): readonly Target[] {
     const conns = this.connections.active(def.id);
     const base = { provider: def, model, publicModel, format: def.format };
     if (conns.length === 0) {

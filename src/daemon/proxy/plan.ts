@@ -92,7 +92,8 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
         else throw err;
       }
     }
-    for (const t of acc.targets.slice(before)) t.comboEntry = entry.id;
+    // Targets are shared between requests (ProviderDirectory caches them): annotate copies.
+    for (let i = before; i < acc.targets.length; i++) acc.targets[i] = { ...acc.targets[i]!, comboEntry: entry.id };
     // `least-used` counts requests routed to each entry as this level's first choice, here at planning
     // time: counted on completion, a burst planned before any reply would all pick the same entry.
     if (!counted && acc.targets.length > before) {
@@ -128,13 +129,14 @@ function providerTargets(services: Services, model: string, acc: Collect, sessio
     acc.targets.push(all[0]!);
     return;
   }
-  const byId = new Map(all.map((t) => [t.connectionId!, t]));
   const order = r.accounts.order(split.def.id, split.model, { strategy: services.settings.get().accountStrategy, sessionKey });
-  const usable = order.map((c) => byId.get(c.id)).filter((t): t is Target => t !== undefined);
-  if (usable.length === 0) {
-    const reset = r.cooldowns.earliestReset(split.model, byId.keys());
-    skip(acc, modelCooldownError(model, Math.max(1, reset)));
-    return;
+  const before = acc.targets.length;
+  for (const c of order) {
+    const t = all.find((x) => x.connectionId === c.id);
+    if (t) acc.targets.push(t);
   }
-  acc.targets.push(...usable);
+  if (acc.targets.length === before) {
+    const reset = r.cooldowns.earliestReset(split.model, all.map((t) => t.connectionId!));
+    skip(acc, modelCooldownError(model, Math.max(1, reset)));
+  }
 }

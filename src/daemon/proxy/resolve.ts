@@ -7,7 +7,7 @@ import type { Target } from './target.js';
  * `<provider>/<model>` (provider id, alias, node id or node prefix). An unknown model is a 404, never
  * routed to some default provider (spec rule 1).
  */
-export function resolveTargets(services: Services, model: unknown): Target[] {
+export function resolveTargets(services: Services, model: unknown): readonly Target[] {
   if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');
   if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
   const split = services.providers.split(model);
