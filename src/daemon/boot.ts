@@ -64,7 +64,7 @@ export function bootServices(opts: BootOptions): Services {
   }
   const cliToken = deriveCliToken(paths.cliSalt, true);
   if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
-  const settings = new SettingsStore(db);
+  const settings = new SettingsStore(db, paths.secretKey);
   const keys = new KeyStore(db);
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);

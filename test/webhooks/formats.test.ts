@@ -86,6 +86,26 @@ describe('kind payloads over HTTP', () => {
 });
 
 describe('settings: telegramBotToken', () => {
+  it('is stored encrypted (never in plain text in the database); a plain value from before is encrypted at start', async () => {
+    const { SettingsStore } = await import('../../src/daemon/settings/store.js');
+    const { statePaths } = await import('../../src/shared/paths.js');
+    const db = d.services.db;
+    const raw = () => (db.prepare("SELECT value FROM settings WHERE key = 'telegramBotToken'").get() as { value: string } | undefined)?.value ?? '';
+    await d.api('PATCH', '/api/settings', { telegramBotToken: '555666777:PlainSecretValue' });
+    expect(raw()).not.toContain('PlainSecretValue');
+    expect(JSON.parse(raw())).toEqual({ enc: expect.any(String) });
+    const keyFile = statePaths(d.home).secretKey;
+    expect(new SettingsStore(db, keyFile).get().telegramBotToken).toBe('555666777:PlainSecretValue');
+    // Without the key it cannot be read: it falls back to unset rather than to ciphertext.
+    expect(new SettingsStore(db).get().telegramBotToken).toBe('');
+    // A row written in plain text (older versions) is read, then encrypted in place.
+    db.prepare("UPDATE settings SET value = ? WHERE key = 'telegramBotToken'").run(JSON.stringify('888:OlderPlainToken'));
+    expect(new SettingsStore(db, keyFile).get().telegramBotToken).toBe('888:OlderPlainToken');
+    expect(raw()).not.toContain('OlderPlainToken');
+    await d.api('PATCH', '/api/settings', { telegramBotToken: '' });
+    expect(raw()).toBe('""');
+  });
+
   it('is masked in GET and PATCH replies; echoing the mask keeps the token', async () => {
     expect((await d.api('GET', '/api/settings')).body.telegramBotToken).toBe('');
     await d.api('PATCH', '/api/settings', { telegramBotToken: '987654321:ZZZsecret' });

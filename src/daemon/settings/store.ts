@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
 import { compressionSettingsSchema } from '../compression/settings.js';
 
@@ -83,20 +84,70 @@ export function publicSettings(s: Settings): Settings {
 
 type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
 
-/** Settings with one owner: read from memory, written through to the database, listeners told of changes. */
+/** Settings that hold credentials: stored encrypted (`{"enc": ...}`), never as plain text. */
+const SECRET_SETTINGS: ReadonlySet<string> = new Set<keyof Settings>(['telegramBotToken']);
+
+/**
+ * Settings with one owner: read from memory, written through to the database, listeners told of changes.
+ * With a key file (the daemon), secret settings are AES-256-GCM encrypted at rest like connection
+ * credentials; a plain value written by an older version is encrypted in place at start.
+ */
 export class SettingsStore {
   private current: Settings;
   private readonly listeners: Listener[] = [];
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly keyFile?: string,
+  ) {
     const rows = db.prepare('SELECT key, value FROM settings').all() as Array<{ key: string; value: string }>;
     const stored: Record<string, unknown> = {};
+    const plainSecrets: string[] = [];
     for (const row of rows) {
-      if (row.key in settingsSchema.shape) stored[row.key] = JSON.parse(row.value);
+      if (!(row.key in settingsSchema.shape)) continue;
+      const value = JSON.parse(row.value) as unknown;
+      if (SECRET_SETTINGS.has(row.key)) {
+        const opened = this.open(row.key, value);
+        if (opened === undefined) continue;
+        if (typeof value === 'string' && value !== '' && keyFile) plainSecrets.push(row.key);
+        stored[row.key] = opened;
+      } else stored[row.key] = value;
     }
     // A stored value that no longer validates (older bounds) falls back to its default rather than failing start.
     const parsed = settingsSchema.safeParse(stored);
     this.current = parsed.success ? parsed.data : settingsSchema.parse({});
+    if (plainSecrets.length && parsed.success) this.write(this.current, plainSecrets as (keyof Settings)[]);
+  }
+
+  /** A secret setting's value as stored -> plain; undefined when it cannot be read (key file changed). */
+  private open(key: string, value: unknown): unknown {
+    if (typeof value === 'string') return value; // '' (unset) or written before encryption
+    if (value && typeof value === 'object' && typeof (value as { enc?: unknown }).enc === 'string' && this.keyFile) {
+      try {
+        return decryptSecret((value as { enc: string }).enc, this.keyFile, `setting:${key}`);
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** A setting's value as stored: JSON, secrets encrypted (an empty secret stays ''). */
+  private stored(key: keyof Settings, value: unknown): string {
+    if (SECRET_SETTINGS.has(key) && this.keyFile && typeof value === 'string' && value !== '') {
+      return JSON.stringify({ enc: encryptSecret(value, this.keyFile, `setting:${key}`) });
+    }
+    return JSON.stringify(value);
+  }
+
+  private write(next: Settings, keys: readonly (keyof Settings)[]): void {
+    const upsert = this.db.prepare(
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    );
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const key of keys) upsert.run(key, this.stored(key, next[key]), now);
+    })();
   }
 
   get(): Settings {
@@ -107,13 +158,7 @@ export class SettingsStore {
   update(patch: SettingsPatch): Settings {
     const changed = Object.keys(patch) as (keyof Settings)[];
     const next = { ...this.current, ...patch };
-    const upsert = this.db.prepare(
-      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-    );
-    const now = new Date().toISOString();
-    this.db.transaction(() => {
-      for (const key of changed) upsert.run(key, JSON.stringify(next[key]), now);
-    })();
+    this.write(next, changed);
     this.current = next;
     for (const fn of this.listeners) fn(next, changed);
     return next;
