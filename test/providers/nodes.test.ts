@@ -222,7 +222,10 @@ describe('provider nodes', () => {
     expect(lastRequest('anthropic.messages').json.model).toBe('c');
   });
 
-  it('DELETE answers 204, then 404; its models stop routing', async () => {
+  it('DELETE answers 204, then 404; its models stop routing; its connections are removed with it', async () => {
+    const conn = await router.addConnection({ provider: 'vllm2', apiKey: 'node-key-to-be-removed-1' });
+    const other = await router.addConnection({ provider: 'openai', apiKey: 'sk-stays-after-node-delete' });
+    expect((await router.manage('GET', '/api/providers')).json.connections.map((c: any) => c.id)).toEqual(expect.arrayContaining([conn.id, other.id]));
     const d = await router.manage('DELETE', `/api/provider-nodes/${chatNode.id}`);
     expect(d.status).toBe(204);
     expectErrorBody(await router.manage('GET', `/api/provider-nodes/${chatNode.id}`), 404);
@@ -231,5 +234,9 @@ describe('provider nodes', () => {
     expectErrorBody(r, 404);
     const cat = await call(router.url, key, 'GET', '/v1/models');
     expect(cat.json.data.map((m: any) => m.id).some((id: string) => id.startsWith('vllm'))).toBe(false);
+    const left = (await router.manage('GET', '/api/providers')).json.connections.map((c: any) => c.id);
+    expect(left).not.toContain(conn.id);
+    expect(left).toContain(other.id);
+    expect((await router.manage('DELETE', `/api/providers/${other.id}`)).status).toBe(204);
   });
 });

@@ -309,10 +309,14 @@ export const providerRoutes: RouteDef[] = [
     path: '/api/provider-nodes/:id',
     tier: 'management',
     tag: 'providers',
-    summary: 'Remove a provider node (its connections stay until removed)',
+    summary: 'Remove a provider node and its connections (their stored credentials with them)',
     status: 204,
     handler: ({ services, params }) => {
-      if (!services.nodes.remove(params.id ?? '')) throw new RouterError(404, 'Provider node not found.');
+      const id = params.id ?? '';
+      if (!services.nodes.remove(id)) throw new RouterError(404, 'Provider node not found.');
+      // Connections are stored under the node id; left behind they would keep credentials nobody can use
+      // or see routed, and would come back to life under a new node that reused the id.
+      for (const c of services.connections.list().filter((x) => x.provider === id)) services.connections.remove(c.id);
       refreshDirectory(services);
       return noContent();
     },
