@@ -297,3 +297,23 @@ describe('secrets in upstream errors', () => {
     }
   });
 });
+
+describe('output-token limit name in translated Chat Completions requests', () => {
+  it('OpenAI gets max_completion_tokens; an OpenAI-compatible provider gets max_tokens', async () => {
+    await router.addConnection({ provider: 'deepseek', apiKey: 'sk-up-deepseek', providerSpecificData: { baseUrl: mock.openaiBase } });
+    const messages = { max_tokens: 77, messages: [{ role: 'user', content: 'hi' }] };
+    for (const [model, field, absent] of [
+      ['openai/gpt-4o', 'max_completion_tokens', 'max_tokens'],
+      ['deepseek/deepseek-chat', 'max_tokens', 'max_completion_tokens'],
+    ] as const) {
+      for (const stream of [false, true]) {
+        const before = mock.requests.length;
+        const r = await post('/v1/messages', { model, stream, ...messages });
+        expect(r.status, r.text).toBe(200);
+        const sent = mock.requests.slice(before).find((q) => q.endpoint === 'openai.chat')!;
+        expect(sent.json[field], `${model} stream=${stream}`).toBe(77);
+        expect(sent.json).not.toHaveProperty(absent);
+      }
+    }
+  });
+});

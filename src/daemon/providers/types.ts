@@ -40,6 +40,12 @@ export interface ProviderDef {
   endpoints?: { responses?: boolean; completions?: boolean; embeddings?: boolean; models?: boolean };
   /** False for providers that reject tools (spec rule 6). Default true. */
   supportsTools?: boolean;
+  /**
+   * Name of the output-token limit in Chat Completions requests router translates for this provider.
+   * Default `max_tokens`, which every OpenAI-compatible server accepts (several reject the newer name);
+   * OpenAI itself takes `max_completion_tokens` (its reasoning models refuse `max_tokens`).
+   */
+  chatTokenLimit?: 'max_tokens' | 'max_completion_tokens';
   /** Static model list, replaced in the catalog by synced models when those exist. */
   models: ModelInfo[];
   /** How to refresh an OAuth access token (public client of the provider's own CLI). */

@@ -123,9 +123,14 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, stage
   const ir = staged ?? { ...decoded(), model: target.model };
   // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.
   assertResponsesStatePortable(ir, format);
+  const body = upstream.encodeRequest(ir);
+  if (format === 'openai-chat' && target.provider.chatTokenLimit !== 'max_completion_tokens' && body.max_completion_tokens !== undefined) {
+    body.max_tokens = body.max_completion_tokens;
+    delete body.max_completion_tokens;
+  }
   return {
     url: chatUrl(target, format as UpstreamFormat, call.stream),
-    body: JSON.stringify(upstream.encodeRequest(ir)),
+    body: JSON.stringify(body),
     native: false,
     format,
     request: staged ? () => staged : decoded,

@@ -11,6 +11,7 @@ export const openai: ProviderDef = {
   authHeaders: bearer,
   aliases: ['oai'],
   endpoints: { responses: true, completions: true, embeddings: true, models: true },
+  chatTokenLimit: 'max_completion_tokens',
   models: [
     { id: 'gpt-5', contextLength: 400_000 },
     { id: 'gpt-5-mini', contextLength: 400_000 },

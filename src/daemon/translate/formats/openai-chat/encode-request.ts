@@ -50,7 +50,8 @@ function addTooling(body: Body, request: IrRequest): void {
 
 /**
  * IR -> Chat Completions request. The limit goes out as `max_completion_tokens` (OpenAI's current name;
- * `max_tokens` is rejected by its reasoning models). Streams always ask for usage, which router needs
+ * `max_tokens` is rejected by its reasoning models); the proxy renames it to `max_tokens` for providers
+ * other than OpenAI (ProviderDef.chatTokenLimit). Streams always ask for usage, which router needs
  * whether or not the client asked. `top_k` has no equivalent and is dropped.
  */
 export function encodeChatRequest(request: IrRequest): Body {
