@@ -8,6 +8,7 @@ import { Logger } from './logger.js';
 import { claimPidFile, releasePidFile, updatePidFile } from './pidfile.js';
 import type { Services } from './services.js';
 import { attachLive } from './live/attach.js';
+import { fastPathListener } from './http/fast-path.js';
 
 export interface DaemonOptions {
   home?: string;
@@ -24,8 +25,15 @@ export type StartOutcome =
   | { kind: 'already-running'; url: string; pid: number }
   | { kind: 'failed'; message: string };
 
-function listen(app: ReturnType<typeof buildApp>, host: string, port: number): Promise<NodeServer> {
+function listen(app: ReturnType<typeof buildApp>, services: Services, host: string, port: number): Promise<NodeServer> {
   const server = serve(app, { hostname: host, port, manual: true, silent: true, gracefulShutdown: false });
+  // The hot proxy routes skip srvx's adaptation and h3's router (http/fast-path.ts); the rest goes to srvx.
+  const srvxListener = server.node?.handler;
+  const created = server.node?.server as NodeServer | undefined;
+  if (srvxListener && created) {
+    created.removeListener('request', srvxListener);
+    created.on('request', fastPathListener(app, services, srvxListener, server.waitUntil));
+  }
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) =>
       reject(
@@ -109,7 +117,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   }
   try {
     const app = buildApp(services);
-    node = await listen(app, host, port);
+    node = await listen(app, services, host, port);
     // WebSocket upgrades (GET /api/live) and the in-flight tracker of proxied requests.
     attachLive(node, app, services);
   } catch (err) {

@@ -31,8 +31,11 @@ export function bodyLimitFor(def: RouteDef, services: Services): number {
   return def.tier === 'client' ? s.maxRequestBodyBytes : s.maxManagementBodyBytes;
 }
 
-/** Wraps a route: authorize, enforce the body limit, parse and validate, run, format errors. */
-function wrap(def: RouteDef, services: Services) {
+/**
+ * Wraps a route: authorize, enforce the body limit, parse and validate, run, format errors. The h3 app and
+ * the Node fast path (fast-path.ts) both serve routes through this, so no route can skip the pipeline.
+ */
+export function wrap(def: RouteDef, services: Services) {
   return async function routeHandler(event: H3Event): Promise<unknown> {
     try {
       const auth = authorize(def.tier, event, services);
