@@ -246,6 +246,9 @@ describe('events reach a webhook receiver', () => {
     ]);
     const recovered = rx.events.filter((e) => e.event === 'provider.recovered').map((e) => e.data);
     expect(recovered).toEqual([expect.objectContaining({ provider: 'deepseek', model: 'e1', circuit_state: 'closed', previous_state: 'half_open' })]);
+    // From the first 502 to the probe's success: the cooldown and a little more, in whole seconds.
+    expect(recovered[0].downtime_seconds).toBeGreaterThanOrEqual(Math.round(COOLDOWN_MS / 1000));
+    expect(recovered[0].downtime_seconds).toBeLessThanOrEqual(5);
     const switched = rx.events.filter((e) => e.event === 'combo.switched').map((e) => e.data);
     expect(switched).toEqual([
       { combo: 'br-events', from: null, to: 'groq/e2', reason: 'failover' },

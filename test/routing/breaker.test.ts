@@ -84,7 +84,8 @@ describe('CircuitBreakers', () => {
     breakers.check('openai');
     breakers.recordSuccess('openai');
     expect(breakers.state('openai')).toBe('closed');
-    expect(recovered).toEqual([{ provider: 'openai', from: 'half-open', to: 'closed', consecutiveFailures: 0 }]);
+    // The streak began at T0; the probe succeeded 30 s later.
+    expect(recovered).toEqual([{ provider: 'openai', from: 'half-open', to: 'closed', consecutiveFailures: 0, downtimeMs: 30_000 }]);
     expect(events.map((e) => e.to)).toEqual(['open', 'half-open', 'closed']);
     expect(breakers.snapshot()).toEqual([]);
   });
@@ -271,7 +272,7 @@ describe('CircuitBreakers: provider and model circuits', () => {
       consecutiveFailures: 2,
       state: 'open',
     });
-    expect(breakers.snapshot()).toEqual([{ provider: 'openai', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000 }]);
+    expect(breakers.snapshot()).toEqual([{ provider: 'openai', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000, since: T0 }]);
     for (const m of ['a', 'b', 'c']) expect(breakers.check('openai', m)).toEqual({ allowed: false, retryAfterSeconds: 10 });
   });
 
@@ -296,7 +297,7 @@ describe('CircuitBreakers: provider and model circuits', () => {
     expect(breakers.check('openai', 'b')).toEqual({ allowed: true, probe: false });
     breakers.recordSuccess('openai', 'a');
     expect(breakers.state('openai', 'a')).toBe('closed');
-    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'half-open', to: 'closed', consecutiveFailures: 0 });
+    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'half-open', to: 'closed', consecutiveFailures: 0, downtimeMs: 10_000 });
   });
 
   it("a 5xx answering the provider's half-open probe releases the provider's slot and counts for the model", () => {
@@ -330,16 +331,24 @@ describe('CircuitBreakers: provider and model circuits', () => {
     breakers.recordFailure('groq', 'server', 'x');
     const snap = breakers.snapshot();
     expect(snap).toEqual([
-      { provider: 'openai', model: 'a', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000 },
-      { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0 },
+      { provider: 'openai', model: 'a', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000, since: T0 },
+      { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
     ]);
     const copy = new CircuitBreakers({ now: () => now, failureThreshold: 2, cooldownMs: 10_000 });
     copy.restore(JSON.parse(JSON.stringify(snap)));
     expect(copy.snapshot()).toEqual(snap);
     expect(copy.check('openai', 'a')).toMatchObject({ allowed: false, model: 'a' });
     breakers.reset('openai');
-    expect(breakers.snapshot()).toEqual([{ provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0 }]);
-    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0 });
+    expect(breakers.snapshot()).toEqual([{ provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 }]);
+    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0, downtimeMs: 0 });
+  });
+
+  it('a circuit restored from an older snapshot (no `since`) recovers without a downtime', () => {
+    breakers.restore([{ provider: 'openai', state: 'open', consecutiveFailures: 2, openUntil: T0 + 1_000 }]);
+    now += 1_000;
+    expect(breakers.check('openai')).toEqual({ allowed: true, probe: true });
+    breakers.recordSuccess('openai');
+    expect(events.at(-1)).toEqual({ provider: 'openai', from: 'half-open', to: 'closed', consecutiveFailures: 0 });
   });
 
   it('circuitOpenError names the model for a model circuit, same body shape', () => {

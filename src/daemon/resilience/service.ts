@@ -83,7 +83,7 @@ export class Resilience {
         circuit_state: 'closed',
         previous_state: breakerState(e.from),
         consecutive_failures: e.consecutiveFailures,
-        downtime_seconds: null,
+        downtime_seconds: e.downtimeMs === undefined ? null : Math.round(e.downtimeMs / 1000),
       });
     }
   }

@@ -52,6 +52,8 @@ export interface BreakerEvent {
   from: BreakerState;
   to: BreakerState;
   consecutiveFailures: number;
+  /** On a transition to closed: ms since the first failure of the streak that ended (when known). */
+  downtimeMs?: number;
 }
 
 /** One circuit's persisted state; `openUntil` is epoch ms (only meaningful when open). */
@@ -62,6 +64,8 @@ export interface BreakerSnapshotEntry {
   state: BreakerState;
   consecutiveFailures: number;
   openUntil: number;
+  /** Epoch ms of the streak's first counted failure (absent in snapshots of older versions). */
+  since?: number;
 }
 
 interface Entry {
@@ -72,6 +76,8 @@ interface Entry {
   openUntil: number;
   probesInFlight: number;
   lastProbeAt: number;
+  /** Epoch ms of the streak's first counted failure; 0 when unknown (restored from an older snapshot). */
+  since: number;
 }
 
 /** Map key of a circuit: the provider id, or provider id and model (provider ids never hold a NUL). */
@@ -175,7 +181,7 @@ export class CircuitBreakers {
     if (entry.state === 'open') return;
     const from = entry.state;
     this.entries.delete(key);
-    if (from === 'half-open') this.emit(entry, { from, to: 'closed', consecutiveFailures: 0 });
+    if (from === 'half-open') this.emit(entry, { from, to: 'closed', consecutiveFailures: 0, ...this.downtime(entry) });
   }
 
   /**
@@ -221,7 +227,7 @@ export class CircuitBreakers {
     for (const [key, entry] of [...this.entries]) {
       if (provider !== undefined && entry.provider !== provider) continue;
       this.entries.delete(key);
-      if (entry.state !== 'closed') this.emit(entry, { from: entry.state, to: 'closed', consecutiveFailures: 0 });
+      if (entry.state !== 'closed') this.emit(entry, { from: entry.state, to: 'closed', consecutiveFailures: 0, ...this.downtime(entry) });
     }
   }
 
@@ -265,6 +271,7 @@ export class CircuitBreakers {
         openUntil: state === 'open' ? item.openUntil : 0,
         probesInFlight: 0,
         lastProbeAt: 0,
+        since: typeof item.since === 'number' && Number.isFinite(item.since) ? item.since : 0,
       });
     }
   }
@@ -281,7 +288,7 @@ export class CircuitBreakers {
   }
 
   private create(provider: string, model: string | undefined): Entry {
-    const entry: Entry = { provider, state: 'closed', consecutiveFailures: 0, openUntil: 0, probesInFlight: 0, lastProbeAt: 0 };
+    const entry: Entry = { provider, state: 'closed', consecutiveFailures: 0, openUntil: 0, probesInFlight: 0, lastProbeAt: 0, since: this.now() };
     if (model !== undefined) entry.model = model;
     this.entries.set(keyOf(provider, model), entry);
     return entry;
@@ -293,6 +300,11 @@ export class CircuitBreakers {
     entry.openUntil = this.now() + this.config.cooldownMs;
     entry.probesInFlight = 0;
     this.emit(entry, { from, to: 'open', consecutiveFailures: entry.consecutiveFailures });
+  }
+
+  /** `{downtimeMs}` for a recovery event, when the streak's start is known. */
+  private downtime(entry: Entry): { downtimeMs?: number } {
+    return entry.since > 0 ? { downtimeMs: Math.max(0, this.now() - entry.since) } : {};
   }
 
   private emit(entry: Entry, change: Omit<BreakerEvent, 'provider' | 'model'>): void {
@@ -310,6 +322,7 @@ export class CircuitBreakers {
 
 function toSnapshot(e: Entry): BreakerSnapshotEntry {
   const out: BreakerSnapshotEntry = { provider: e.provider, state: e.state, consecutiveFailures: e.consecutiveFailures, openUntil: e.openUntil };
+  if (e.since > 0) out.since = e.since;
   if (e.model !== undefined) out.model = e.model;
   return out;
 }
