@@ -288,6 +288,8 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
       refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds, gate.model);
       continue;
     }
+    // One shape for every outcome (all fields present), completed in place when the attempt ends: the
+    // usage recorder reads the same hidden class on every request.
     const outcome: Outcome = {
       traceId,
       call,
@@ -295,9 +297,15 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
       t0,
       auth: ctx.auth,
       status: 0,
+      usage: undefined,
+      finishReason: undefined,
+      error: undefined,
+      streamed: false,
+      upstreamMs: undefined,
       combo: plan.combo?.name,
       notes: stageCtx.notes,
       client: { userAgent: ctx.event.req.headers.get('user-agent'), forwardedFor: ctx.event.req.headers.get('x-forwarded-for') },
+      outputText: undefined,
     };
     const tAttempt = performance.now();
     try {
@@ -308,7 +316,9 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
       if (err instanceof RouterError) throw err;
       const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
       attemptFailed(services, target, error);
-      recordOutcome(services, { ...outcome, status: error.status, error: error.message });
+      outcome.status = error.status;
+      outcome.error = error.message;
+      recordOutcome(services, outcome);
       last = { error, format: prepared.format };
       if (!error.retryable) break;
     }
@@ -321,6 +331,20 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
   return failure;
 }
 
+/**
+ * Request headers for a target (credential, provider and node headers, accept), built once per target and
+ * kind: targets are shared until a connection changes (ProviderDirectory), and a changed credential comes
+ * as a new target. Read-only for callers.
+ */
+const headerCache = new WeakMap<Target, { json?: Record<string, string>; sse?: Record<string, string> }>();
+
+function upstreamHeaders(target: Target, stream: boolean): Record<string, string> {
+  let entry = headerCache.get(target);
+  if (!entry) headerCache.set(target, (entry = {}));
+  const kind = stream ? 'sse' : 'json';
+  return (entry[kind] ??= { ...targetHeaders(target, stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' });
+}
+
 async function attempt(
   services: Services,
   call: ChatCall,
@@ -331,7 +355,7 @@ async function attempt(
 ): Promise<ChatReply | DirectStream> {
   let timedOut = false;
   const tSend = performance.now();
-  const headers = { ...targetHeaders(target, call.stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' };
+  const headers = upstreamHeaders(target, call.stream);
   prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
   const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body });
   // Per-target timeout: time to first content for streams, the whole reply otherwise.
@@ -366,6 +390,8 @@ async function attempt(
   }
 }
 
+const BLANK_RE = /^\s*$/;
+
 async function jsonReply(
   services: Services,
   call: ChatCall,
@@ -376,7 +402,7 @@ async function jsonReply(
 ): Promise<ChatReply> {
   let parsed: unknown;
   // An empty 200 is the non-streaming twin of an empty stream: worth the next target, not the client's fault.
-  if (text.trim() === '') throw new AttemptError('The upstream returned an empty reply.', 502, 'empty');
+  if (BLANK_RE.test(text)) throw new AttemptError('The upstream returned an empty reply.', 502, 'empty');
   try {
     parsed = JSON.parse(text);
   } catch {
@@ -400,19 +426,26 @@ async function jsonReply(
   }
   const usage = response?.usage ?? legacyUsage(parsed);
   const outputText = usage === undefined && response ? replyText(response) : undefined;
-  recordOutcome(services, { ...outcome, status: 200, usage, finishReason: response?.finishReason, upstreamMs, outputText });
+  outcome.status = 200;
+  outcome.usage = usage;
+  outcome.finishReason = response?.finishReason;
+  outcome.upstreamMs = upstreamMs;
+  outcome.outputText = outputText;
+  recordOutcome(services, outcome);
   recordTokens(services, outcome, usage);
-  const headers = {
+  const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'server-timing': timing(outcome.t0, upstreamMs),
     'x-router-version': services.version,
     'x-router-trace-id': outcome.traceId,
-    ...prepared.stageCtx?.headers,
   };
+  const stageHeaders = prepared.stageCtx?.headers;
+  if (stageHeaders) for (const k in stageHeaders) headers[k] = stageHeaders[k]!;
   const sink = call.sink;
   if (sink && !sink.headersSent && !sink.destroyed) {
     // With its length known the reply goes out as one write, not chunked (header, size, body, terminator).
-    sink.writeHead(200, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+    headers['content-length'] = String(Buffer.byteLength(body));
+    sink.writeHead(200, headers);
     sink.end(body);
     return HANDLED;
   }
@@ -446,7 +479,14 @@ async function streamReply(
     },
     onDone: (s: StreamSummary) => {
       const outputText = s.usage.outputTokens === undefined ? replyText(s.response) : undefined;
-      recordOutcome(services, { ...outcome, status: 200, usage: s.usage, finishReason: s.finishReason, error: s.error, streamed: true, upstreamMs, outputText });
+      outcome.status = 200;
+      outcome.usage = s.usage;
+      outcome.finishReason = s.finishReason;
+      outcome.error = s.error;
+      outcome.streamed = true;
+      outcome.upstreamMs = upstreamMs;
+      outcome.outputText = outputText;
+      recordOutcome(services, outcome);
       recordTokens(services, outcome, s.usage);
       if (prepared.stageCtx && prepared.stages.length && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
       // A stream that breaks after its first byte still counts against the provider's breaker.

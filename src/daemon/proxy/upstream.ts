@@ -31,6 +31,21 @@ export interface UpstreamRequest {
   dispatcher?: Dispatcher;
 }
 
+/** Origin and path of upstream URLs already seen (a few per target): parsed once, not per request. */
+const urlParts = new Map<string, { origin: string; path: string }>();
+const URL_PARTS_MAX = 1_000;
+
+function splitUrl(raw: string): { origin: string; path: string } {
+  let parts = urlParts.get(raw);
+  if (!parts) {
+    const url = new URL(raw);
+    parts = { origin: url.origin, path: url.pathname + url.search };
+    if (urlParts.size >= URL_PARTS_MAX) urlParts.clear();
+    urlParts.set(raw, parts);
+  }
+  return parts;
+}
+
 /** Reply headers as a record: lower-case names, repeated headers as arrays (as undici's request API gives). */
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
@@ -75,9 +90,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     });
     // The caller may not await the headers (it aborted first): never an unhandled rejection.
     response.catch(() => {});
-    const url = new URL(req.url);
+    const url = splitUrl(req.url);
     try {
-      (req.dispatcher ?? agent).dispatch({ origin: url.origin, path: url.pathname + url.search, method: req.method ?? 'POST', headers: req.headers, body: req.body ?? null }, exchange);
+      (req.dispatcher ?? agent).dispatch({ origin: url.origin, path: url.path, method: req.method ?? 'POST', headers: req.headers, body: req.body ?? null }, exchange);
     } catch (err) {
       exchange.onError(err as Error);
     }
