@@ -109,7 +109,15 @@ interface Prepared {
  * Builds the upstream URL and body for one target: native passthrough, or translation through IR. A
  * request that stages rewrote (`staged`) always goes through IR, even between identical formats.
  */
-function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, staged?: IrRequest): Prepared {
+function prepare(
+  call: ChatCall,
+  target: Target,
+  decoded: () => IrRequest,
+  staged: IrRequest | undefined,
+  stages: RequestStage[],
+  stageCtx: StageContext,
+  capture: TraceRecorder | undefined,
+): Prepared {
   const native = upstreamFormatFor(target, call.clientFormat);
   const format = staged && native === 'openai-completions' ? target.format : native;
   if (target.provider.supportsTools === false && hasTools(call.raw)) {
@@ -117,7 +125,7 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, stage
   }
   if (format === call.clientFormat && !staged) {
     const url = format === 'openai-completions' ? joinUrl(target.baseUrl, 'completions') : chatUrl(target, format as UpstreamFormat, call.stream);
-    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, request: decoded, stages: [] };
+    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, request: decoded, stages, stageCtx, capture };
   }
   const upstream = getUpstreamCodec(format as UpstreamFormat);
   const ir = staged ?? { ...decoded(), model: target.model };
@@ -134,7 +142,9 @@ function prepare(call: ChatCall, target: Target, decoded: () => IrRequest, stage
     native: false,
     format,
     request: staged ? () => staged : decoded,
-    stages: [],
+    stages,
+    stageCtx,
+    capture,
   };
 }
 
@@ -271,7 +281,7 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
         const early = await stageResponse(stages, staged, stageCtx);
         if (early) return stageReply(services, call, staged, early, stages, stageCtx, traceId);
       }
-      prepared = { ...prepare(call, target, decoded, staged), stages, stageCtx, capture };
+      prepared = prepare(call, target, decoded, staged, stages, stageCtx, capture);
     } catch (err) {
       // A target that cannot take this request (tools to a no-tool provider, stored state another format
       // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
