@@ -106,8 +106,9 @@ function managementAuth(c: Credentials, services: Services, loopback: boolean, a
 export function authorize(tier: Tier, event: H3Event, services: Services): AuthInfo {
   const remoteAddress = remoteAddressOf(event);
   const loopback = isLoopbackAddress(remoteAddress);
-  const base = { loopback, remoteAddress };
-  if (tier === 'public') return { via: 'none', ...base };
+  // Every AuthInfo has the same fields in the same order (one hidden class for code reading it per request).
+  const info = (via: AuthInfo['via'], key: KeyRecord | undefined): AuthInfo => ({ via, key, loopback, remoteAddress });
+  if (tier === 'public') return info('none', undefined);
 
   if ((tier === 'local' || tier === 'spawn') && !loopback) {
     throw forbidden('This route is available to loopback callers only.');
@@ -119,23 +120,21 @@ export function authorize(tier: Tier, event: H3Event, services: Services): AuthI
       if (c.key) {
         if (!c.key.scopes.includes('proxy')) throw forbidden("This API key lacks the 'proxy' scope.");
         services.keys.touch(c.key);
-        return { via: 'api-key', key: c.key, ...base };
+        return info('api-key', c.key);
       }
       if (c.keyInvalid) throw unauthorized('The API key is invalid or inactive.');
-      if (c.session) return { via: 'session', ...base };
+      if (c.session) return info('session', undefined);
       throw unauthorized();
     }
     case 'management':
     case 'local':
-      return { via: managementAuth(c, services, loopback, true), key: c.key, ...base };
+      return info(managementAuth(c, services, loopback, true), c.key);
     case 'spawn':
       // Spawn-capable routes can start processes on this machine: no API key may open them, whatever its scope.
-      return { via: managementAuth(c, services, loopback, false), ...base };
+      return info(managementAuth(c, services, loopback, false), undefined);
     case 'copilot': {
-      if (loopback) return { via: managementAuth(c, services, loopback, true), key: c.key, ...base };
-      if (c.key?.scopes.includes('manage') && services.settings.get().copilotAllowManageKey) {
-        return { via: 'api-key', key: c.key, ...base };
-      }
+      if (loopback) return info(managementAuth(c, services, loopback, true), c.key);
+      if (c.key?.scopes.includes('manage') && services.settings.get().copilotAllowManageKey) return info('api-key', c.key);
       throw forbidden('This route is loopback-only unless the copilotAllowManageKey setting is on.');
     }
   }
