@@ -133,3 +133,66 @@ describe('stream encoders', () => {
     expect(texts).toEqual(['Hello', ' world', '']);
   });
 });
+
+describe('Chat Completions stream decoder: skippable (unparsed forwarding after the commit)', () => {
+  const started = () => {
+    const d = getUpstreamCodec('openai-chat').createStreamDecoder();
+    d.push(oa({ role: 'assistant', content: 'Hi' }));
+    return d;
+  };
+  const raw = (text: string): SseMessage => ({ data: text });
+  const table: Array<[string, SseMessage, boolean]> = [
+    ['a plain text delta', oa({ content: ' there' }), true],
+    ['a text delta with explicit nulls (usage, refusal, finish_reason)', raw('{"id":"c","choices":[{"index":0,"delta":{"content":"x","refusal":null},"finish_reason":null}],"usage":null}'), true],
+    ['nulls written with spaces', raw('{"choices":[{"delta":{"content":"x"},"finish_reason" : null}],"usage": null}'), true],
+    ['quoted field names inside the text do not count', oa({ content: 'the "usage" and "tool_calls" and "finish_reason":"stop" words' }), true],
+    ['the finish', oa({}, 'stop'), false],
+    ['a finish written with a space', raw('{"choices":[{"delta":{},"finish_reason": "length"}]}'), false],
+    ['a usage chunk', raw('{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}'), false],
+    ['a tool call delta', oa({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }), false],
+    ['reasoning', oa({ reasoning_content: 'hmm' }), false],
+    ['reasoning set to null is still not skipped (conservative)', raw('{"choices":[{"delta":{"content":"x","reasoning_content":null}}]}'), false],
+    ['a refusal', oa({ refusal: 'no' }), false],
+    ['an in-stream error', raw('{"error":{"message":"boom"}}'), false],
+    ['[DONE]', raw('[DONE]'), false],
+  ];
+  it.each(table)('%s', (_name, msg, want) => {
+    expect(started().skippable!(msg)).toBe(want);
+  });
+
+  it('nothing is skippable before the first chunk was decoded', () => {
+    expect(getUpstreamCodec('openai-chat').createStreamDecoder().skippable!(oa({ content: 'x' }))).toBe(false);
+  });
+});
+
+describe('Messages stream decoder: skippable text deltas', () => {
+  const startedDecoder = () => {
+    const d = getUpstreamCodec('anthropic').createStreamDecoder();
+    d.push(start);
+    d.push(an('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+    return d;
+  };
+  const rawEv = (event: string, data: string): SseMessage => ({ event, data });
+  it('skips exactly text deltas as Anthropic writes them, and reads their text back', () => {
+    const d = startedDecoder();
+    const text = rawEv('content_block_delta', '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello \\"usage\\" there"}}');
+    expect(d.skippable!(text)).toBe(true);
+    expect(d.skippedText!(text)).toBe('Hello "usage" there');
+    for (const m of [
+      an('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } }),
+      an('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{}' } }),
+      an('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } }),
+      an('content_block_stop', { index: 0 }),
+      an('message_stop'),
+      rawEv('content_block_delta', '{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"reordered"}}'),
+      rawEv('error', '{"type":"error","error":{"type":"overloaded_error","message":"x"}}'),
+    ]) {
+      expect(d.skippable!(m), m.data).toBe(false);
+    }
+  });
+
+  it('nothing is skippable before message_start', () => {
+    const d = getUpstreamCodec('anthropic').createStreamDecoder();
+    expect(d.skippable!(an('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'x' } }))).toBe(false);
+  });
+});

@@ -159,6 +159,49 @@ describe('usage rows per client format', () => {
     expect(row.costUsd).toBeCloseTo((row.tokensIn * 2.5 + row.tokensOut * 10) / 1e6, 12);
   });
 
+  it('estimates the output of a long passthrough stream from all of its text (deltas forwarded unparsed included)', async () => {
+    const text = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} of a long streamed reply, with some words.`).join(' ');
+    mock.handle(() => ({ type: 'text', text, chunks: 40 }));
+    const res = await fetch(`${router.url}/v1/chat/completions`, { method: 'POST', headers: auth(), body: JSON.stringify(chatBody('openai/gpt-4o', true)) });
+    const trace = res.headers.get('x-router-trace-id')!;
+    const body = await res.text();
+    // The client got every delta, in order.
+    const got = body
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.content ?? '')
+      .join('');
+    expect(got).toBe(text);
+    const row = await rowOf(trace);
+    expect(row).toMatchObject({ estimated: true, streamed: true, finishReason: 'stop', status: 200 });
+    expect(row.tokensOut).toBe(countTokens(text));
+  });
+
+  it('a long Anthropic passthrough stream reaches the client whole and keeps the upstream counts', async () => {
+    const text = Array.from({ length: 40 }, (_, i) => `Line ${i} of an Anthropic reply.`).join(' ');
+    mock.handle(() => ({ type: 'text', text, chunks: 30, usage: { inputTokens: 44, outputTokens: 55 } }));
+    const res = await fetch(`${router.url}/v1/messages`, { method: 'POST', headers: auth(), body: JSON.stringify(messagesBody('anthropic/claude-sonnet-4-5', true)) });
+    const trace = res.headers.get('x-router-trace-id')!;
+    const body = await res.text();
+    const got = body
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)))
+      .filter((e) => e.type === 'content_block_delta')
+      .map((e) => e.delta.text ?? '')
+      .join('');
+    expect(got).toBe(text);
+    const row = await rowOf(trace);
+    expect(row).toMatchObject({ estimated: false, streamed: true, tokensIn: 44, tokensOut: 55, finishReason: 'stop' });
+  });
+
+  it('a passthrough stream with usage and tool calls keeps its counts and tool_calls finish', async () => {
+    mock.handle(() => ({ type: 'tool-calls', text: 'Let me look that up for you, one moment please.', calls: [{ name: 'lookup', arguments: { q: 'x' } }], chunks: 12, usage: { inputTokens: 31, outputTokens: 9 } }));
+    const { trace } = await call('/v1/chat/completions', chatBody('openai/gpt-4o', true, { stream_options: { include_usage: true } }));
+    const row = await rowOf(trace);
+    expect(row).toMatchObject({ estimated: false, tokensIn: 31, tokensOut: 9, finishReason: 'tool_calls' });
+  });
+
   it('records a failed attempt with its status and error', async () => {
     mock.handle(() => ({ type: 'status', status: 400, message: 'bad things' }));
     const res = await fetch(`${router.url}/v1/chat/completions`, { method: 'POST', headers: auth(), body: JSON.stringify(chatBody('openai/gpt-4o', false)) });

@@ -483,6 +483,9 @@ async function streamReply(
     encoder,
     clientFormat: call.clientFormat,
     transform: prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
+    // Passthrough with nobody reading the assembled reply but token estimation: text deltas after the
+    // commit are forwarded unparsed.
+    skipText: prepared.native && !prepared.capture && !prepared.stages.length,
     tap: prepared.capture && {
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),

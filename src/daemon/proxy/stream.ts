@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
-import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, WireFormat } from '../translate/ir.js';
+import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, SseMessage, WireFormat } from '../translate/ir.js';
 import type { StreamTransform } from './stages.js';
 import { SseReader, formatSse, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
@@ -69,6 +69,12 @@ export interface StreamPlan {
   tap?: { upstream(text: string): void; client(text: string): void };
   /** Stage transforms between decoder and encoder (translated mode only). */
   transform?: StreamTransform;
+  /**
+   * Same-format stream whose assembled reply nobody reads but token estimation (no encoder, no stage, no
+   * tap): after the commit, messages the decoder calls skippable are forwarded without being parsed. Their
+   * text is read at the end (decoder.skippedText), only when no usage arrived.
+   */
+  skipText?: boolean;
   onDone: (summary: StreamSummary) => void;
 }
 
@@ -119,6 +125,10 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const summary: StreamSummary = { usage: {}, response: { id: '', model: '', parts: [], finishReason: 'stop' } };
   const transform = encoder ? plan.transform : undefined;
   const pending: Uint8Array[] = [];
+  const skipping =
+    plan.skipText && !encoder && !plan.tap && typeof decoder.skippable === 'function' && typeof decoder.skippedText === 'function' ? decoder : undefined;
+  /** Messages forwarded unparsed after the commit (only text deltas; see StreamPlan.skipDecoder). */
+  const skipped: SseMessage[] = [];
   let committed = false;
   let filtered = false;
   let finished = false;
@@ -149,7 +159,10 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const tapDecoder = plan.tap ? new TextDecoder() : undefined;
   const consume = (chunk: Uint8Array): Uint8Array | undefined => {
     let events: IrStreamEvent[] = [];
-    for (const msg of reader.push(chunk)) events = events.concat(decoder.push(msg));
+    for (const msg of reader.push(chunk)) {
+      if (committed && skipping?.skippable!(msg)) skipped.push(msg);
+      else events = events.concat(decoder.push(msg));
+    }
     const text = handle(events);
     if (plan.tap) {
       const raw = tapDecoder!.decode(chunk, { stream: true });
@@ -169,9 +182,18 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
     return encoder && text ? utf8.encode(text) : undefined;
   };
 
+  /** The text of skipped messages, decoded only when the upstream reported no output count to use. */
+  const recoverSkipped = () => {
+    if (skipped.length === 0 || summary.usage.outputTokens !== undefined) return;
+    let text = '';
+    for (const msg of skipped) text += decoder.skippedText!(msg);
+    if (text) (summary.response.parts as IrPart[]).push({ type: 'text', text });
+  };
+
   const done = () => {
     if (finished) return;
     finished = true;
+    recoverSkipped();
     summary.response.parts = summary.response.parts.filter(Boolean);
     if (summary.usage.inputTokens !== undefined || summary.usage.outputTokens !== undefined) {
       summary.response.usage = { inputTokens: 0, outputTokens: 0, ...summary.usage };

@@ -21,6 +21,15 @@ export interface StreamDecoder {
   push(message: SseMessage): IrStreamEvent[];
   /** Called when the upstream stream ends; may emit closing events or an error event (e.g. empty stream). */
   end(): IrStreamEvent[];
+  /**
+   * True when skipping this message (not pushing it) cannot change anything but the assembled reply text:
+   * a plain text delta with no usage, finish, error, tool call, reasoning or refusal. Same-format streams
+   * use it after they commit to forward such messages without parsing them (optional, conservative: when
+   * unsure, say false).
+   */
+  skippable?(message: SseMessage): boolean;
+  /** The reply text a skippable message carried (parsed only when it is needed after all). */
+  skippedText?(message: SseMessage): string;
 }
 
 /** The client side of a format: what a client sends us and what it expects back. */

@@ -23,6 +23,9 @@ const ERROR_STATUS: Record<string, number> = {
 
 const EMPTY = 'The upstream stream was empty: it ended without any content.';
 
+/** The start of a text delta event's data as Anthropic writes it (see MessagesStreamDecoder.skippable). */
+const TEXT_DELTA_RE = /^\{"type":"content_block_delta","index":\d+,"delta":\{"type":"text_delta","text":"/;
+
 function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
@@ -43,6 +46,20 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private rawUsage: Rec = {};
   private stopReason: IrFinishReason | undefined;
   private stopSequence: string | undefined;
+
+  /**
+   * A `content_block_delta` carrying a `text_delta`, as Anthropic serializes it (field order and no
+   * spaces; anything written differently is simply not skipped). Only text: thinking, signatures and tool
+   * input are always decoded.
+   */
+  skippable(message: SseMessage): boolean {
+    return this.started && !this.failed && !this.finished && TEXT_DELTA_RE.test(message.data);
+  }
+
+  skippedText(message: SseMessage): string {
+    const data = tryParseJson(message.data);
+    return isRecord(data) && isRecord(data.delta) ? str(data.delta.text) : '';
+  }
 
   push(message: SseMessage): IrStreamEvent[] {
     const data = tryParseJson(message.data);

@@ -7,6 +7,14 @@ import { decodeChatFinish, decodeChatUsage } from './usage.js';
 type Kind = 'text' | 'thinking' | 'refusal';
 type Rec = Record<string, unknown>;
 
+/**
+ * A field that makes a chunk matter beyond its text: any tool call, error, reasoning or thinking blocks
+ * (whatever their value), or usage, finish_reason or refusal set to anything but null. One regular
+ * expression on the raw text: a quoted name inside a string value is escaped (\"usage\") and never matches.
+ * (A regex, not several `includes`: each `includes` of a multi-character pattern costs about as much here.)
+ */
+const NOT_SKIPPABLE_RE = /"(?:tool_calls|error|reasoning[a-z_]*|thinking_blocks)"|"(?:usage|finish_reason|refusal)"\s*:(?!\s*null)/;
+
 function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
@@ -27,6 +35,24 @@ export class ChatStreamDecoder implements StreamDecoder {
   private readonly openTools: number[] = [];
   private finishReason: IrFinishReason | undefined;
   private usage: IrUsage | undefined;
+
+  /**
+   * A `chat.completion.chunk` that only adds text: no usage, non-null finish_reason, error, tool call,
+   * reasoning, refusal or thinking blocks (each test errs towards "not skippable"). Checked on the raw
+   * text, so a skipped chunk is never parsed.
+   */
+  skippable(message: SseMessage): boolean {
+    const d = message.data;
+    if (!this.started || this.failed || d.length === 0 || d.charCodeAt(0) !== 123 /* { */) return false;
+    return !NOT_SKIPPABLE_RE.test(d);
+  }
+
+  skippedText(message: SseMessage): string {
+    const chunk = tryParseJson(message.data);
+    const choices = isRecord(chunk) && Array.isArray(chunk.choices) ? chunk.choices.filter(isRecord) : [];
+    const delta = choices.find((c) => (c.index ?? 0) === 0)?.delta;
+    return isRecord(delta) ? str(delta.content) : '';
+  }
 
   push(message: SseMessage): IrStreamEvent[] {
     if (message.data.trim() === '[DONE]') {
