@@ -342,6 +342,18 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
 }
 
 /**
+ * Whether a same-format stream's upstream will report usage at its end: Anthropic always does; Chat
+ * Completions only when the client asked (`stream_options.include_usage`). Only then are text deltas
+ * forwarded unparsed (otherwise their text is needed for the output estimate anyway).
+ */
+function usageExpected(call: ChatCall): boolean {
+  if (call.clientFormat === 'anthropic') return true;
+  if (call.clientFormat !== 'openai-chat') return false;
+  const options = call.raw.stream_options as { include_usage?: unknown } | undefined;
+  return options?.include_usage === true;
+}
+
+/**
  * Request headers for a target (credential, provider and node headers, accept), built once per target and
  * kind: targets are shared until a connection changes (ProviderDirectory), and a changed credential comes
  * as a new target. Read-only for callers.
@@ -485,7 +497,7 @@ async function streamReply(
     transform: prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
     // Passthrough with nobody reading the assembled reply but token estimation: text deltas after the
     // commit are forwarded unparsed.
-    skipText: prepared.native && !prepared.capture && !prepared.stages.length,
+    skipText: prepared.native && !prepared.capture && !prepared.stages.length && usageExpected(call),
     tap: prepared.capture && {
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),

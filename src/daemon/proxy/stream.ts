@@ -71,14 +71,19 @@ export interface StreamPlan {
   transform?: StreamTransform;
   /**
    * Same-format stream whose assembled reply nobody reads but token estimation (no encoder, no stage, no
-   * tap): after the commit, messages the decoder calls skippable are forwarded without being parsed. Their
-   * text is read at the end (decoder.skippedText), only when no usage arrived.
+   * tap) and whose upstream is expected to report usage: after the commit, messages the decoder calls
+   * skippable are forwarded without being parsed. They are kept (at most SKIP_KEEP_CHARS of them per
+   * stream; past that, messages are parsed as usual) so that their text can still be read at the end
+   * (decoder.skippedText) if the usage does not come after all.
    */
   skipText?: boolean;
   onDone: (summary: StreamSummary) => void;
 }
 
 const utf8 = new TextEncoder();
+
+/** Most SSE data one stream keeps unparsed for a late text read (bounds the memory of many open streams). */
+const SKIP_KEEP_CHARS = 16 * 1024;
 
 /** A committed stream, ready for the client: written straight to a Node response, or read as a Readable. */
 export interface StreamBody {
@@ -129,6 +134,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
     plan.skipText && !encoder && !plan.tap && typeof decoder.skippable === 'function' && typeof decoder.skippedText === 'function' ? decoder : undefined;
   /** Messages forwarded unparsed after the commit (only text deltas; see StreamPlan.skipDecoder). */
   const skipped: SseMessage[] = [];
+  let skippedChars = 0;
   let committed = false;
   let filtered = false;
   let finished = false;
@@ -160,7 +166,10 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const consume = (chunk: Uint8Array): Uint8Array | undefined => {
     let events: IrStreamEvent[] = [];
     for (const msg of reader.push(chunk)) {
-      if (committed && skipping?.skippable!(msg)) skipped.push(msg);
+      if (committed && skippedChars < SKIP_KEEP_CHARS && skipping?.skippable!(msg)) {
+        skipped.push(msg);
+        skippedChars += msg.data.length;
+      }
       else events = events.concat(decoder.push(msg));
     }
     const text = handle(events);
