@@ -60,7 +60,10 @@ const opts = parseArgs(process.argv.slice(2));
 const RROOT = opts.routerRoot ?? ROOT;
 const ENTRY = join(RROOT, 'dist/daemon/entry.js');
 // The daemon's own Node flags (as `router start` uses them); older builds have none.
-const DAEMON_NODE_FLAGS = await import(pathToFileURL(join(RROOT, 'dist/shared/daemon-flags.js')).href).then((m) => m.DAEMON_NODE_FLAGS, () => []);
+const { DAEMON_NODE_FLAGS, DAEMON_ENV } = await import(pathToFileURL(join(RROOT, 'dist/shared/daemon-flags.js')).href).then(
+  (m) => ({ DAEMON_NODE_FLAGS: m.DAEMON_NODE_FLAGS ?? [], DAEMON_ENV: m.daemonEnv ? m.daemonEnv() : {} }),
+  () => ({ DAEMON_NODE_FLAGS: [], DAEMON_ENV: {} }),
+);
 const CLI = join(RROOT, 'bin/router.js');
 const S = (ms) => Math.max(300, Math.round(ms * opts.scale));
 const D = opts.quick
@@ -596,7 +599,7 @@ async function main() {
   const home = mkdtempSync(join(os.tmpdir(), 'router-bench-'));
   routerHandle = track(
     spawnNode([...DAEMON_NODE_FLAGS, '--expose-gc', '--import', pathToFileURL(join(LIB, 'probe.mjs')).href, ENTRY, '--home', home, '--host', '127.0.0.1', '--port', '0'], {
-      env: { ROUTER_START_NONCE: 'bench', ROUTER_DEBUG: '' },
+      env: { ...DAEMON_ENV, ROUTER_START_NONCE: 'bench', ROUTER_DEBUG: '' },
       name: 'router daemon',
     }),
   );

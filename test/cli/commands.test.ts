@@ -116,6 +116,13 @@ describe('router keys, password, restart', () => {
       const s = await runRouter(['status', '--json', '--home', home], { env });
       expect(JSON.parse(s.stdout)).toMatchObject({ running: true });
       expect(JSON.parse(s.stdout).pid).not.toBe(first);
+      if (process.platform === 'linux') {
+        // The daemon runs with the flags and environment `router start` gives it (src/shared/daemon-flags.ts).
+        const pid = JSON.parse(s.stdout).pid as number;
+        expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
+        const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+        expect(environ).toContain(`MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? '2'}`);
+      }
     } finally {
       await runRouter(['stop', '--home', home], { env });
       rmSync(home, { recursive: true, force: true });

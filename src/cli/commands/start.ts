@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { DAEMON_NODE_FLAGS } from '../../shared/daemon-flags.js';
+import { DAEMON_NODE_FLAGS, daemonEnv } from '../../shared/daemon-flags.js';
 import type { DaemonMessage } from '../../shared/wire.js';
 import { isAlive } from '../../daemon/pidfile.js';
 import { DaemonClient } from '../client.js';
@@ -76,7 +76,7 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Pr
     stdout: 'ignore',
     // The daemon logs to its own file (fatal errors included); a piped stderr would keep this CLI alive.
     stderr: 'ignore',
-    env: { ROUTER_START_NONCE: nonce },
+    env: { ...daemonEnv(), ROUTER_START_NONCE: nonce },
   });
   const exited = child.then((r) => ({ type: 'exit' as const, code: r.exitCode, signal: r.signal }));
   const message = child
