@@ -137,6 +137,23 @@ describe('the fast-path event', () => {
   });
 });
 
+describe('fastPathListener without the h3 internals it reads', () => {
+  it('serves everything through the fallback instead of failing', () => {
+    const home = mkdtempSync(join(tmpdir(), 'router-fast-path-internals-'));
+    const services = bootServices({ home, host: '127.0.0.1', port: 0 });
+    try {
+      const app = buildApp(services);
+      const fallback = () => {};
+      const stripped = Object.create(app, { '~routes': { value: undefined }, '~middleware': { value: undefined } });
+      expect(fastPathListener(stripped, services, fallback)).toBe(fallback);
+      expect(fastPathListener(app, services, fallback)).not.toBe(fallback);
+    } finally {
+      closeServices(services);
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('in process: the fast path against the h3 app', () => {
   let home: string;
   let services: Services;

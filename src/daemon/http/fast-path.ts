@@ -32,6 +32,11 @@ export function isFastRoute(def: RouteDef): boolean {
 export function fastPathListener(app: H3, services: Services, fallback: NodeListener, waitUntil?: (p: Promise<unknown>) => void): NodeListener {
   // Hooks run around every request in h3; with one configured, keep everything on the h3 path.
   if (app.config.onRequest || app.config.onResponse) return fallback;
+  // h3's route and middleware lists are internal fields: if a future h3 renames them, serve everything
+  // through h3 rather than fail (the lockfile pins the version this was written against).
+  const known = app['~routes'] as unknown;
+  const layers = app['~middleware'] as unknown;
+  if (!Array.isArray(known) || !Array.isArray(layers)) return fallback;
   const routes = new Map<string, { handler: EventHandler; data: unknown }>();
   for (const def of services.routeTable) {
     if (!isFastRoute(def)) continue;
