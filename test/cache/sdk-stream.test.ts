@@ -6,24 +6,26 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
-import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import type { RouterProcess } from '../support/router-daemon.js';
+import type { MockUpstream } from '../mocks/upstream.js';
+import { startProxyEnv, type ProxyEnv } from '../support/proxy-env.js';
 
 let mock: MockUpstream;
 let router: RouterProcess;
 let key: string;
 
+let env: ProxyEnv;
+
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  router = await startRouter();
-  key = await router.createKey();
-  await router.addConnection({ provider: 'openai', apiKey: 'sk-up', providerSpecificData: { baseUrl: mock.openaiBase } });
-  await router.addConnection({ provider: 'anthropic', apiKey: 'sk-ant-up', providerSpecificData: { baseUrl: mock.anthropicBase } });
+  env = await startProxyEnv([
+    { provider: 'openai', apiKey: 'sk-up' },
+    { provider: 'anthropic', apiKey: 'sk-ant-up' },
+  ]);
+  ({ mock, router, key } = env);
 });
 afterEach(() => mock.reset());
 afterAll(async () => {
-  await router?.stop();
-  await mock?.close();
+  await env?.stop();
 });
 
 const TEXT = 'Paris is the capital of France, and its largest city.';

@@ -23,7 +23,8 @@ import type { Services } from '../../src/daemon/services.js';
 import { VERSION } from '../../src/shared/version.js';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { rawUpgrade } from '../usage/helpers.js';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+import type { RouterProcess } from '../support/router-daemon.js';
+import { startProxyEnv, type ProxyEnv } from '../support/proxy-env.js';
 
 interface Reply {
   status: number;
@@ -329,15 +330,14 @@ describe('over loopback: the daemon with the fast path', () => {
   let router: RouterProcess;
   let key: string;
 
+  let env: ProxyEnv;
+
   beforeAll(async () => {
-    mock = await startMockUpstream();
-    router = await startRouter();
-    key = await router.createKey();
-    await router.addConnection({ provider: 'openai', apiKey: 'sk-up-openai', providerSpecificData: { baseUrl: mock.openaiBase } });
+    env = await startProxyEnv([{ provider: 'openai', apiKey: 'sk-up-openai' }]);
+    ({ mock, router, key } = env);
   }, 60_000);
   afterAll(async () => {
-    await router?.stop();
-    await mock?.close();
+    await env?.stop();
   });
 
   const auth = () => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });

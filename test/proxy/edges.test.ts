@@ -7,24 +7,26 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+import type { MockUpstream } from '../mocks/upstream.js';
+import type { RouterProcess } from '../support/router-daemon.js';
+import { startProxyEnv, type ProxyEnv } from '../support/proxy-env.js';
 
 let mock: MockUpstream;
 let router: RouterProcess;
 let key: string;
 
+let env: ProxyEnv;
+
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  router = await startRouter();
-  key = await router.createKey();
-  await router.addConnection({ provider: 'openai', apiKey: 'sk-up-openai', providerSpecificData: { baseUrl: mock.openaiBase } });
-  await router.addConnection({ provider: 'anthropic', apiKey: 'sk-up-ant', providerSpecificData: { baseUrl: mock.anthropicBase } });
+  env = await startProxyEnv([
+    { provider: 'openai', apiKey: 'sk-up-openai' },
+    { provider: 'anthropic', apiKey: 'sk-up-ant' },
+  ]);
+  ({ mock, router, key } = env);
 }, 60_000);
 
 afterAll(async () => {
-  await router?.stop();
-  await mock?.close();
+  await env?.stop();
 });
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {

@@ -11,8 +11,9 @@ import { generateText, streamText, stepCountIs, tool, jsonSchema, type LanguageM
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+import type { MockUpstream } from '../mocks/upstream.js';
+import type { RouterProcess } from '../support/router-daemon.js';
+import { startProxyEnv, type ProxyEnv } from '../support/proxy-env.js';
 
 const TOOL_RESULT = 'TOOL_RESULT_42';
 const FINAL_TEXT = 'It is sunny in Paris.';
@@ -31,13 +32,15 @@ let mock: MockUpstream;
 let router: RouterProcess;
 let key: string;
 
+let env: ProxyEnv;
+
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  router = await startRouter();
-  key = await router.createKey();
-  await router.addConnection({ provider: 'deepseek', apiKey: 'sk-up-1', providerSpecificData: { baseUrl: mock.openaiBase } });
-  await router.addConnection({ provider: 'anthropic', apiKey: 'sk-up-2', providerSpecificData: { baseUrl: mock.anthropicBase } });
-  await router.addConnection({ provider: 'gemini', apiKey: 'sk-up-3', providerSpecificData: { baseUrl: mock.geminiBase } });
+  env = await startProxyEnv([
+    { provider: 'deepseek', apiKey: 'sk-up-1' },
+    { provider: 'anthropic', apiKey: 'sk-up-2' },
+    { provider: 'gemini', apiKey: 'sk-up-3' },
+  ]);
+  ({ mock, router, key } = env);
   const node = await router.manage('POST', '/api/provider-nodes', {
     name: 'Responses node',
     prefix: 'resp',
@@ -55,8 +58,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await router?.stop();
-  await mock?.close();
+  await env?.stop();
 });
 
 interface Client {

@@ -1,24 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+import type { MockUpstream } from '../mocks/upstream.js';
+import type { RouterProcess } from '../support/router-daemon.js';
+import { startProxyEnv, type ProxyEnv } from '../support/proxy-env.js';
 
 let mock: MockUpstream;
 let router: RouterProcess;
 let key: string;
 
+let env: ProxyEnv;
+
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  router = await startRouter();
-  key = await router.createKey();
-  await router.addConnection({ provider: 'openai', apiKey: 'sk-upstream-openai', providerSpecificData: { baseUrl: mock.openaiBase } });
-  await router.addConnection({ provider: 'anthropic', apiKey: 'sk-ant-upstream', providerSpecificData: { baseUrl: mock.anthropicBase } });
-  await router.addConnection({ provider: 'gemini', apiKey: 'gem-upstream', providerSpecificData: { baseUrl: mock.geminiBase } });
+  env = await startProxyEnv([
+    { provider: 'openai', apiKey: 'sk-upstream-openai' },
+    { provider: 'anthropic', apiKey: 'sk-ant-upstream' },
+    { provider: 'gemini', apiKey: 'gem-upstream' },
+  ]);
+  ({ mock, router, key } = env);
 });
 afterAll(async () => {
-  await router?.stop();
-  await mock?.close();
+  await env?.stop();
 });
 
 describe('smoke', () => {
