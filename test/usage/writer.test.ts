@@ -58,6 +58,19 @@ function service(url: URL, extra: { batchSize?: number } = {}): { usage: UsageSe
   return { usage, errors };
 }
 
+/** Records `n` outcomes at a time through `usage`; `sent` holds their trace ids in order. */
+function recorder(usage: { recordOutcome(o: ReturnType<typeof outcome>): void }) {
+  const sent: string[] = [];
+  const record = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const o = outcome();
+      sent.push(o.traceId);
+      usage.recordOutcome(o);
+    }
+  };
+  return { sent, record };
+}
+
 const traces = () => (services.db.prepare('SELECT trace_id FROM usage_log ORDER BY id').all() as Array<{ trace_id: string }>).map((r) => r.trace_id);
 
 describe('writer worker', () => {
@@ -67,14 +80,7 @@ describe('writer worker', () => {
 
   it('writes in the worker; rows are readable right after await flush()', async () => {
     const { usage, errors } = service(WORKER, { batchSize: 4 });
-    const sent: string[] = [];
-    const record = (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const o = outcome();
-        sent.push(o.traceId);
-        usage.recordOutcome(o);
-      }
-    };
+    const { sent, record } = recorder(usage);
     record(4);
     // A full batch is handed to the worker on the next turn, without a flush.
     await new Promise((r) => setImmediate(r));
@@ -89,14 +95,7 @@ describe('writer worker', () => {
 
   it('close() returns once the worker has written every queued and in-flight row', async () => {
     const { usage, errors } = service(WORKER, { batchSize: 5 });
-    const sent: string[] = [];
-    const record = (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const o = outcome();
-        sent.push(o.traceId);
-        usage.recordOutcome(o);
-      }
-    };
+    const { sent, record } = recorder(usage);
     record(10);
     await new Promise((r) => setImmediate(r)); // two batches in flight to the worker
     record(2); // queued
@@ -130,14 +129,7 @@ describe('writer worker', () => {
     ] as const) {
       it(`${what}: logs, writes on this thread, no row lost or duplicated`, async () => {
         const { usage, errors } = service(pathToFileURL(join(dir, file)), { batchSize: 3 });
-        const sent: string[] = [];
-        const record = (n: number) => {
-          for (let i = 0; i < n; i++) {
-            const o = outcome();
-            sent.push(o.traceId);
-            usage.recordOutcome(o);
-          }
-        };
+        const { sent, record } = recorder(usage);
         record(3);
         await new Promise((r) => setImmediate(r)); // the batch goes to the worker
         await eventually(() => (usage.stats().writer === 'main' ? true : undefined));
