@@ -104,7 +104,7 @@ export class WebhookService {
   /** The bus listener: synchronous and cheap; the fan-out runs later. */
   onEvent(event: AnyRouterEvent): void {
     if (this.shutdown.signal.aborted) return;
-    if (this.store.subscribers(event.event).length === 0) return;
+    if (!this.store.hasSubscribers(event.event)) return;
     this.track(
       new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.fanOut(event)),
     );

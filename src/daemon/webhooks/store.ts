@@ -56,6 +56,11 @@ interface Entry {
  * emitted event, which must stay cheap), written through to SQLite. Secrets are stored AES-256-GCM
  * encrypted, bound to the webhook id, and decrypted only when a delivery signs a body.
  */
+/** An enabled webhook listening to `event` by name or with `*`. */
+function subscribes(rec: WebhookRecord, event: string): boolean {
+  return rec.enabled === 1 && (rec.events.includes('*') || rec.events.includes(event));
+}
+
 export class WebhookStore {
   private readonly byId = new Map<string, Entry>();
 
@@ -175,18 +180,14 @@ export class WebhookStore {
 
   /** Whether an enabled webhook subscribes to `event` (by name or `*`); allocates nothing. */
   hasSubscribers(event: string): boolean {
-    for (const { rec } of this.byId.values()) {
-      if (rec.enabled === 1 && (rec.events.includes('*') || rec.events.includes(event))) return true;
-    }
+    for (const { rec } of this.byId.values()) if (subscribes(rec, event)) return true;
     return false;
   }
 
   /** Enabled webhooks subscribed to `event` (by name or `*`). */
   subscribers(event: string): WebhookRecord[] {
     const out: WebhookRecord[] = [];
-    for (const { rec } of this.byId.values()) {
-      if (rec.enabled === 1 && (rec.events.includes('*') || rec.events.includes(event))) out.push(rec);
-    }
+    for (const { rec } of this.byId.values()) if (subscribes(rec, event)) out.push(rec);
     return out;
   }
 
