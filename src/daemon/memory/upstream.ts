@@ -1,6 +1,6 @@
 import { planTargets } from '../proxy/plan.js';
 import { resolveTargets } from '../proxy/resolve.js';
-import { chatUrl, joinUrl, targetHeaders, type Target } from '../proxy/target.js';
+import { chatUrl, encodeOptionsFor, joinUrl, targetHeaders, type Target } from '../proxy/target.js';
 import { sendUpstream } from '../proxy/upstream.js';
 import { redactSecrets } from '../providers/mask.js';
 import type { Services } from '../services.js';
@@ -140,7 +140,7 @@ export async function callModel(services: Services, model: string, system: strin
       temperature: 0,
       stream: false,
     };
-    const json = await postJson(t, chatUrl(t, t.format, false), codec.encodeRequest(ir), 120_000);
+    const json = await postJson(t, chatUrl(t, t.format, false), codec.encodeRequest(ir, encodeOptionsFor(t)), 120_000);
     const res = codec.decodeResponse(json);
     return res.parts
       .filter((p): p is { type: 'text'; text: string } => p.type === 'text')

@@ -10,7 +10,7 @@ import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
-import { chatUrl, joinUrl, targetHeaders, type Target } from './target.js';
+import { chatUrl, encodeOptionsFor, joinUrl, targetHeaders, type Target } from './target.js';
 import { planTargets, type Plan } from './plan.js';
 import { HEADER } from '../../shared/headers.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
@@ -131,14 +131,9 @@ function prepare(
   const ir = staged ?? { ...decoded(), model: target.model };
   // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.
   assertResponsesStatePortable(ir, format);
-  const body = upstream.encodeRequest(ir);
-  if (format === 'openai-chat' && target.provider.chatTokenLimit !== 'max_completion_tokens' && body.max_completion_tokens !== undefined) {
-    body.max_tokens = body.max_completion_tokens;
-    delete body.max_completion_tokens;
-  }
   return {
     url: chatUrl(target, format as UpstreamFormat, call.stream),
-    body: JSON.stringify(body),
+    body: JSON.stringify(upstream.encodeRequest(ir, encodeOptionsFor(target))),
     native: false,
     format,
     request: staged ? () => staged : decoded,

@@ -1,4 +1,5 @@
 import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
+import type { UpstreamEncodeOptions } from '../translate/codec.js';
 
 /** One place a request can be sent: a provider, the model id it knows, and the account to use. */
 export interface Target {
@@ -17,6 +18,14 @@ export interface Target {
   format: UpstreamFormat;
   /** The combo entry this target came from (`<comboId>#<index>`), when routed through a combo. */
   comboEntry?: string;
+}
+
+/**
+ * How requests to this target are spelled where servers of one format differ: OpenAI takes
+ * `max_completion_tokens`, every other Chat Completions server `max_tokens` (ProviderDef.chatTokenLimit).
+ */
+export function encodeOptionsFor(target: Target): UpstreamEncodeOptions {
+  return { tokenLimitField: target.provider.chatTokenLimit ?? 'max_tokens' };
 }
 
 /** Joins a base URL and a path without doubling slashes. */

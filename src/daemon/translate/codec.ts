@@ -41,10 +41,16 @@ export interface ClientCodec {
   createStreamEncoder(request: IrRequest, options?: EncodeOptions): StreamEncoder;
 }
 
+/** How the target provider wants a request spelled where servers of one format differ. */
+export interface UpstreamEncodeOptions {
+  /** Chat Completions' output limit field (default `max_completion_tokens`, OpenAI's own name). */
+  tokenLimitField?: 'max_tokens' | 'max_completion_tokens';
+}
+
 /** The upstream side of a format: what we send a provider and how we read its reply. */
 export interface UpstreamCodec {
   format: Exclude<WireFormat, 'openai-completions'>;
-  encodeRequest(request: IrRequest): Record<string, unknown>;
+  encodeRequest(request: IrRequest, options?: UpstreamEncodeOptions): Record<string, unknown>;
   decodeResponse(body: unknown): IrResponse;
   createStreamDecoder(): StreamDecoder;
 }

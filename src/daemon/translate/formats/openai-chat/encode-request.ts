@@ -1,3 +1,4 @@
+import type { UpstreamEncodeOptions } from '../../codec.js';
 import type { IrRequest, IrResponseFormat, IrTool, IrToolChoice } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { budgetToEffort } from '../../util/reasoning.js';
@@ -50,15 +51,15 @@ function addTooling(body: Body, request: IrRequest): void {
 
 /**
  * IR -> Chat Completions request. The limit goes out as `max_completion_tokens` (OpenAI's current name;
- * `max_tokens` is rejected by its reasoning models); the proxy renames it to `max_tokens` for providers
- * other than OpenAI (ProviderDef.chatTokenLimit). Streams always ask for usage, which router needs
+ * `max_tokens` is rejected by its reasoning models) unless `options.tokenLimitField` names `max_tokens`,
+ * which OpenAI-compatible servers take (ProviderDef.chatTokenLimit, via target.ts encodeOptionsFor). Streams always ask for usage, which router needs
  * whether or not the client asked. `top_k` has no equivalent and is dropped.
  */
-export function encodeChatRequest(request: IrRequest): Body {
+export function encodeChatRequest(request: IrRequest, options: UpstreamEncodeOptions = {}): Body {
   const body: Body = { model: request.model, messages: encodeMessages(request) };
   addTooling(body, request);
   const simple: Body = {
-    max_completion_tokens: request.maxTokens,
+    [options.tokenLimitField ?? 'max_completion_tokens']: request.maxTokens,
     temperature: request.temperature,
     top_p: request.topP,
     stop: request.stop?.length ? request.stop : undefined,
