@@ -132,7 +132,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const pending: Uint8Array[] = [];
   const skipping =
     plan.skipText && !encoder && !plan.tap && typeof decoder.skippable === 'function' && typeof decoder.skippedText === 'function' ? decoder : undefined;
-  /** Messages forwarded unparsed after the commit (only text deltas; see StreamPlan.skipDecoder). */
+  /** Messages forwarded unparsed after the commit (only text deltas; see StreamPlan.skipText). */
   const skipped: SseMessage[] = [];
   let skippedChars = 0;
   let committed = false;
@@ -169,8 +169,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       if (committed && skippedChars < SKIP_KEEP_CHARS && skipping?.skippable!(msg)) {
         skipped.push(msg);
         skippedChars += msg.data.length;
-      }
-      else events = events.concat(decoder.push(msg));
+      } else events = events.concat(decoder.push(msg));
     }
     const text = handle(events);
     if (plan.tap) {
