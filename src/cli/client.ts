@@ -97,9 +97,29 @@ export function connectionError(err: unknown, url: string): CliError {
   return new CliError(`cannot reach the router daemon at ${url}: ${code ?? (err as Error).message}`);
 }
 
-/** Turns an error reply into a message a person can act on (never the raw body when it is the standard one). */
+/** `models.0.model` -> `models[0].model`: a field path as a person writes it. */
+export function fieldPath(param: string): string {
+  return param.split('.').reduce((out, seg) => (/^\d+$/.test(seg) ? `${out}[${seg}]` : out ? `${out}.${seg}` : seg), '');
+}
+
+/**
+ * The daemon's validation message as one line that names the field in words: "Invalid field 'models.0':
+ * x" and "x" with param `models.0` both become "models[0]: x" (a body-level problem has no field).
+ */
+export function validationMessage(message: string, param: string | undefined): string {
+  const m = /^Invalid (?:field|query parameter) '([^']*)': (.*)$/s.exec(message);
+  const field = m ? m[1]! : param;
+  const text = m ? m[2]! : message;
+  if (!field || field === 'body' || field === 'query') return text;
+  return `${fieldPath(field)}: ${text}`;
+}
+
+/**
+ * Turns an error reply into one line a person can act on (never the raw body when it is the standard one,
+ * never an internal suffix). A refused validation (400, 422) exits 2 like a local usage error.
+ */
 export function replyError(status: number, text: string, method = '', path = ''): CliError {
-  let message = text.trim() || `HTTP ${status}`;
+  let message = text.trim() || `the daemon answered HTTP ${status}`;
   let param: string | undefined;
   let code: string | undefined;
   try {
@@ -112,21 +132,22 @@ export function replyError(status: number, text: string, method = '', path = '')
   }
   if (status === 401) {
     return new CliError(
-      `not authorized (401): ${message}`,
+      `not authorized: ${message}`,
       1,
       'The CLI proves itself with a token derived from the state folder. Use the same user and --home as the daemon (`router status` shows which one runs).',
+      status,
     );
   }
   if (status === 403) {
     const hint = /loopback/i.test(message)
       ? 'The CLI token is accepted over loopback only: run the CLI on the daemon\'s machine, with --host 127.0.0.1.'
       : undefined;
-    return new CliError(`forbidden (403): ${message}`, 1, hint);
+    return new CliError(`forbidden: ${message}`, 1, hint, status);
   }
   if (status === 404 && code === 'not_found' && /^Not found\.?$/.test(message) && path) {
-    return new CliError(`the daemon has no route ${method} ${path.split('?')[0]} (404); is it older than this CLI (${VERSION})? Try \`router restart\`.`);
+    return new CliError(`the daemon has no route ${method} ${path.split('?')[0]}; is it older than this CLI (${VERSION})? Try \`router restart\`.`, 1, undefined, status);
   }
-  // Validation errors name the field; keep it visible when the message itself does not.
-  const field = status === 400 && param && !message.includes(`'${param}'`) ? ` [field '${param}']` : '';
-  return new CliError(`${message}${field}${/\(HTTP \d+\)$/.test(message) ? '' : ` (HTTP ${status})`}`);
+  if (status === 400 || status === 422) return new CliError(validationMessage(message, param), 2, undefined, status);
+  if (status >= 500) return new CliError(`the daemon failed: ${message}`, 1, undefined, status);
+  return new CliError(message, 1, undefined, status);
 }

@@ -27,7 +27,13 @@ export const processIo: Io = {
 
 /** An error the CLI reports as one line (no stack trace) and turns into an exit code. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1, readonly detail?: string) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+    readonly detail?: string,
+    /** The daemon's HTTP status, when the error is its reply. */
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'CliError';
   }

@@ -1,6 +1,6 @@
 import { deriveCliToken } from '../shared/cli-token.js';
 import { listenUrl, resolveHome, resolveListen, statePaths, type StatePaths } from '../shared/paths.js';
-import { isAlive, readPidFile } from '../daemon/pidfile.js';
+import { isAlive, readPidFile } from '../shared/pidfile.js';
 import type { PidFile } from '../shared/wire.js';
 import { readCliConfig } from './config.js';
 

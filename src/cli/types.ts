@@ -1,16 +1,10 @@
 /**
- * Shapes of management replies the CLI reads, taken from the daemon's own declarations (type-only imports:
- * nothing of the daemon is loaded at run time).
+ * Shapes of management replies the CLI reads. Record shapes shared with the daemon live in src/shared/;
+ * the CLI never imports daemon code (a test walks the import graph to keep it so).
  */
-import type { BreakerState } from '../daemon/routing/breaker.js';
-import type { CooldownView } from '../daemon/routing/cooldowns.js';
-import type { LogEntry, UsageRecord } from '../daemon/usage/record.js';
+import type { BreakerState, CooldownView, LogEntry, UsageRecord } from '../shared/records.js';
 
-export type { ComboModel, ComboRecord } from '../daemon/combos/store.js';
-export type { ProviderNode } from '../daemon/providers/nodes.js';
-export type { Summary, BreakdownRow, Point, ProviderTelemetry } from '../daemon/usage/queries.js';
-export type { WebhookView } from '../daemon/webhooks/store.js';
-export type { LogEntry };
+export type { BreakdownRow, ComboModel, ComboRecord, LogEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView } from '../shared/records.js';
 
 /** A connection as `GET /api/providers` shows it (secrets masked). */
 export interface PublicConnection {

@@ -3,14 +3,19 @@ import { appendFileSync } from 'node:fs';
 import { resolveHome, statePaths } from '../shared/paths.js';
 import { runDaemon } from './main.js';
 
-/** A detached daemon has no terminal: fatal errors go to its log file, synchronously, before exiting. */
-function installFatalHandlers(): void {
+/**
+ * A detached daemon has no terminal: fatal errors go to its log file, synchronously, before exiting (and to
+ * stderr too when it runs in the foreground of `router start --foreground`).
+ */
+function installFatalHandlers(foreground: boolean): void {
   const args = process.argv.slice(2);
   const i = args.indexOf('--home');
   const log = statePaths(resolveHome(i >= 0 ? args[i + 1] : undefined)).log;
   const fatal = (kind: string) => (err: unknown) => {
     try {
-      appendFileSync(log, `${new Date().toISOString()} FATAL ${kind}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      const line = `${new Date().toISOString()} FATAL ${kind}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`;
+      if (foreground) process.stderr.write(line);
+      appendFileSync(log, line);
     } finally {
       process.exit(70);
     }
@@ -19,10 +24,14 @@ function installFatalHandlers(): void {
   process.on('unhandledRejection', fatal('unhandled rejection'));
 }
 
-/** Entry point of the detached daemon process (spawned by `router start`). */
+/**
+ * Entry point of the daemon process, spawned by `router start` (detached) or `router start --foreground`
+ * (a child of the CLI that shares its terminal: `--foreground` echoes the log to stdout).
+ */
 export async function daemonMain(): Promise<void> {
-  installFatalHandlers();
   const args = process.argv.slice(2);
+  const foreground = args.includes('--foreground');
+  installFatalHandlers(foreground);
   const flag = (name: string) => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
@@ -30,7 +39,7 @@ export async function daemonMain(): Promise<void> {
   const nonce = process.env.ROUTER_START_NONCE ?? '';
   delete process.env.ROUTER_START_NONCE;
   const send = (msg: DaemonMessage) => (process.send ? process.send(msg) : undefined);
-  const outcome = await runDaemon({ home: flag('--home'), host: flag('--host'), port: flag('--port') });
+  const outcome = await runDaemon({ home: flag('--home'), host: flag('--host'), port: flag('--port'), foreground });
   if (outcome.kind === 'failed') {
     send({ type: 'error', nonce, message: outcome.message });
     process.exitCode = 1;

@@ -3,9 +3,10 @@ import type { Server as NodeServer } from 'node:http';
 import { serve } from 'h3';
 import { listenUrl, resolveHome, resolveListen, statePaths } from '../shared/paths.js';
 import { VERSION } from '../shared/version.js';
+import { SHUTDOWN_GRACE_MS } from '../shared/wire.js';
 import { bootServices, buildApp, closeServices } from './boot.js';
 import { Logger } from './logger.js';
-import { claimPidFile, releasePidFile, updatePidFile } from './pidfile.js';
+import { claimPidFile, releasePidFile, updatePidFile } from '../shared/pidfile.js';
 import type { Services } from './services.js';
 import { attachLive } from './live/attach.js';
 import { fastPathListener } from './http/fast-path.js';
@@ -98,7 +99,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   const stop = (reason: string) => {
     if (stopping) return;
     log.info('stopping', { reason });
-    stopping = shutdown(node, services, opts.graceMs ?? 10_000)
+    stopping = shutdown(node, services, opts.graceMs ?? SHUTDOWN_GRACE_MS)
       .catch((err) => log.error('error during shutdown', { error: String(err) }))
       .finally(() => {
         releasePidFile(paths.pid, process.pid);

@@ -11,7 +11,23 @@ export interface StatusReply {
   url: string | null;
   version: string | null;
   uptimeSeconds: number | null;
+  /** The daemon's state folder. */
+  home: string | null;
 }
+
+/** `POST /api/system/shutdown`: what the daemon drains before it exits. */
+export interface ShutdownReply {
+  ok: true;
+  pid: number;
+  /** Proxied requests still in flight, and how many of them are streaming. */
+  inFlight: number;
+  openStreams: number;
+  /** How long the daemon lets them finish before it closes their connections. */
+  graceMs: number;
+}
+
+/** How long a stopping daemon lets in-flight requests finish. */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 /** Content of the pid file: enough for the CLI to find the running daemon. */
 export interface PidFile {

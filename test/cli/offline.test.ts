@@ -220,17 +220,22 @@ describe('start-up cost: plain commands never load the TUI stack', () => {
 describe('errors from the daemon, as a person reads them', () => {
   it('403 over a non-loopback address explains the loopback rule', () => {
     const e = replyError(403, JSON.stringify({ error: { message: 'The CLI token is accepted from loopback callers only.', type: 'permission_error', code: 'forbidden' } }));
-    expect(e.message).toBe('forbidden (403): The CLI token is accepted from loopback callers only.');
+    expect(e.message).toBe('forbidden: The CLI token is accepted from loopback callers only.');
     expect(e.detail).toMatch(/run the CLI on the daemon's machine/);
   });
   it('a route this daemon lacks points at a version difference', () => {
     const e = replyError(404, JSON.stringify({ error: { message: 'Not found.', type: 'not_found_error', code: 'not_found' } }), 'GET', '/api/memory?q=x');
-    expect(e.message).toMatch(/^the daemon has no route GET \/api\/memory \(404\); is it older than this CLI/);
+    expect(e.message).toMatch(/^the daemon has no route GET \/api\/memory; is it older than this CLI/);
   });
-  it('a validation error keeps the field visible', () => {
-    const e = replyError(400, JSON.stringify({ error: { message: 'must be a URL', type: 'invalid_request_error', code: 'bad_request', param: 'baseUrl' } }));
-    expect(e.message).toBe("must be a URL [field 'baseUrl'] (HTTP 400)");
-    expect(replyError(502, 'Bad Gateway').message).toBe('Bad Gateway (HTTP 502)');
+  it('a validation error names the field in words, one line, no internal suffix; it exits 2', () => {
+    const body = (message: string, param?: string) => JSON.stringify({ error: { message, type: 'invalid_request_error', code: 'bad_request', ...(param ? { param } : {}) } });
+    const e = replyError(400, body('must be a URL', 'baseUrl'));
+    expect([e.message, e.exitCode]).toEqual(['baseUrl: must be a URL', 2]);
+    expect(replyError(400, body("Unknown model 'x': use <provider>/<model>.", 'models.0')).message).toBe("models[0]: Unknown model 'x': use <provider>/<model>.");
+    expect(replyError(400, body("Invalid field 'models.0.weight': too big", 'models.0.weight')).message).toBe('models[0].weight: too big');
+    expect(replyError(400, body('Invalid field \'body\': Unrecognized key: "x"', 'body')).message).toBe('Unrecognized key: "x"');
+    expect(replyError(404, JSON.stringify({ error: { message: 'API key not found.', type: 'not_found_error', code: 'not_found' } })).message).toBe('API key not found.');
+    expect(replyError(502, 'Bad Gateway').message).toBe('the daemon failed: Bad Gateway');
   });
   it('periods resolve to UTC calendar ranges or spans back from now', () => {
     const now = Date.parse('2025-06-15T10:30:00Z');

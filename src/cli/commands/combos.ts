@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ComboModel, ComboRecord } from '../../daemon/combos/store.js';
+import type { ComboModel, ComboRecord } from '../../shared/records.js';
 import { DaemonClient } from '../client.js';
 import { CliError, table } from '../io.js';
 import { resolveTarget } from '../target.js';

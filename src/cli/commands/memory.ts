@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { MemoryEntry, RetrieveResult } from '../../daemon/memory/types.js';
+import type { MemoryEntry, RetrieveResult } from '../../shared/records.js';
 import { query } from '../client.js';
 import { fit, int, pct } from '../format.js';
 import { CliError, table } from '../io.js';

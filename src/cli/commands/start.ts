@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DAEMON_NODE_FLAGS, daemonEnv } from '../../shared/daemon-flags.js';
 import type { DaemonMessage } from '../../shared/wire.js';
-import { isAlive } from '../../daemon/pidfile.js';
+import { isAlive } from '../../shared/pidfile.js';
 import { DaemonClient } from '../client.js';
 import { CliError, type Io } from '../io.js';
 import { resolveTarget, type CommonOptions, type Target } from '../target.js';
@@ -100,14 +100,20 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Pr
   return { ...(first as DaemonMessage), exited };
 }
 
+/** What `start` prints: `{url, pid}` with --json (plus `alreadyRunning`), else one line. */
+function startedLine(opts: { json?: boolean }, d: { url: string; pid: number }, already: boolean): string {
+  if (opts.json) return JSON.stringify(already ? { url: d.url, pid: d.pid, alreadyRunning: true } : { url: d.url, pid: d.pid });
+  return already ? `router is already running at ${d.url} (pid ${d.pid})` : `router started at ${d.url} (pid ${d.pid})`;
+}
+
 /** Starts the daemon (detached unless --foreground) and returns once it answers /api/health. */
-export async function startCommand(opts: CommonOptions & { foreground?: boolean }, io: Io): Promise<number> {
+export async function startCommand(opts: CommonOptions & { foreground?: boolean; json?: boolean }, io: Io): Promise<number> {
   const target = resolveTarget(opts);
   if (opts.foreground) return runForeground(opts, io);
   return withStartLock(target.paths.startLock, async () => {
     const current = resolveTarget(opts);
     if (current.running) {
-      io.out(`router is already running at ${current.running.url} (pid ${current.running.pid})`);
+      io.out(startedLine(opts, current.running, true));
       return 0;
     }
     const msg = await spawnDaemon(current);
@@ -119,33 +125,64 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean 
       throw new CliError(`could not start: ${msg.message}`, 1, logTail(current));
     }
     if (msg.type === 'already-running') {
-      io.out(`router is already running at ${msg.url} (pid ${msg.pid})`);
+      io.out(startedLine(opts, msg, true));
       return 0;
     }
     const client = new DaemonClient({ ...resolveTarget(opts), url: msg.url }, io.err);
     await client.request('GET', '/api/health');
-    io.out(`router started at ${msg.url} (pid ${msg.pid})`);
+    io.out(startedLine(opts, msg, false));
     return 0;
   });
 }
 
-async function runForeground(opts: CommonOptions, io: Io): Promise<number> {
-  const { runDaemon } = await import('../../daemon/main.js');
-  const outcome = await runDaemon({ ...opts, foreground: true });
-  if (outcome.kind === 'failed') throw new CliError(`could not start: ${outcome.message}`);
-  if (outcome.kind === 'already-running') {
-    io.out(`router is already running at ${outcome.url} (pid ${outcome.pid})`);
-    return 0;
+/**
+ * Runs the daemon's own entry as a child that shares this terminal (its log is echoed to stdout) and waits
+ * for it to end. The child has its own process group, so a Ctrl-C reaches it once, forwarded from here
+ * (twice would skip the graceful stop). The CLI never loads daemon code itself.
+ */
+async function runForeground(opts: CommonOptions & { json?: boolean }, io: Io): Promise<number> {
+  const { spawn } = await import('node:child_process');
+  const target = resolveTarget(opts);
+  const nonce = randomBytes(16).toString('hex');
+  mkdirSync(target.paths.home, { recursive: true, mode: 0o700 });
+  const child = spawn(
+    process.execPath,
+    [...DAEMON_NODE_FLAGS, ENTRY, '--foreground', '--home', target.paths.home, '--host', target.host, '--port', String(target.port)],
+    // With --json, stdout carries the one JSON object; the echoed log goes to stderr instead.
+    { stdio: ['ignore', opts.json ? 2 : 'inherit', 'inherit', 'ipc'], detached: true, env: { ...process.env, ...daemonEnv(), ROUTER_START_NONCE: nonce } },
+  );
+  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => [sig, forward(sig)] as const);
+  for (const [sig, fn] of handlers) process.on(sig, fn);
+  try {
+    const msg = await new Promise<DaemonMessage | undefined>((resolve) => {
+      child.on('message', (m: DaemonMessage) => m?.nonce === nonce && resolve(m));
+      void exited.then(() => resolve(undefined));
+    });
+    if (!msg) throw new CliError(`the router daemon exited during start (code ${await exited}).`, 1, logTail(target));
+    if (msg.type === 'error') {
+      await exited;
+      throw new CliError(`could not start: ${msg.message}`, 1, logTail(target));
+    }
+    if (msg.type === 'already-running') {
+      io.out(opts.json ? JSON.stringify({ url: msg.url, pid: msg.pid, alreadyRunning: true }) : `router is already running at ${msg.url} (pid ${msg.pid})`);
+      await exited;
+      return 0;
+    }
+    io.out(opts.json ? JSON.stringify({ url: msg.url, pid: msg.pid }) : `router running in the foreground at ${msg.url} (pid ${msg.pid}); Ctrl-C stops it`);
+    child.disconnect();
+    return await exited;
+  } finally {
+    for (const [sig, fn] of handlers) process.off(sig, fn);
   }
-  io.out(`router running in the foreground at ${outcome.url} (pid ${outcome.pid}); Ctrl-C stops it`);
-  await outcome.stopped;
-  return 0;
 }
 
 export function register(program: Command, ctx: CommandContext): void {
   withCommon(program.command('start'))
     .description('start the router daemon (detached) and wait until it is ready')
-    .option('--foreground', 'run in this terminal instead of detaching')
+    .option('--foreground', 'run in this terminal instead of detaching (its log is printed here; Ctrl-C stops it)')
+    .option('--json', 'print {url, pid} (and alreadyRunning: true when it was)')
     .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground')
     .action(ctx.run((opts) => startCommand(opts, ctx.io)));
 }

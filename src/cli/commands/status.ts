@@ -1,39 +1,71 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { StatusReply } from '../../shared/wire.js';
+import type { HealthReply, StatusReply } from '../../shared/wire.js';
 import { DaemonClient } from '../client.js';
-import type { Io } from '../io.js';
+import { CliError, type Io } from '../io.js';
 import { resolveTarget, type CommonOptions } from '../target.js';
+import { uptime } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
-const NOT_RUNNING: StatusReply = { running: false, pid: null, url: null, version: null, uptimeSeconds: null };
+/**
+ * What `router status` reports. `accepted: false` is a daemon that answers at the address but refuses this
+ * CLI's token: it serves another state folder or runs as another user.
+ */
+export type StatusView = StatusReply & { accepted: boolean };
 
-function uptime(s: number): string {
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+const NOT_RUNNING: StatusView = { running: false, accepted: false, pid: null, url: null, version: null, uptimeSeconds: null, home: null };
+
+/**
+ * Asks the daemon at the resolved address (pid file, or the defaults when there is none) for its status.
+ * A refused connection is "not running"; a 401/403 is a daemon that runs but does not accept this home's
+ * token, whose version the public health route still tells.
+ */
+export async function readStatus(opts: CommonOptions): Promise<StatusView> {
+  const target = resolveTarget(opts);
+  const client = new DaemonClient(target, () => {});
+  try {
+    const s = await client.request<StatusReply>('GET', '/api/system/status', undefined, 3_000);
+    return { ...s, accepted: true };
+  } catch (err) {
+    const status = (err as CliError).status;
+    if (status !== 401 && status !== 403) return NOT_RUNNING;
+    const health = await client.request<HealthReply>('GET', '/api/health', undefined, 3_000).catch(() => undefined);
+    return { ...NOT_RUNNING, running: true, url: target.url, pid: target.running?.pid ?? null, version: health?.version ?? null };
+  }
 }
 
-/** Prints whether the daemon runs. Exit 0 when running, 1 when not (so scripts can test it). */
-export async function statusCommand(opts: CommonOptions & { json?: boolean }, io: Io): Promise<number> {
-  const target = resolveTarget(opts);
-  let status = NOT_RUNNING;
-  if (target.running) {
-    try {
-      status = await new DaemonClient(target, io.err).request<StatusReply>('GET', '/api/system/status', undefined, 5_000);
-    } catch {
-      status = NOT_RUNNING;
-    }
+function describe(s: StatusView, ownHome: string): string {
+  if (!s.running) return 'router is not running';
+  if (!s.accepted) {
+    return [
+      `a router daemon is running at ${s.url}${s.version ? ` (version ${s.version})` : ''}, but this home's CLI token is not accepted:`,
+      `it serves another --home or runs as another user (this CLI uses ${ownHome}).`,
+    ].join('\n');
   }
-  if (opts.json) io.out(JSON.stringify(status));
-  else if (status.running) {
-    io.out(`router is running at ${status.url} (pid ${status.pid}, version ${status.version}, up ${uptime(status.uptimeSeconds ?? 0)})`);
-  } else io.out('router is not running');
-  return status.running ? 0 : 1;
+  const other = s.home && resolve(s.home) !== resolve(ownHome) ? ` (not ${ownHome})` : '';
+  return [
+    `router is running at ${s.url}`,
+    `  pid      ${s.pid}`,
+    `  version  ${s.version}`,
+    `  home     ${s.home}${other}`,
+    `  up       ${uptime(s.uptimeSeconds ?? 0)}`,
+  ].join('\n');
+}
+
+/**
+ * Prints whether the daemon runs. Exit 0 when it runs and accepts this CLI, 1 otherwise (not running, or
+ * running for another home or user), so `router status && ...` means "the CLI can manage it".
+ */
+export async function statusCommand(opts: CommonOptions & { json?: boolean }, io: Io): Promise<number> {
+  const s = await readStatus(opts);
+  if (opts.json) io.out(JSON.stringify(s));
+  else io.out(describe(s, resolveTarget(opts).paths.home));
+  return s.running && s.accepted ? 0 : 1;
 }
 
 export function register(program: Command, ctx: CommandContext): void {
   examples(withCommon(program.command('status')), ['router status', 'router status --json', 'router status >/dev/null && echo up   # exit 1 when not running'])
-    .description('show whether the daemon is running')
-    .option('--json', 'print {running, pid, url, version, uptimeSeconds}')
+    .description('show whether the daemon is running: URL, pid, version, state folder, uptime')
+    .option('--json', 'print {running, accepted, pid, url, version, uptimeSeconds, home}')
     .action(ctx.run((opts) => statusCommand(opts, ctx.io)));
 }

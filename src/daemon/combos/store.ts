@@ -3,25 +3,9 @@ import { RouterError } from '../http/errors.js';
 import type { ComboStrategy } from '../routing/strategies.js';
 import type { Db } from '../store/db.js';
 
-/** One declared target of a combo: a `<provider>/<model>` or the name of another combo. */
-export interface ComboModel {
-  model: string;
-  /** Relative weight, read only by the `weighted` strategy (missing means 1). */
-  weight?: number;
-}
+import type { ComboModel, ComboRecord } from '../../shared/records.js';
 
-/** A stored combo, as the API returns it. Cached records are frozen: replace, never mutate. */
-export interface ComboRecord {
-  id: string;
-  name: string;
-  strategy: ComboStrategy;
-  /** Declared order, normalized to objects. */
-  models: readonly ComboModel[];
-  /** Per-target timeout in ms; null means the daemon's default. */
-  targetTimeoutMs: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { ComboModel, ComboRecord };
 
 /** What create and update store (already validated by `validateCombo`). */
 export interface ComboInput {

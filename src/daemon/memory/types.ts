@@ -1,68 +1,26 @@
 /** Shared types of the memory engine (spec "Memory entry", "Memory engine status"). */
 
-export const MEMORY_TYPES = ['factual', 'episodic', 'procedural', 'semantic'] as const;
-export type MemoryType = (typeof MEMORY_TYPES)[number];
+import {
+  EMBEDDING_SOURCES,
+  MEMORY_STRATEGIES as STRATEGIES,
+  MEMORY_TYPES,
+  type EmbeddingSourceKind,
+  type MemoryEntry,
+  type MemoryStrategy as Strategy,
+  type MemoryTier as Tier,
+  type MemoryType,
+  type Resolution,
+  type RetrievedMemory,
+  type RetrieveResult,
+  type VectorStoreKind,
+} from '../../shared/records.js';
 
-export const STRATEGIES = ['exact', 'semantic', 'hybrid'] as const;
-export type Strategy = (typeof STRATEGIES)[number];
-
-export const EMBEDDING_SOURCES = ['remote', 'static', 'transformers'] as const;
-export type EmbeddingSourceKind = (typeof EMBEDDING_SOURCES)[number];
-
-export type VectorStoreKind = 'embedded-vec' | 'external-vec' | 'none';
-export type Tier = 'fts5' | 'vector' | 'hybrid-rrf' | 'external-vec';
-
-/** A memory as the API shows it. */
-export interface MemoryEntry {
-  id: string;
-  type: MemoryType;
-  key: string;
-  content: string;
-  sessionId: string | null;
-  /** null = the global pool. */
-  apiKeyId: string | null;
-  metadata: Record<string, unknown>;
-  expiresAt: string | null;
-  /** gpt-tokenizer count of `key: content` (what injection spends). */
-  tokens: number;
-  hitCount: number;
-  lastHitAt: string | null;
-  /** True once folded into a summary: still listed, no longer retrieved. */
-  archived: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+export { EMBEDDING_SOURCES, MEMORY_TYPES, STRATEGIES };
+export type { EmbeddingSourceKind, MemoryEntry, MemoryType, Resolution, RetrievedMemory, RetrieveResult, Strategy, Tier, VectorStoreKind };
 
 /** One scope of retrieval: an API key id, or null for the global pool. */
 export type Scope = string | null;
 
-export interface RetrievedMemory {
-  id: string;
-  type: MemoryType;
-  key: string;
-  content: string;
-  score: number;
-  tokens: number;
-  tier: Tier;
-  vecScore: number | null;
-  ftsScore: number | null;
-}
-
-export interface Resolution {
-  embeddingSource: EmbeddingSourceKind | null;
-  embeddingModel: string | null;
-  vectorStore: VectorStoreKind;
-  strategyUsed: Strategy;
-  rerankApplied: boolean;
-  fallbackReason: string | null;
-}
-
-export interface RetrieveResult {
-  memories: RetrievedMemory[];
-  resolution: Resolution;
-  totalTokensUsed: number;
-  budgetMaxTokens: number;
-}
 
 export interface CacheStats {
   hits: number;

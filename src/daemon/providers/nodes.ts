@@ -2,17 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.js';
 import { bearer, type Credential, type ProviderDef } from './types.js';
 
-export interface ProviderNode {
-  id: string;
-  name: string;
-  prefix: string;
-  type: 'openai-compatible' | 'anthropic-compatible';
-  baseUrl: string;
-  apiType: 'chat' | 'responses';
-  customHeaders: Record<string, string>;
-  createdAt: string;
-  updatedAt: string;
-}
+import type { ProviderNode } from '../../shared/records.js';
+
+export type { ProviderNode };
 
 export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'customHeaders'> & {
   apiType?: ProviderNode['apiType'];

@@ -13,9 +13,9 @@
  */
 import { type Clock, secondsUntil, systemClock } from './clock.js';
 import { type ClassifiedFailure, type FailureKind, isBreakerEligible } from './provider-error.js';
+import type { BreakerState } from '../../shared/records.js';
 
-/** The three breaker states. */
-export type BreakerState = 'closed' | 'open' | 'half-open';
+export type { BreakerState };
 
 /** Tunables; all may be changed at runtime with {@link CircuitBreakers.configure}. */
 export interface BreakerConfig {

@@ -4,22 +4,12 @@
  */
 import { type Clock, secondsUntil, systemClock } from './clock.js';
 import { MAX_RETRY_SECONDS } from './retry-after.js';
+import type { CooldownEntry, CooldownView } from '../../shared/records.js';
 
 /** Model name that cools a connection for every model (e.g. after an auth failure). */
 export const ANY_MODEL = '*';
 
-/** One cooldown; `until` is epoch ms. */
-export interface CooldownEntry {
-  connectionId: string;
-  model: string;
-  until: number;
-  reason: string;
-}
-
-/** A cooldown as listed for the management API, with the seconds left. */
-export interface CooldownView extends CooldownEntry {
-  remainingSeconds: number;
-}
+export type { CooldownEntry, CooldownView };
 
 /** The read side other modules need (account selection); lets them avoid depending on the class. */
 export interface CooldownReader {

@@ -4,19 +4,9 @@
  * targets (a handful) and allocates one array of that size; `priority` allocates nothing.
  */
 
-/** Every combo strategy, in the order the spec lists them. */
-export const COMBO_STRATEGIES = [
-  'priority',
-  'weighted',
-  'round-robin',
-  'random',
-  'least-used',
-  'cost-optimized',
-  'latency-optimized',
-] as const;
+import { COMBO_STRATEGIES, type ComboStrategy } from '../../shared/records.js';
 
-/** A combo strategy name. */
-export type ComboStrategy = (typeof COMBO_STRATEGIES)[number];
+export { COMBO_STRATEGIES, type ComboStrategy };
 
 /** The strategy used when a combo does not name one. */
 export const DEFAULT_COMBO_STRATEGY: ComboStrategy = 'priority';

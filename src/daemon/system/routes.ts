@@ -1,7 +1,7 @@
 import { FastResponse } from 'srvx';
 import { route, json, type RouteDef } from '../http/routes.js';
 import { buildOpenApi } from '../http/openapi.js';
-import type { HealthReply, StatusReply } from '../../shared/wire.js';
+import { SHUTDOWN_GRACE_MS, type HealthReply, type ShutdownReply, type StatusReply } from '../../shared/wire.js';
 
 let openApiCache: { routes: readonly RouteDef[]; doc: string } | undefined;
 
@@ -33,13 +33,14 @@ export const systemRoutes: RouteDef[] = [
     path: '/api/system/status',
     tier: 'management',
     tag: 'system',
-    summary: 'Daemon status: pid, URL, version, uptime',
+    summary: 'Daemon status: pid, URL, version, uptime, state folder',
     handler: ({ services }): StatusReply => ({
       running: true,
       pid: process.pid,
       url: services.listen.url,
       version: services.version,
       uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
+      home: services.paths.home,
     }),
   }),
   route({
@@ -52,7 +53,14 @@ export const systemRoutes: RouteDef[] = [
     handler: ({ services }) => {
       // Answer first, then shut down, so the caller sees the acknowledgement.
       setTimeout(() => services.requestShutdown('shutdown route'), 20);
-      return json(202, { ok: true, pid: process.pid });
+      const reply: ShutdownReply = {
+        ok: true,
+        pid: process.pid,
+        inFlight: services.usage.inflight.count,
+        openStreams: services.usage.inflight.openStreams(),
+        graceMs: SHUTDOWN_GRACE_MS,
+      };
+      return json(202, reply);
     },
   }),
 ];

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.js';
 import { logEntry, type LogEntry, type UsageRow } from './record.js';
+import type { BreakdownRow, Percentiles, Point, ProviderTelemetry, Summary, TokenTotals, Totals } from '../../shared/records.js';
 
 /** A half-open time range [from, to) in unix ms. */
 export interface Range {
@@ -7,34 +8,7 @@ export interface Range {
   to: number;
 }
 
-export interface TokenTotals {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  reasoning: number;
-  total: number;
-}
-
-export interface Totals {
-  /** Proxied attempts (usage rows). */
-  requests: number;
-  /** Attempts with status >= 400. */
-  errors: number;
-  tokens: TokenTotals;
-  costUsd: number;
-  avgLatencyMs: number | null;
-}
-
-export interface Summary extends Totals {
-  from: string;
-  to: string;
-  /** Client requests (distinct trace ids); lower than requests when attempts failed over. */
-  traces: number;
-  streamed: number;
-  /** Rows whose tokens the router estimated. */
-  estimated: number;
-}
+export type { BreakdownRow, Percentiles, Point, ProviderTelemetry, Summary, TokenTotals, Totals };
 
 export type BreakdownBy = 'provider' | 'model' | 'key' | 'connection' | 'endpoint' | 'combo';
 export type Bucket = 'minute' | 'hour' | 'day';
@@ -98,10 +72,7 @@ const GROUP: Record<BreakdownBy, string> = {
   combo: 'combo',
 };
 
-export interface BreakdownRow extends Totals {
-  /** The group's value: provider id, `<provider>/<model>`, API key id, connection id, endpoint or combo; null when unset. */
-  key: string | null;
-}
+
 
 /** Totals per group, most expensive first (then most requests). */
 export function breakdown(db: Db, by: BreakdownBy, range: Range): BreakdownRow[] {
@@ -115,15 +86,7 @@ export function breakdown(db: Db, by: BreakdownBy, range: Range): BreakdownRow[]
   return rows.map((r) => ({ key: r.grp, ...totals(r) }));
 }
 
-export interface Point {
-  /** Start of the bucket (UTC). */
-  t: string;
-  requests: number;
-  errors: number;
-  tokensIn: number;
-  tokensOut: number;
-  costUsd: number;
-}
+
 
 /** Bucketed counts over a range (UTC buckets), zero-filled; filters by provider and model when given. */
 export function timeseries(db: Db, bucket: Bucket, range: Range, filter: { provider?: string; model?: string }): Point[] {
@@ -233,24 +196,7 @@ export function logs(db: Db, q: LogQuery): { logs: LogEntry[]; nextCursor: strin
   return { logs: page.map(logEntry), nextCursor: more ? String(page[page.length - 1]!.id) : null };
 }
 
-export interface Percentiles {
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-}
 
-export interface ProviderTelemetry {
-  provider: string;
-  requests: number;
-  errors: number;
-  errorRate: number;
-  /** Successful attempts: request start to end of reply (streams: last byte). */
-  latencyMs: Percentiles;
-  /** Successful attempts: time waiting on the upstream (streams: until the first content). */
-  upstreamMs: Percentiles;
-  /** Successful non-streamed attempts: latency minus upstream time, the router's own share. */
-  overheadMs: Percentiles;
-}
 
 /** Rows telemetry reads at most (the most recent ones in the window). */
 const TELEMETRY_ROWS = 50_000;

@@ -1,38 +1,6 @@
-/** One proxied attempt, as the usage log stores it and the live channel broadcasts it. */
-export interface UsageRecord {
-  /** Unix ms when the attempt finished. */
-  ts: number;
-  traceId: string;
-  apiKeyId: string | null;
-  endpoint: string;
-  clientFormat: string | null;
-  provider: string;
-  /** Upstream model id (no provider prefix). */
-  model: string;
-  /** What the client named: `<provider>/<model>` or a combo name. */
-  requestedModel: string | null;
-  connectionId: string | null;
-  combo: string | null;
-  status: number;
-  latencyMs: number;
-  upstreamMs: number | null;
-  /** IR convention: tokensIn includes cache reads and writes, tokensOut includes reasoning. */
-  tokensIn: number;
-  tokensOut: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-  costUsd: number;
-  streamed: boolean;
-  /** Tokens were counted by the router because the upstream reported none. */
-  estimated: boolean;
-  finishReason: string | null;
-  error: string | null;
-  userAgent: string | null;
-  forwardedFor: string | null;
-  /** JSON of what request stages reported (compression, guardrails, cache), or null. */
-  notes: string | null;
-}
+import type { LogEntry, UsageRecord } from '../../shared/records.js';
+
+export type { LogEntry, UsageRecord };
 
 /** The row shape of the usage_log table. */
 export interface UsageRow {
@@ -65,8 +33,6 @@ export interface UsageRow {
   notes?: string | null;
 }
 
-/** A request-log entry as the API returns it (`GET /api/logs`). */
-export type LogEntry = { id: number; timestamp: string } & Omit<UsageRecord, 'ts'>;
 
 /** The record as the API and the live channel show it: `timestamp` (ISO 8601) instead of `ts`. */
 export function publicRecord(r: UsageRecord): { timestamp: string } & Omit<UsageRecord, 'ts'> {

@@ -74,7 +74,11 @@ function checkUrl(services: Services, k: WebhookKind, u: string): void {
   try {
     services.webhooks.checkDestination(k, u);
   } catch (err) {
-    if (err instanceof DestinationError) throw badRequest(`Invalid field 'url': ${err.message}`, 'url');
+    if (err instanceof DestinationError) {
+      // Name the switch that allows it, so a refused local receiver is one setting away, not a search.
+      const hint = /not public/.test(err.message) ? '; the setting allowPrivateWebhookDestinations allows private and loopback destinations' : '';
+      throw badRequest(`Invalid field 'url': ${err.message}${hint}`, 'url');
+    }
     throw err;
   }
 }

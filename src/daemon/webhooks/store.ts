@@ -3,28 +3,9 @@ import type { Db } from '../store/db.js';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import { generateSecret, maskSecret } from './signing.js';
 
-/** Where a webhook delivers: a generic receiver, or a chat service's incoming-webhook format. */
-export type WebhookKind = 'custom' | 'slack' | 'discord' | 'telegram';
-export const WEBHOOK_KINDS: readonly WebhookKind[] = ['custom', 'slack', 'discord', 'telegram'];
+import { WEBHOOK_KINDS, type WebhookKind, type WebhookRecord, type WebhookView } from '../../shared/records.js';
 
-/** A webhook as stored, without its secret (the secret is read through `WebhookStore.secretOf`). */
-export interface WebhookRecord {
-  id: string;
-  url: string;
-  kind: WebhookKind;
-  events: string[];
-  enabled: 0 | 1;
-  description: string | null;
-  created_at: string;
-  last_triggered_at: string | null;
-  last_status: number | null;
-  failure_count: number;
-}
-
-/** The API view of a webhook: the record plus its secret (masked, except in the create reply). */
-export interface WebhookView extends WebhookRecord {
-  secret: string;
-}
+export { WEBHOOK_KINDS, type WebhookKind, type WebhookRecord, type WebhookView };
 
 /** Fields accepted on create. */
 export interface WebhookCreate {

@@ -1,5 +1,5 @@
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import type { PidFile } from '../shared/wire.js';
+import type { PidFile } from './wire.js';
 
 /** True when a process with this pid exists (signal 0 checks without signalling). */
 export function isAlive(pid: number): boolean {

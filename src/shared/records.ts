@@ -1,0 +1,256 @@
+/**
+ * Shapes of the records the management API and the live channel carry (usage, resilience, combos, nodes,
+ * webhooks, memory). The daemon builds them and the CLI reads them; both import them from here, so the CLI
+ * never reaches into daemon code for a type.
+ */
+
+/** Every combo strategy, in the order the spec lists them. */
+export const COMBO_STRATEGIES = [
+  'priority',
+  'weighted',
+  'round-robin',
+  'random',
+  'least-used',
+  'cost-optimized',
+  'latency-optimized',
+] as const;
+
+/** A combo strategy name. */
+export type ComboStrategy = (typeof COMBO_STRATEGIES)[number];
+
+/** One declared target of a combo: a `<provider>/<model>` or the name of another combo. */
+export interface ComboModel {
+  model: string;
+  /** Relative weight, read only by the `weighted` strategy (missing means 1). */
+  weight?: number;
+}
+
+/** A stored combo, as the API returns it. Cached records are frozen: replace, never mutate. */
+export interface ComboRecord {
+  id: string;
+  name: string;
+  strategy: ComboStrategy;
+  /** Declared order, normalized to objects. */
+  models: readonly ComboModel[];
+  /** Per-target timeout in ms; null means the daemon's default. */
+  targetTimeoutMs: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A custom OpenAI- or Anthropic-compatible endpoint whose models are `<prefix>/<model>`. */
+export interface ProviderNode {
+  id: string;
+  name: string;
+  prefix: string;
+  type: 'openai-compatible' | 'anthropic-compatible';
+  baseUrl: string;
+  apiType: 'chat' | 'responses';
+  customHeaders: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The three breaker states. */
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** One cooldown; `until` is epoch ms. */
+export interface CooldownEntry {
+  connectionId: string;
+  model: string;
+  until: number;
+  reason: string;
+}
+
+/** A cooldown as listed for the management API, with the seconds left. */
+export interface CooldownView extends CooldownEntry {
+  remainingSeconds: number;
+}
+
+/** One recorded proxied attempt. */
+export interface UsageRecord {
+  /** Unix ms when the attempt finished. */
+  ts: number;
+  traceId: string;
+  apiKeyId: string | null;
+  endpoint: string;
+  clientFormat: string | null;
+  provider: string;
+  /** Upstream model id (no provider prefix). */
+  model: string;
+  /** What the client named: `<provider>/<model>` or a combo name. */
+  requestedModel: string | null;
+  connectionId: string | null;
+  combo: string | null;
+  status: number;
+  latencyMs: number;
+  upstreamMs: number | null;
+  /** IR convention: tokensIn includes cache reads and writes, tokensOut includes reasoning. */
+  tokensIn: number;
+  tokensOut: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  costUsd: number;
+  streamed: boolean;
+  /** Tokens were counted by the router because the upstream reported none. */
+  estimated: boolean;
+  finishReason: string | null;
+  error: string | null;
+  userAgent: string | null;
+  forwardedFor: string | null;
+  /** JSON of what request stages reported (compression, guardrails, cache), or null. */
+  notes: string | null;
+}
+
+/** A request-log entry as the API returns it (`GET /api/logs`). */
+export type LogEntry = { id: number; timestamp: string } & Omit<UsageRecord, 'ts'>;
+
+export interface TokenTotals {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning: number;
+  total: number;
+}
+
+export interface Totals {
+  /** Proxied attempts (usage rows). */
+  requests: number;
+  /** Attempts with status >= 400. */
+  errors: number;
+  tokens: TokenTotals;
+  costUsd: number;
+  avgLatencyMs: number | null;
+}
+
+export interface Summary extends Totals {
+  from: string;
+  to: string;
+  /** Client requests (distinct trace ids); lower than requests when attempts failed over. */
+  traces: number;
+  streamed: number;
+  /** Rows whose tokens the router estimated. */
+  estimated: number;
+}
+
+export interface BreakdownRow extends Totals {
+  /** The group's value: provider id, `<provider>/<model>`, API key id, connection id, endpoint or combo; null when unset. */
+  key: string | null;
+  /** With `by=key`: the key's name (null when the key was deleted or the row has none). */
+  name?: string | null;
+}
+
+export interface Point {
+  /** Start of the bucket (UTC). */
+  t: string;
+  requests: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+}
+
+export interface Percentiles {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface ProviderTelemetry {
+  provider: string;
+  requests: number;
+  errors: number;
+  errorRate: number;
+  /** Successful attempts: request start to end of reply (streams: last byte). */
+  latencyMs: Percentiles;
+  /** Successful attempts: time waiting on the upstream (streams: until the first content). */
+  upstreamMs: Percentiles;
+  /** Successful non-streamed attempts: latency minus upstream time, the router's own share. */
+  overheadMs: Percentiles;
+}
+
+/** Where a webhook delivers: a generic receiver, or a chat service's incoming-webhook format. */
+export type WebhookKind = 'custom' | 'slack' | 'discord' | 'telegram';
+export const WEBHOOK_KINDS: readonly WebhookKind[] = ['custom', 'slack', 'discord', 'telegram'];
+
+/** A webhook as stored, without its secret. */
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  kind: WebhookKind;
+  events: string[];
+  enabled: 0 | 1;
+  description: string | null;
+  created_at: string;
+  last_triggered_at: string | null;
+  last_status: number | null;
+  failure_count: number;
+}
+
+/** The API view of a webhook: the record plus its secret (masked, except in the create reply). */
+export interface WebhookView extends WebhookRecord {
+  secret: string;
+}
+
+export const MEMORY_TYPES = ['factual', 'episodic', 'procedural', 'semantic'] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+
+export const MEMORY_STRATEGIES = ['exact', 'semantic', 'hybrid'] as const;
+export type MemoryStrategy = (typeof MEMORY_STRATEGIES)[number];
+
+export const EMBEDDING_SOURCES = ['remote', 'static', 'transformers'] as const;
+export type EmbeddingSourceKind = (typeof EMBEDDING_SOURCES)[number];
+
+export type VectorStoreKind = 'embedded-vec' | 'external-vec' | 'none';
+export type MemoryTier = 'fts5' | 'vector' | 'hybrid-rrf' | 'external-vec';
+
+/** A memory as the API shows it. */
+export interface MemoryEntry {
+  id: string;
+  type: MemoryType;
+  key: string;
+  content: string;
+  sessionId: string | null;
+  /** null = the global pool. */
+  apiKeyId: string | null;
+  metadata: Record<string, unknown>;
+  expiresAt: string | null;
+  /** gpt-tokenizer count of `key: content` (what injection spends). */
+  tokens: number;
+  hitCount: number;
+  lastHitAt: string | null;
+  /** True once folded into a summary: still listed, no longer retrieved. */
+  archived: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RetrievedMemory {
+  id: string;
+  type: MemoryType;
+  key: string;
+  content: string;
+  score: number;
+  tokens: number;
+  tier: MemoryTier;
+  vecScore: number | null;
+  ftsScore: number | null;
+}
+
+export interface Resolution {
+  embeddingSource: EmbeddingSourceKind | null;
+  embeddingModel: string | null;
+  vectorStore: VectorStoreKind;
+  strategyUsed: MemoryStrategy;
+  rerankApplied: boolean;
+  fallbackReason: string | null;
+}
+
+export interface RetrieveResult {
+  memories: RetrievedMemory[];
+  resolution: Resolution;
+  totalTokensUsed: number;
+  budgetMaxTokens: number;
+}
