@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import type { Server as NodeServer } from 'node:http';
 import { serve } from 'h3';
 import { listenUrl, resolveHome, resolveListen, statePaths } from '../shared/paths.js';
 import { VERSION } from '../shared/version.js';
 import { SHUTDOWN_GRACE_MS } from '../shared/wire.js';
+import { ensureStateFolder, type StateFolderReport } from '../shared/state-folder.js';
 import { bootServices, buildApp, closeServices } from './boot.js';
 import { Logger } from './logger.js';
 import { claimPidFile, releasePidFile, updatePidFile } from '../shared/pidfile.js';
@@ -83,13 +83,17 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   const pidContent = { pid: process.pid, host, port, url: listenUrl(host, port), startedAt: new Date().toISOString(), version: VERSION };
 
   let claim;
+  let folder: StateFolderReport;
   try {
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    // Everything the daemon writes (database and its -wal/-shm, logs, backups, keys) is owner-only.
+    process.umask(0o077);
+    folder = ensureStateFolder(home);
     claim = claimPidFile(paths.pid, pidContent);
   } catch (err) {
     return { kind: 'failed', message: `cannot use the state folder ${home}: ${(err as Error).message}` };
   }
   if (!claim.ok) return { kind: 'already-running', url: claim.holder.url, pid: claim.holder.pid };
+  for (const path of folder.tightened) log.warn('state file was readable by others; now owner-only', { path });
 
   let services: Services;
   let node: NodeServer;

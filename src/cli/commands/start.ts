@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DAEMON_NODE_FLAGS, daemonEnv } from '../../shared/daemon-flags.js';
+import { createStateFolder } from '../../shared/state-folder.js';
 import type { DaemonMessage } from '../../shared/wire.js';
 import { isAlive } from '../../shared/pidfile.js';
 import { DaemonClient } from '../client.js';
@@ -65,7 +66,6 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Pr
   // execa is loaded here only: importing it costs start-up time every other command would pay.
   const { execa } = await import('execa');
   const nonce = randomBytes(16).toString('hex');
-  mkdirSync(target.paths.home, { recursive: true, mode: 0o700 });
   const child = execa(process.execPath, [...DAEMON_NODE_FLAGS, ENTRY, '--home', target.paths.home, '--host', target.host, '--port', String(target.port)], {
     detached: true,
     cleanup: false,
@@ -110,6 +110,13 @@ function startedLine(opts: { json?: boolean }, d: { url: string; pid: number }, 
 export async function startCommand(opts: CommonOptions & { foreground?: boolean; json?: boolean }, io: Io): Promise<number> {
   const target = resolveTarget(opts);
   if (opts.foreground) return runForeground(opts, io);
+  // A first start on a fresh machine: the state folder (and its parents) may not exist yet, and the start
+  // lock lives inside it.
+  try {
+    createStateFolder(target.paths.home);
+  } catch (err) {
+    throw new CliError(`cannot create the state folder ${target.paths.home}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
   return withStartLock(target.paths.startLock, async () => {
     const current = resolveTarget(opts);
     if (current.running) {
@@ -144,7 +151,7 @@ async function runForeground(opts: CommonOptions & { json?: boolean }, io: Io): 
   const { spawn } = await import('node:child_process');
   const target = resolveTarget(opts);
   const nonce = randomBytes(16).toString('hex');
-  mkdirSync(target.paths.home, { recursive: true, mode: 0o700 });
+  createStateFolder(target.paths.home);
   const child = spawn(
     process.execPath,
     [...DAEMON_NODE_FLAGS, ENTRY, '--foreground', '--home', target.paths.home, '--host', target.host, '--port', String(target.port)],
