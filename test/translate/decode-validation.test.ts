@@ -39,15 +39,15 @@ describe('Chat Completions request validation', () => {
     expect(badRequestOf('openai-chat', body).extra?.param).toBe('messages[0].content[0].file');
   });
 
-  it('keeps system and developer text in order and notes fields it cannot carry', () => {
+  it('keeps the opening developer text as the system prompt, a later system message at its place, and notes fields it cannot carry', () => {
     const ir = getClientCodec('openai-chat').decodeRequest({
       model: 'm',
       messages: [{ role: 'developer', content: 'a' }, user, { role: 'system', content: [{ type: 'text', text: 'b' }] }],
       logit_bias: { '1': 2 },
       stop: 'END',
     });
-    expect(ir.system).toEqual([{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }]);
-    expect(ir.messages).toEqual([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }]);
+    expect(ir.system).toEqual([{ type: 'text', text: 'a' }]);
+    expect(ir.messages).toEqual([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }, { role: 'system', parts: [{ type: 'text', text: 'b' }] }]);
     expect(ir.stop).toEqual(['END']);
     expect(ir.dropped).toContain('logit_bias');
   });
@@ -70,7 +70,8 @@ describe('Messages request validation', () => {
     ['missing max_tokens', { model: 'm', messages: [user] }, 'max_tokens'],
     ['missing messages', { model: 'm', max_tokens: 100 }, 'messages'],
     ['empty messages', { ...base, messages: [] }, 'messages'],
-    ['a system role in messages', { ...base, messages: [{ role: 'system', content: 'x' }] }, 'messages[0].role'],
+    ['a tool role in messages', { ...base, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+    ['a user turn without content', { ...base, messages: [{ role: 'user' }] }, 'messages[0].content'],
     ['a tool_result without tool_use_id', { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] }, 'messages[0].content[0].tool_use_id'],
     ['a base64 image without media_type', { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', data: 'x' } }] }] }, 'messages[0].content[0].source.media_type'],
     ['a thinking budget under 1024', { ...base, thinking: { type: 'enabled', budget_tokens: 100 } }, 'thinking.budget_tokens'],

@@ -10,14 +10,14 @@ import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
-import { chatUrl, encodeOptionsFor, joinUrl, targetHeaders, type Target } from './target.js';
+import { chatUrl, encodeOptionsFor, joinUrl, targetHeaders, withRequestHeaders, type Target } from './target.js';
 import { planTargets, type Plan } from './plan.js';
 import { HEADER } from '../../shared/headers.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { circuitOpenError } from '../routing/errors.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange } from './upstream.js';
-import { nativeBody } from './passthrough.js';
+import { nativeBody, nativeHeaders } from './passthrough.js';
 import { redactSecrets } from '../providers/mask.js';
 import { recordOutcome, type Outcome } from './outcome.js';
 import {
@@ -86,9 +86,9 @@ function hasTools(raw: Record<string, unknown>): boolean {
 }
 
 /** Decodes the client request into IR once per call (only needed when translating). */
-function decodeCall(call: ChatCall): IrRequest {
+function decodeCall(call: ChatCall, headers: Headers): IrRequest {
   if (call.clientFormat === 'gemini') return getClientCodec('gemini').decodeRequest({ ...call.raw, model: call.model, stream: call.stream });
-  return getClientCodec(call.clientFormat).decodeRequest(call.raw);
+  return getClientCodec(call.clientFormat).decodeRequest(call.raw, headers);
 }
 
 interface Prepared {
@@ -96,6 +96,8 @@ interface Prepared {
   body: string;
   native: boolean;
   format: UpstreamFormat | 'openai-completions';
+  /** Headers this request needs beyond the target's own (the client's Anthropic beta flags). */
+  headers?: Record<string, string>;
   /** The decoded client request (decoded lazily, once per call); the staged one when stages ran. */
   request: () => IrRequest;
   /** Stages that see this request (empty on the fast path). */
@@ -125,7 +127,8 @@ function prepare(
   }
   if (format === call.clientFormat && !staged) {
     const url = format === 'openai-completions' ? joinUrl(target.baseUrl, 'completions') : chatUrl(target, format as UpstreamFormat, call.stream);
-    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, request: decoded, stages, stageCtx, capture };
+    const headers = nativeHeaders(call, stageCtx.requestHeaders);
+    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };
   }
   const upstream = getUpstreamCodec(format as UpstreamFormat);
   const ir = staged ?? { ...decoded(), model: target.model };
@@ -136,6 +139,7 @@ function prepare(
     body: JSON.stringify(upstream.encodeRequest(ir, encodeOptionsFor(target))),
     native: false,
     format,
+    headers: upstream.requestHeaders?.(ir),
     request: staged ? () => staged : decoded,
     stages,
     stageCtx,
@@ -246,7 +250,7 @@ async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, trace
     clientIp: ctx.auth.remoteAddress,
   });
   let ir: IrRequest | undefined;
-  const decoded = () => (ir ??= decodeCall(call));
+  const decoded = () => (ir ??= decodeCall(call, ctx.event.req.headers));
   const deadline = t0 + services.settings.get().requestDeadlineMs;
   let last: { error: AttemptError; format: string } | undefined;
   let refused: RouterError | undefined;
@@ -372,7 +376,7 @@ async function attempt(
 ): Promise<ChatReply | DirectStream> {
   let timedOut = false;
   const tSend = performance.now();
-  const headers = upstreamHeaders(target, call.stream);
+  const headers = withRequestHeaders(upstreamHeaders(target, call.stream), prepared.headers);
   prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
   const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body });
   // Per-target timeout: time to first content for streams, the whole reply otherwise.

@@ -3,7 +3,7 @@ import type { RouteContext } from '../http/routes.js';
 import { getClientCodec } from '../translate/registry.js';
 import type { IrRequest } from '../translate/ir.js';
 import { resolveTargets } from './resolve.js';
-import { joinUrl, targetHeaders } from './target.js';
+import { joinUrl, targetHeaders, withRequestHeaders } from './target.js';
 import { sendUpstream } from './upstream.js';
 
 let tokenizer: Promise<(text: string) => number[]> | undefined;
@@ -41,7 +41,9 @@ export async function countTokens(ctx: RouteContext, format: 'anthropic' | 'gemi
     const url =
       format === 'anthropic' ? joinUrl(target.baseUrl, 'messages/count_tokens') : joinUrl(target.baseUrl, `models/${target.model}:countTokens`);
     const body = format === 'anthropic' ? { ...raw, model: target.model } : (({ model: _m, ...rest }) => rest)(raw);
-    const reply = await sendUpstream({ url, headers: targetHeaders(target), body: JSON.stringify(body) });
+    const beta = format === 'anthropic' ? ctx.event.req.headers.get('anthropic-beta') : null;
+    const headers = withRequestHeaders(targetHeaders(target), beta ? { 'anthropic-beta': beta } : undefined);
+    const reply = await sendUpstream({ url, headers, body: JSON.stringify(body) });
     const text = await reply.text(1024 * 1024);
     return new FastResponse(text, {
       status: reply.statusCode,
@@ -50,7 +52,7 @@ export async function countTokens(ctx: RouteContext, format: 'anthropic' | 'gemi
   }
   const ir =
     format === 'anthropic'
-      ? getClientCodec('anthropic').decodeRequest({ max_tokens: 1, ...raw })
+      ? getClientCodec('anthropic').decodeRequest({ max_tokens: 1, ...raw }, ctx.event.req.headers)
       : getClientCodec('gemini').decodeRequest({ ...raw, stream: false });
   const tokens = await estimateTokens(ir);
   return format === 'anthropic' ? { input_tokens: tokens } : { totalTokens: tokens };

@@ -23,3 +23,13 @@ export function nativeBody(call: ChatCall, target: Target): Record<string, unkno
   }
   return body;
 }
+
+/**
+ * Client headers a same-format upstream needs: Anthropic's `anthropic-beta` flags, which gate body fields
+ * (context_management, mid-conversation system messages...) and header-only features.
+ */
+export function nativeHeaders(call: ChatCall, headers: Headers): Record<string, string> | undefined {
+  if (call.clientFormat !== 'anthropic') return undefined;
+  const beta = headers.get('anthropic-beta');
+  return beta ? { 'anthropic-beta': beta } : undefined;
+}

@@ -57,3 +57,16 @@ export function targetHeaders(target: Target, accept?: string): Record<string, s
   Object.assign(h, target.provider.authHeaders(target.credential));
   return h;
 }
+
+/**
+ * A target's headers plus a request's own (never mutating the shared target headers). `anthropic-beta`
+ * lists are joined, so a provider's own flag (the OAuth beta) and the client's flags all reach Anthropic.
+ */
+export function withRequestHeaders(base: Record<string, string>, extra: Record<string, string> | undefined): Record<string, string> {
+  if (!extra || Object.keys(extra).length === 0) return base;
+  const out = { ...base, ...extra };
+  const own = base['anthropic-beta'];
+  const more = extra['anthropic-beta'];
+  if (own && more) out['anthropic-beta'] = [...new Set([...own.split(','), ...more.split(',')].map((b) => b.trim()).filter(Boolean))].join(',');
+  return out;
+}

@@ -35,8 +35,11 @@ export interface StreamDecoder {
 /** The client side of a format: what a client sends us and what it expects back. */
 export interface ClientCodec {
   format: WireFormat;
-  /** Parses and validates a client body into IR. Throws a 400 RouterError on invalid input. */
-  decodeRequest(body: unknown): IrRequest;
+  /**
+   * Parses and validates a client body into IR. Throws a 400 RouterError on invalid input. `headers` are the
+   * client's request headers, for the formats that read some (Anthropic `anthropic-beta`).
+   */
+  decodeRequest(body: unknown, headers?: Headers): IrRequest;
   encodeResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): unknown;
   createStreamEncoder(request: IrRequest, options?: EncodeOptions): StreamEncoder;
 }
@@ -51,6 +54,8 @@ export interface UpstreamEncodeOptions {
 export interface UpstreamCodec {
   format: Exclude<WireFormat, 'openai-completions'>;
   encodeRequest(request: IrRequest, options?: UpstreamEncodeOptions): Record<string, unknown>;
+  /** Headers the encoded request needs beyond the provider's own (Anthropic's beta flags); optional. */
+  requestHeaders?(request: IrRequest): Record<string, string>;
   decodeResponse(body: unknown): IrResponse;
   createStreamDecoder(): StreamDecoder;
 }

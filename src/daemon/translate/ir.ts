@@ -96,11 +96,18 @@ export type IrPart =
   | ToolResultPart
   | RefusalPart;
 
-/** System prompts live in `IrRequest.system`, never as messages. Tool results travel in `tool` messages. */
+/**
+ * One turn of the conversation. Tool results travel in `tool` messages. The system prompt that opens a
+ * conversation lives in `IrRequest.system`; a system (or developer) message the client placed later stays a
+ * `system` message at its position (text parts only), and each encoder writes it at that place the way its
+ * format can (see `util/system.ts`).
+ */
 export interface IrMessage {
-  role: 'user' | 'assistant' | 'tool';
+  role: 'user' | 'assistant' | 'tool' | 'system';
   parts: IrPart[];
   name?: string;
+  /** A `system` message the client sent as OpenAI's `developer` role (encoders that know the role keep it). */
+  developer?: boolean;
 }
 
 export interface FunctionTool {
@@ -169,6 +176,11 @@ export interface IrRequest {
   legacy?: { prompt: string; suffix?: string; echo?: boolean };
   /** Fields of the client request that could not be expressed in the target format (for logs/debugging). */
   dropped?: string[];
+  /**
+   * Anthropic beta flags the client asked for (`anthropic-beta` header), in order. The Anthropic upstream
+   * codec forwards them and uses the features they enable (mid-conversation system messages...).
+   */
+  betas?: string[];
   /**
    * Client request fields only the client's own wire format can express (Responses `store`, `include`,
    * `previous_response_id`; Gemini `safetySettings`, `cachedContent`...), keyed by their wire names. The

@@ -2,7 +2,10 @@ import type { IrMessage, IrReasoning, IrRequest, IrTool, IrToolChoice, TextPart 
 import { noteDropped } from '../../util/dropped.js';
 import { parseAt, parseBody } from '../../util/validate.js';
 import { cacheOf, decodeTurn } from './decode-content.js';
-import { customToolSchema, messagesRequestSchema, type MessagesRequest } from './schema.js';
+import { splitLeadingSystem } from '../../util/system.js';
+import { blockSchemas, customToolSchema, messagesRequestSchema, type MessagesRequest } from './schema.js';
+
+const textBlockSchema = blockSchemas.text;
 
 function decodeSystem(system: MessagesRequest['system']): TextPart[] {
   if (system == null) return [];
@@ -47,16 +50,57 @@ function decodeReasoning(req: MessagesRequest): IrReasoning | undefined {
   return Object.keys(r).length ? r : undefined;
 }
 
-function decodeMessages(req: MessagesRequest, ir: IrRequest): IrMessage[] {
-  const names = new Map<string, string>();
-  return req.messages.flatMap((m, i) => decodeTurn(m.role, m.content, `messages[${i}].content`, ir, names));
+/** A mid-conversation system message: its text blocks (tool addition/removal blocks have no IR form). */
+function decodeSystemTurn(m: MessagesRequest['messages'][number], param: string, ir: IrRequest): IrMessage[] {
+  for (const field of ['clear_at', 'output_config']) if ((m as Record<string, unknown>)[field] != null) noteDropped(ir, `system message ${field}`);
+  if (m.content == null) return [];
+  const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+  const parts = blocks.flatMap((raw, i): TextPart[] => {
+    if (raw.type !== 'text') {
+      noteDropped(ir, `system message block ${raw.type}`);
+      return [];
+    }
+    const block = parseAt(textBlockSchema, raw, `${param}[${i}]`);
+    return block.text === '' ? [] : [{ type: 'text', text: block.text, ...cacheOf(block.cache_control) }];
+  });
+  return parts.length ? [{ role: 'system', parts }] : [];
 }
 
-/** Decodes and validates a Messages request into IR; throws a 400 on invalid input. */
-export function decodeMessagesRequest(body: unknown): IrRequest {
+function decodeMessages(req: MessagesRequest, ir: IrRequest): IrMessage[] {
+  const names = new Map<string, string>();
+  return req.messages.flatMap((m, i) => {
+    const param = `messages[${i}].content`;
+    if (m.role === 'system') return decodeSystemTurn(m, param, ir);
+    return decodeTurn(m.role, m.content ?? '', param, ir, names);
+  });
+}
+
+/**
+ * Request fields only a Messages upstream understands (several gated by a beta the client names in
+ * `anthropic-beta`): kept for an Anthropic upstream (IrRequest.passthrough), ignored by the others.
+ */
+const ANTHROPIC_ONLY_FIELDS = ['service_tier', 'container', 'mcp_servers', 'context_management'];
+
+/** The flags of `anthropic-beta` headers (comma-separated, possibly repeated), in order, without duplicates. */
+export function betaFlags(headers: Headers | undefined): string[] {
+  const raw = headers?.get('anthropic-beta');
+  if (!raw) return [];
+  return [...new Set(raw.split(',').map((b) => b.trim()).filter(Boolean))];
+}
+
+/**
+ * Decodes and validates a Messages request into IR; throws a 400 on invalid input. `headers` supplies the
+ * client's `anthropic-beta` flags (IrRequest.betas). System messages that open `messages` join the system
+ * prompt; later ones stay at their position.
+ */
+export function decodeMessagesRequest(body: unknown, headers?: Headers): IrRequest {
   const req = parseBody(messagesRequestSchema, body);
   const ir: IrRequest = { model: req.model, system: decodeSystem(req.system), messages: [], stream: req.stream === true };
-  ir.messages = decodeMessages(req, ir);
+  const { system, messages } = splitLeadingSystem(decodeMessages(req, ir));
+  ir.system.push(...system);
+  ir.messages = messages;
+  const betas = betaFlags(headers);
+  if (betas.length) ir.betas = betas;
   const format = req.output_config?.format;
   const fields: Partial<IrRequest> = {
     tools: decodeTools(req.tools),
@@ -74,9 +118,9 @@ export function decodeMessagesRequest(body: unknown): IrRequest {
   };
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) (ir as unknown as Record<string, unknown>)[key] = value;
   if (req.output_config?.effort === 'max') noteDropped(ir, 'output_config.effort=max (sent as xhigh)');
-  for (const field of ['service_tier', 'container', 'mcp_servers', 'context_management']) {
-    if ((req as Record<string, unknown>)[field] != null) noteDropped(ir, field);
-  }
+  const only: Record<string, unknown> = {};
+  for (const field of ANTHROPIC_ONLY_FIELDS) if ((req as Record<string, unknown>)[field] != null) only[field] = (req as Record<string, unknown>)[field];
+  if (Object.keys(only).length) ir.passthrough = { format: 'anthropic', fields: only };
   return ir;
 }
 

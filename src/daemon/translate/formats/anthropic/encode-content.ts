@@ -94,13 +94,15 @@ function content(parts: IrPart[], request: IrRequest): string | Block[] {
 /**
  * IR messages -> Messages turns. `tool` messages become user turns of `tool_result` blocks, and adjacent
  * turns of one role are merged (tool results and the user's next words share one user turn, results first).
+ * `system` messages stay `system` turns at their place: callers fold them first when the client did not ask
+ * for the mid-conversation system beta (util/system.ts).
  */
 export function encodeTurns(messages: IrMessage[], request: IrRequest): Block[] {
-  const out: Array<{ role: 'user' | 'assistant'; parts: IrPart[] }> = [];
+  const out: Array<{ role: 'user' | 'assistant' | 'system'; parts: IrPart[] }> = [];
   for (const m of messages) {
-    const role = m.role === 'assistant' ? 'assistant' : 'user';
+    const role = m.role === 'assistant' || m.role === 'system' ? m.role : 'user';
     const last = out[out.length - 1];
-    if (last?.role === role) last.parts.push(...m.parts);
+    if (last?.role === role && role !== 'system') last.parts.push(...m.parts);
     else out.push({ role, parts: [...m.parts] });
   }
   return out.map((t) => ({ role: t.role, content: content(t.parts, request) }));

@@ -1,6 +1,7 @@
 import type { IrReasoning, IrRequest, IrTool } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { effortToBudget } from '../../util/reasoning.js';
+import { foldSystemMessages } from '../../util/system.js';
 import { cacheControl, encodeTurns } from './encode-content.js';
 
 type Body = Record<string, unknown>;
@@ -91,12 +92,30 @@ function maxTokens(request: IrRequest, thinking: Body | undefined): number {
   return budget >= DEFAULT_MAX_TOKENS ? budget + DEFAULT_MAX_TOKENS : DEFAULT_MAX_TOKENS;
 }
 
+/** The beta that lets a Messages request carry `role: "system"` turns after the first message. */
+export const MID_CONVERSATION_SYSTEM_BETA = 'mid-conversation-system-';
+
+/** Whether system messages may stay at their position: only when the client itself asked for the beta. */
+function positionalSystem(request: IrRequest): boolean {
+  return request.betas?.some((b) => b.startsWith(MID_CONVERSATION_SYSTEM_BETA)) ?? false;
+}
+
+/**
+ * The headers a Messages request needs beyond the provider's own: the client's `anthropic-beta` flags, whole
+ * (they gate body fields such as context_management, interleaved thinking or mid-conversation system
+ * messages, and header-only features such as a longer context). Only Anthropic clients have any.
+ */
+export function messagesRequestHeaders(request: IrRequest): Record<string, string> {
+  return request.betas?.length ? { 'anthropic-beta': request.betas.join(',') } : {};
+}
+
 /**
  * Chat Completions accepts a conversation made of system/developer messages only; Messages requires at
  * least one turn. Such a system prompt is sent as the user turn, which is how those models read it anyway.
  */
 function conversation(request: IrRequest): { messages: Body[]; system: string | Body[] | undefined } {
-  if (request.messages.length || !request.system.length) return { messages: encodeTurns(request.messages, request), system: encodeSystem(request) };
+  const turns = positionalSystem(request) ? request.messages : foldSystemMessages(request.messages);
+  if (turns.length || !request.system.length) return { messages: encodeTurns(turns, request), system: encodeSystem(request) };
   return { messages: encodeTurns([{ role: 'user', parts: request.system }], request), system: undefined };
 }
 
@@ -117,5 +136,6 @@ export function encodeMessagesRequest(request: IrRequest): Body {
   if (request.stop?.length) body.stop_sequences = request.stop;
   if (request.user) body.metadata = { user_id: request.user };
   if (request.stream) body.stream = true;
+  if (request.passthrough?.format === 'anthropic') Object.assign(body, request.passthrough.fields);
   return body;
 }

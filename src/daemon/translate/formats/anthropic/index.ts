@@ -1,7 +1,7 @@
 import type { ClientCodec, UpstreamCodec } from '../../codec.js';
 import { decodeMessagesRequest } from './decode-request.js';
 import { decodeMessagesResponse } from './decode-response.js';
-import { encodeMessagesRequest } from './encode-request.js';
+import { encodeMessagesRequest, messagesRequestHeaders } from './encode-request.js';
 import { encodeMessagesResponse } from './encode-response.js';
 import { MessagesStreamDecoder } from './stream-decoder.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
@@ -18,6 +18,7 @@ export const anthropicClient: ClientCodec = {
 export const anthropicUpstream: UpstreamCodec = {
   format: 'anthropic',
   encodeRequest: encodeMessagesRequest,
+  requestHeaders: messagesRequestHeaders,
   decodeResponse: decodeMessagesResponse,
   createStreamDecoder: () => new MessagesStreamDecoder(),
 };

@@ -57,10 +57,18 @@ export type AnthropicDocumentBlock = z.infer<typeof documentBlock>;
 export type AnthropicCacheControl = z.infer<typeof cacheControl>;
 
 const anyBlock = z.looseObject({ type: z.string().min(1) });
-const messageSchema = z.looseObject({
-  role: z.enum(['user', 'assistant']),
-  content: z.union([z.string(), z.array(anyBlock)]),
-});
+/**
+ * A turn. `system` is the mid-conversation system message (beta `mid-conversation-system-2026-04-07`, sent by
+ * Claude Code 2.1 for non-Claude model names); only it may omit `content`.
+ */
+const messageSchema = z
+  .looseObject({
+    role: z.enum(['user', 'assistant', 'system']),
+    content: z.union([z.string(), z.array(anyBlock)]).optional(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.role !== 'system' && m.content === undefined) ctx.addIssue({ code: 'custom', path: ['content'], message: 'Required: a string or an array of content blocks' });
+  });
 
 /** A custom tool (has `input_schema`); any other typed tool is a server/built-in tool kept raw. */
 export const customToolSchema = z.looseObject({

@@ -1,6 +1,7 @@
 import type { IrReasoning, IrRequest, IrToolChoice } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { assertResponsesStatePortable } from '../openai-responses/passthrough.js';
+import { foldSystemMessages } from '../../util/system.js';
 import { encodeContents } from './encode-contents.js';
 
 /**
@@ -83,7 +84,8 @@ function noteUnsupported(request: IrRequest): void {
 export function encodeGeminiRequest(request: IrRequest): Record<string, unknown> {
   assertResponsesStatePortable(request, 'gemini');
   noteUnsupported(request);
-  const body: Record<string, unknown> = { contents: encodeContents(request.messages, request) };
+  // Gemini has no system role in `contents`: later system messages become marked user text (util/system.ts).
+  const body: Record<string, unknown> = { contents: encodeContents(foldSystemMessages(request.messages), request) };
   const system = request.system.map((p) => ({ text: p.text }));
   // Gemini rejects empty `contents`: a conversation that is only a system prompt sends it as the user turn.
   if (!(body.contents as unknown[]).length && system.length) body.contents = [{ role: 'user', parts: system }];

@@ -1,6 +1,7 @@
 import type { IrMessage, IrPart, TextPart, ToolResultPart } from '../../ir.js';
 import { badRequest } from '../../../http/errors.js';
 import { sourceFromUrl } from '../../util/media.js';
+import { splitLeadingSystem } from '../../util/system.js';
 import type { ChatAssistantMessage, ChatMessage, ChatThinkingBlock, ChatUserPart } from './schema.js';
 
 /** The conversation of a Chat Completions request, split the IR way: system text apart from the turns. */
@@ -70,25 +71,28 @@ function userParts(content: string | ChatUserPart[], param: string): IrPart[] {
 }
 
 /**
- * Converts `messages`. System and developer messages are hoisted into `system` (in order); consecutive
+ * Converts `messages`. System and developer messages that open the conversation are its system prompt;
+ * later ones stay `system` messages at their position (util/system.ts); consecutive
  * `tool` messages become one IR `tool` message; tool results get their tool's name from the assistant
  * call with the same id, since Chat Completions does not repeat it and Gemini needs it.
  */
 export function decodeMessages(input: ChatMessage[]): DecodedConversation {
-  const system: TextPart[] = [];
   const messages: IrMessage[] = [];
   const toolNames = new Map<string, string>();
   input.forEach((m, i) => {
     const param = `messages[${i}].content`;
     const name = 'name' in m && typeof m.name === 'string' && m.name ? { name: m.name } : {};
-    if (m.role === 'system' || m.role === 'developer') system.push(...textParts(m.content));
+    if (m.role === 'system' || m.role === 'developer') {
+      const parts = textParts(m.content);
+      if (parts.length) messages.push({ role: 'system', parts, ...(m.role === 'developer' ? { developer: true } : {}) });
+    }
     else if (m.role === 'user') messages.push({ role: 'user', parts: userParts(m.content, param), ...name });
     else if (m.role === 'assistant') {
       for (const c of m.tool_calls ?? []) toolNames.set(c.id, c.function.name);
       messages.push({ role: 'assistant', parts: decodeAssistant(m), ...name });
     } else if (m.role === 'tool') appendToolResult(messages, toolResult(m.tool_call_id, m.content, toolNames));
   });
-  return { system, messages };
+  return splitLeadingSystem(messages);
 }
 
 function toolResult(id: string, content: string | Array<{ text: string }>, names: Map<string, string>): ToolResultPart {

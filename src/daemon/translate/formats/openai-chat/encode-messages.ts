@@ -1,6 +1,7 @@
 import type { DocumentPart, ImagePart, IrMessage, IrPart, IrRequest, TextPart, ToolResultPart } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { dataUrl } from '../../util/media.js';
+import { systemText } from '../../util/system.js';
 
 type ChatPart = Record<string, unknown>;
 type ChatMessageOut = Record<string, unknown>;
@@ -91,11 +92,20 @@ export function systemMessage(system: TextPart[]): ChatMessageOut[] {
   return [{ role: 'system', content: system.map((p) => ({ type: 'text', text: p.text })) }];
 }
 
+/** A system message later in the conversation, at its place, in the role the client gave it. */
+function positionalSystem(message: IrMessage): ChatMessageOut {
+  const text = systemText(message.parts);
+  const only = text[0];
+  const content = text.length === 1 && only ? only.text : text.map((p) => ({ type: 'text', text: p.text }));
+  return { role: message.developer ? 'developer' : 'system', content };
+}
+
 /** IR conversation -> Chat Completions `messages`. */
 export function encodeMessages(request: IrRequest): ChatMessageOut[] {
   const out = systemMessage(request.system);
   for (const m of request.messages) {
-    if (m.role === 'assistant') out.push(assistantMessage(m, request));
+    if (m.role === 'system') out.push(positionalSystem(m));
+    else if (m.role === 'assistant') out.push(assistantMessage(m, request));
     else if (m.role === 'tool') out.push(...toolMessages(m, request));
     else out.push({ role: 'user', content: userContent(m.parts, request), ...(m.name ? { name: m.name } : {}) });
   }

@@ -1,6 +1,7 @@
 import type { IrMessage, IrPart, IrRequest, TextPart, ThinkingPart, ToolResultPart } from '../../ir.js';
 import { badRequest } from '../../../http/errors.js';
 import { noteDropped } from '../../util/dropped.js';
+import { splitLeadingSystem } from '../../util/system.js';
 import { decodeContent, decodeToolOutput, systemText } from './decode-content.js';
 import {
   functionCallItemSchema,
@@ -57,7 +58,10 @@ class InputBuilder {
   private message(raw: Record<string, unknown>, param: string): void {
     const item = parseAt(messageItemSchema, raw, param);
     const parts = decodeContent(item.content, `${param}.content`);
-    if (item.role === 'system' || item.role === 'developer') this.system.push(...systemText(parts));
+    if (item.role === 'system' || item.role === 'developer') {
+      const text = systemText(parts);
+      if (text.length) this.messages.push({ role: 'system', parts: text, ...(item.role === 'developer' ? { developer: true } : {}) });
+    }
     else if (item.role === 'assistant') for (const part of parts) this.push('assistant', part);
     else this.messages.push({ role: 'user', parts });
   }
@@ -87,8 +91,9 @@ class InputBuilder {
 }
 
 /**
- * Converts `instructions` + `input` into IR system parts and messages. System and developer messages are
- * hoisted into `system` after `instructions` (IR keeps no system turns); tool results get their tool's
+ * Converts `instructions` + `input` into IR system parts and messages. System and developer messages that
+ * open the input join `instructions` as the system prompt; later ones stay at their position (IR `system`
+ * messages, util/system.ts); tool results get their tool's
  * name from the earlier `function_call` with the same `call_id` (Gemini needs it).
  */
 export function decodeInput(
@@ -100,5 +105,6 @@ export function decodeInput(
   if (instructions) builder.system.push({ type: 'text', text: instructions });
   if (typeof input === 'string') builder.messages.push({ role: 'user', parts: [{ type: 'text', text: input }] });
   else (input ?? []).forEach((item, i) => builder.item(item, `input[${i}]`));
-  return { system: builder.system, messages: builder.messages };
+  const { system, messages } = splitLeadingSystem(builder.messages);
+  return { system: [...builder.system, ...system], messages };
 }

@@ -1,5 +1,6 @@
 import type { DocumentPart, ImagePart, IrMessage, IrPart, ThinkingPart, ToolResultPart } from '../../ir.js';
 import { dataUrl } from '../../util/media.js';
+import { systemText } from '../../util/system.js';
 
 type Item = Record<string, unknown>;
 
@@ -86,7 +87,10 @@ function assistantItems(message: IrMessage): Item[] {
 export function encodeInput(messages: IrMessage[]): Item[] {
   const items: Item[] = [];
   for (const message of messages) {
-    if (message.role === 'assistant') items.push(...assistantItems(message));
+    if (message.role === 'system') {
+      const content = systemText(message.parts).map((p) => ({ type: 'input_text', text: p.text }));
+      items.push({ type: 'message', role: message.developer ? 'developer' : 'system', content });
+    } else if (message.role === 'assistant') items.push(...assistantItems(message));
     else if (message.role === 'tool') {
       for (const part of message.parts) if (part.type === 'tool_result') items.push(toolOutput(part));
     } else {
