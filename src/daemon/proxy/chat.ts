@@ -392,7 +392,8 @@ async function attempt(
     });
     const upstreamHeadersMs = performance.now() - tSend;
     if (reply.statusCode >= 400) {
-      const text = await reply.text(1024 * 1024).catch(() => '');
+      // The first MiB of an error body is plenty to report it; the rest is not read.
+      const text = await reply.textUpTo(1024 * 1024);
       prepared.capture?.upstreamResponse(reply.statusCode, reply.headers, text);
       // Upstreams quote a refused key in their error text; it must never reach the client whole.
       throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);

@@ -17,6 +17,8 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
   const targets = resolveTargets(ctx.services, raw.model);
   if (raw.input === undefined) throw badRequest("The 'input' field is required.", 'input');
   let last: AttemptError | undefined;
+  // The request deadline covers the whole call, reply body included, whatever state its reader is in.
+  const deadline = AbortSignal.timeout(ctx.services.settings.get().requestDeadlineMs);
   for (const target of targets) {
     if (!target.provider.endpoints?.embeddings) {
       throw badRequest(`Provider '${target.provider.id}' has no embeddings endpoint.`, 'model');
@@ -27,11 +29,17 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
         url: joinUrl(target.baseUrl, 'embeddings'),
         headers: { ...targetHeaders(target, 'application/json'), 'accept-encoding': 'identity' },
         body: JSON.stringify({ ...raw, model: target.model }),
+        signal: deadline,
       }).catch((err) => {
-        throw networkAttemptError(err, false);
+        throw networkAttemptError(err, deadline.aborted);
       });
-      const text = await reply.text();
-      if (reply.statusCode >= 400) throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
+      if (reply.statusCode >= 400) {
+        const error = await reply.textUpTo(1024 * 1024);
+        throw httpAttemptError(reply.statusCode, redactSecrets(error, Object.values(target.credential)), reply.headers);
+      }
+      const text = await reply.text().catch((err) => {
+        throw networkAttemptError(err, deadline.aborted);
+      });
       const upstreamMs = performance.now() - tSend;
       return new FastResponse(text, {
         headers: {

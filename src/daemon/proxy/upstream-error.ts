@@ -45,12 +45,37 @@ export function networkAttemptError(err: unknown, timedOut: boolean): AttemptErr
 }
 
 /**
- * The error the client sees for a failed attempt. Same format: the provider's own reply, byte for byte,
- * so the client's SDK reads it as it would from the provider. Otherwise the standard body, with the
- * provider's message formatted `[<code>]: <message>`.
+ * Whether an upstream error body has its format's error shape, so that passing it through byte for byte
+ * serves the client's SDK: OpenAI-style `{error: {message}}`, Anthropic `{type: 'error', error: {type,
+ * message}}`, Gemini `{error: {code, message, status}}` (also wrapped in an array). An HTML error page, a
+ * truncated body or any other JSON is not.
+ */
+export function inErrorShape(format: string, body: string): boolean {
+  const start = body.trimStart()[0];
+  if (start !== '{' && start !== '[') return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  if (format === 'gemini' && Array.isArray(parsed)) parsed = parsed[0];
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false;
+  const { error, type } = parsed as { error?: unknown; type?: unknown };
+  if (typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') return false;
+  if (format === 'anthropic') return type === 'error' && typeof (error as { type?: unknown }).type === 'string';
+  if (format === 'gemini') return typeof (error as { code?: unknown }).code === 'number';
+  return true;
+}
+
+/**
+ * The error the client sees for a failed attempt. Same format and in that format's error shape: the
+ * provider's own reply, byte for byte, so the client's SDK reads it as it would from the provider.
+ * Otherwise (another format, an HTML error page, a cut body) the standard body, with the provider's
+ * message formatted `[<code>]: <message>`.
  */
 export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat, upstreamFormat: string, version: string): Response | RouterError {
-  if (err.raw && clientFormat === upstreamFormat && err.status >= 400) {
+  if (err.raw && clientFormat === upstreamFormat && err.status >= 400 && inErrorShape(upstreamFormat, err.raw.body)) {
     const headers = new Headers(err.raw.headers);
     headers.set('content-type', err.raw.contentType);
     headers.set('x-router-version', version);

@@ -60,27 +60,60 @@ class AbortedError extends Error {
   }
 }
 
+/** The body of a reply passed the size a whole read accepts. */
+export class ReplyTooLargeError extends Error {
+  readonly code = 'ROUTER_REPLY_TOO_LARGE';
+  constructor(limit: number) {
+    super(`upstream reply exceeds ${limit} bytes`);
+    this.name = 'ReplyTooLargeError';
+  }
+}
+
+/**
+ * Where the reply body stands. The reader and undici's callbacks only ever move it along these edges:
+ *
+ *   headers  --onHeaders-->                 flowing
+ *   flowing  --push past the high water-->  paused    (chunk-by-chunk reads only; whole reads never pause)
+ *   paused   --reader drained / reads whole--> flowing (undici's resume() may deliver data and even
+ *                                                       complete synchronously, inside the call)
+ *   flowing | paused --onComplete-->        complete  (buffered chunks stay readable)
+ *   headers | flowing | paused --onError / abort / size limit--> failed
+ *   complete --abort-->                     failed    (unread chunks are dropped: a deadline ends a request
+ *                                                       whatever the reader is doing)
+ *
+ * `complete` (until aborted) and `failed` are the ends. The reader never waits without first installing its
+ * waiter and only then resuming the upstream (`wait()`), and every edge wakes it: no interleaving of
+ * push/pause/resume/complete/abort can leave it waiting for an event that already happened.
+ */
+export type BodyState = 'headers' | 'flowing' | 'paused' | 'complete' | 'failed';
+
 /**
  * One upstream request and its reply, on undici's lowest-level API (`Dispatcher.dispatch` with a handler):
  * no web streams, no AbortSignal, no Readable per request, which halves the client-side CPU per request
  * compared with `undici.request` (bench/lib measures ~65 vs ~140 µs here). The body is read either whole
- * (`text()`) or chunk by chunk (`read()`, with backpressure: the socket is paused while HIGH_WATER bytes
- * wait). A reply with a content-encoding is decoded on the way (router asks for identity; some send gzip).
+ * (`text()`, never paused, capped) or chunk by chunk (`read()`, with backpressure: the socket is paused
+ * while HIGH_WATER bytes wait). A reply with a content-encoding is decoded on the way (router asks for
+ * identity; some send gzip).
  */
 export class UpstreamExchange implements Dispatcher.DispatchHandler {
   statusCode = 0;
   headers: UpstreamHeaders = {};
+  /** See BodyState; read-only outside this class (tests observe it). */
+  state: BodyState = 'headers';
+  /** Set once `abort()` ran (by a deadline, a client gone, a dropped body). */
+  aborted = false;
   private abortFn?: (err: Error) => void;
   private resumeFn?: () => void;
-  private paused = false;
   private readonly chunks: Buffer[] = [];
   private buffered = 0;
-  private ended = false;
+  /** A whole read is in progress (text, textUpTo): never pause the upstream. */
+  private whole = false;
+  /** Bytes a whole read accepts; past them the request fails. */
+  private wholeLimit = Infinity;
   private failure?: Error;
   private waiter?: () => void;
   private started?: { resolve: (x: UpstreamExchange) => void; reject: (err: Error) => void };
   private decoder?: Gunzip;
-  aborted = false;
 
   /** Sends the request; the promise resolves when the reply's headers arrive (any status). */
   static send(req: UpstreamRequest): { exchange: UpstreamExchange; response: Promise<UpstreamExchange> } {
@@ -99,32 +132,29 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return { exchange, response };
   }
 
-  /** Ends the request at any point (timeout, client gone); a pending read or `text()` rejects. */
+  /**
+   * Ends the request in any state but `failed` (timeout, client gone, body dropped): the connection is
+   * closed, buffered chunks are dropped, and a pending or later read, `text()` or header wait rejects.
+   */
   abort(): void {
-    if (this.aborted || this.ended) return;
+    if (this.state === 'failed') return;
     this.aborted = true;
     const err = new AbortedError();
-    if (this.abortFn) this.abortFn(err);
-    else this.onError(err);
+    this.end(err);
   }
 
-  /** The whole body as text, at most `limit` bytes (beyond it the request is aborted and this rejects). */
+  /**
+   * The whole body as text, at most `limit` bytes: beyond it the request is aborted and this rejects with
+   * a ReplyTooLargeError. Reading whole never pauses the upstream.
+   */
   async text(limit = 64 * 1024 * 1024): Promise<string> {
+    this.whole = true;
+    this.wholeLimit = limit;
     for (;;) {
-      if (this.failure) throw this.failure;
-      if (this.buffered > limit) {
-        this.abort();
-        throw new Error(`upstream reply exceeds ${limit} bytes`);
-      }
-      if (this.ended) {
-        const out = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-        this.chunks.length = 0;
-        this.buffered = 0;
-        return out.toString('utf8');
-      }
-      // Reading whole: never pause the socket for the high-water mark.
-      this.resume();
-      await new Promise<void>((r) => (this.waiter = r));
+      if (this.buffered > limit) this.tooLarge(limit);
+      if (this.state === 'failed') throw this.failure!;
+      if (this.state === 'complete') return this.drain().toString('utf8');
+      await this.wait();
     }
   }
 
@@ -133,43 +163,48 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
    * request is released. Never rejects: a failure mid-body gives what arrived.
    */
   async textUpTo(limit: number): Promise<string> {
-    while (!this.ended && !this.failure && this.buffered < limit) {
-      this.resume();
-      await new Promise<void>((r) => (this.waiter = r));
-    }
+    this.whole = true;
+    while ((this.state === 'headers' || this.state === 'flowing' || this.state === 'paused') && this.buffered < limit) await this.wait();
+    const out = this.drain();
     this.discard();
-    const out = Buffer.concat(this.chunks);
-    this.chunks.length = 0;
-    this.buffered = 0;
     return out.subarray(0, limit).toString('utf8');
   }
 
   /** Drops an unread body: the request is ended at once (its connection is closed, not reused). */
   discard(): void {
-    if (!this.ended && !this.failure) this.abort();
+    if (this.state !== 'complete') this.abort();
   }
 
   /** The next chunk of the body; undefined at its end. Rejects when the request failed or was aborted. */
   async read(): Promise<Buffer | undefined> {
     for (;;) {
+      if (this.state === 'failed') throw this.failure!;
       if (this.chunks.length) {
         const chunk = this.chunks.shift()!;
         this.buffered -= chunk.length;
         if (this.buffered < HIGH_WATER) this.resume();
         return chunk;
       }
-      if (this.failure) throw this.failure;
-      if (this.ended) return undefined;
-      await new Promise<void>((r) => (this.waiter = r));
+      if (this.state === 'complete') return undefined;
+      await this.wait();
     }
   }
 
+  /** Installs the waiter, then lets the upstream go on: an event the resume triggers at once still wakes it. */
+  private wait(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.waiter = resolve;
+      this.resume();
+    });
+  }
+
+  /** paused -> flowing (and the decoder on). May run push/complete synchronously. */
   private resume(): void {
-    if (this.paused) {
-      this.paused = false;
+    if (this.state === 'paused') {
+      this.state = 'flowing';
       this.resumeFn?.();
     }
-    if (this.decoder?.isPaused()) this.decoder.resume();
+    if (this.decoder?.isPaused() && this.state === 'flowing') this.decoder.resume();
   }
 
   private wake(): void {
@@ -178,21 +213,45 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (w) w();
   }
 
+  private drain(): Buffer {
+    const out = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    this.chunks.length = 0;
+    this.buffered = 0;
+    return out;
+  }
+
+  private tooLarge(limit: number): never {
+    const err = new ReplyTooLargeError(limit);
+    if (this.state !== 'failed') {
+      this.aborted = true;
+      this.end(err);
+    }
+    throw err;
+  }
+
+  /** A decoded chunk arrives; answers whether the upstream may go on sending now. */
   private push(chunk: Buffer): boolean {
+    if (this.state === 'failed' || this.state === 'complete') return false;
     this.chunks.push(chunk);
     this.buffered += chunk.length;
+    if (this.buffered > this.wholeLimit) {
+      this.aborted = true;
+      this.end(new ReplyTooLargeError(this.wholeLimit));
+      return false;
+    }
     this.wake();
-    return this.buffered < HIGH_WATER;
+    return this.whole || this.buffered < HIGH_WATER;
   }
 
   // ---- undici handler ----
 
   onConnect(abort: (err?: Error) => void): void {
     this.abortFn = abort;
-    if (this.aborted) abort(new AbortedError());
+    if (this.aborted) abort(this.failure ?? new AbortedError());
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (this.state !== 'headers') return false;
     this.statusCode = statusCode;
     const headers: UpstreamHeaders = {};
     for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -203,6 +262,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
     this.headers = headers;
     this.resumeFn = resume;
+    this.state = 'flowing';
     const encoding = String(headers['content-encoding'] ?? '').trim().toLowerCase();
     if (encoding) this.decoder = decoderFor(encoding);
     if (this.decoder) {
@@ -210,7 +270,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
       d.on('data', (c: Buffer) => {
         if (!this.push(c)) d.pause();
       });
-      d.on('end', () => this.finish());
+      d.on('end', () => this.complete());
       d.on('error', (err) => this.fail(err));
     }
     const started = this.started;
@@ -220,32 +280,49 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.state !== 'flowing' && this.state !== 'paused') return false;
     let more: boolean;
     if (this.decoder) {
       more = this.decoder.write(chunk);
       if (!more) this.decoder.once('drain', () => this.resume());
     } else more = this.push(chunk);
-    if (!more) this.paused = true;
+    if (!more && this.state === 'flowing') this.state = 'paused';
     return more;
   }
 
   onComplete(): void {
     if (this.decoder) this.decoder.end();
-    else this.finish();
+    else this.complete();
   }
 
   onError(err: Error): void {
     this.fail(err);
   }
 
-  private finish(): void {
-    this.ended = true;
+  /** flowing | paused -> complete. */
+  private complete(): void {
+    if (this.state !== 'flowing' && this.state !== 'paused') return;
+    this.state = 'complete';
     this.wake();
   }
 
-  private fail(err: Error): void {
-    if (this.failure || this.ended) return;
+  /** Ends the request from our side in any state: the one way from complete to failed, and undici is told. */
+  private end(err: Error): void {
+    const wasComplete = this.state === 'complete';
+    this.fail(err, true);
+    if (!wasComplete) this.abortFn?.(err);
+  }
+
+  /**
+   * headers | flowing | paused (| complete when `force`d by end()) -> failed: the failure is kept for every
+   * later read. An undici or decoder error after the body completed changes nothing.
+   */
+  private fail(err: Error, force = false): void {
+    if (this.state === 'failed' || (this.state === 'complete' && !force)) return;
+    this.state = 'failed';
     this.failure = err;
+    this.chunks.length = 0;
+    this.buffered = 0;
     this.decoder?.destroy();
     const started = this.started;
     this.started = undefined;
