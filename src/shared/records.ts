@@ -138,8 +138,6 @@ export interface Summary extends Totals {
 export interface BreakdownRow extends Totals {
   /** The group's value: provider id, `<provider>/<model>`, API key id, connection id, endpoint or combo; null when unset. */
   key: string | null;
-  /** With `by=key`: the key's name (null when the key was deleted or the row has none). */
-  name?: string | null;
 }
 
 export interface Point {

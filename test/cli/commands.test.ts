@@ -87,9 +87,9 @@ describe('router keys, password, restart', () => {
     const list = json<any[]>(await ok('keys', 'list', '--json'));
     expect(list).toEqual((await router.manage('GET', '/api/keys')).json.keys);
     expect(JSON.stringify(list)).not.toContain(k.key);
-    expect((await ok('keys', 'list')).stdout).toMatch(new RegExp(`\\n${k.id}\\s+cli-k\\s+\\S+\\s+proxy\\s+active\\s+-`));
-    expect((await ok('keys', 'rename', k.id, 'cli-k2')).stdout).toBe(`renamed ${k.id} to cli-k2\n`);
-    expect((await ok('keys', 'rm', k.id)).stdout).toBe(`deleted ${k.id}\n`);
+    expect((await ok('keys', 'list')).stdout).toMatch(new RegExp(`\\n${k.id}\\s+cli-k\\s+\\S+\\s+proxy\\s+active\\s+default\\s+-`));
+    expect((await ok('keys', 'rename', k.id, 'cli-k2')).stdout).toBe(`renamed key cli-k (${k.id}) to cli-k2\n`);
+    expect((await ok('keys', 'rm', k.id)).stdout).toBe(`deleted key cli-k2 (${k.id})\n`);
     expect(json<any[]>(await ok('keys', 'list', '--json')).some((x) => x.id === k.id)).toBe(false);
   });
 
@@ -201,7 +201,7 @@ describe('router providers', () => {
     expect((await ok('providers', 'reset', 'openai')).stdout).toBe('circuit of openai closed\n');
     const r = await R('providers', 'test', 'nope');
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toBe("router: no connection 'nope'; see `router providers list`\n");
+    expect(r.stderr).toBe("router: no such connection 'nope'; see `router providers list`\n");
   });
 });
 
@@ -327,7 +327,7 @@ describe('router memory', () => {
     expect((await ok('memory', 'rm', m.id)).stdout).toBe(`deleted memory ${m.id}\n`);
     const gone = await R('memory', 'rm', m.id);
     expect(gone.exitCode).toBe(1);
-    expect(gone.stderr).toBe('router: Memory not found.\n');
+    expect(gone.stderr).toBe(`router: no such memory '${m.id}'; see \`router memory list\`\n`);
   });
 });
 

@@ -70,7 +70,7 @@ describe('router combos', { timeout: 60_000 }, () => {
     expect(text.stdout).toContain('target timeout: 30000 ms');
     const missing = await cli('combos', 'show', 'nope');
     expect(missing.exitCode).toBe(1);
-    expect(missing.stderr.trim()).toBe("router: no combo named 'nope'; see `router combos list`");
+    expect(missing.stderr.trim()).toBe("router: no such combo 'nope'; see `router combos list`");
   });
 
   it('edit changes only what is given; --model replaces the list; --target-timeout none clears it; --rename', async () => {

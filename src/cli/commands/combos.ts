@@ -68,7 +68,7 @@ export function register(program: Command, ctx: CommandContext): void {
   async function byName(c: DaemonClient, name: string): Promise<ComboRecord> {
     const { combos: list } = await c.request<{ combos: ComboRecord[] }>('GET', '/api/combos');
     const found = list.find((x) => x.name === name);
-    if (!found) throw new CliError(`no combo named '${name}'; see \`router combos list\``);
+    if (!found) throw new CliError(`no such combo '${name}'; see \`router combos list\``);
     return found;
   }
 

@@ -1,28 +1,103 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
-import { DaemonClient } from '../client.js';
-import { table } from '../io.js';
-import { resolveTarget } from '../target.js';
+import type { DaemonClient } from '../client.js';
+import { CliError, table } from '../io.js';
+import { int, stamp } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
+/** Per-key limits as `GET /api/keys` shows them. */
+interface TokenLimit {
+  scope: string;
+  period: 'day' | 'month';
+  limit: number;
+}
+export type KeyView = ApiKeyRecord & { dailyRequestLimit: number | null; tokenLimits: TokenLimit[] };
+
+/** Every key, in creation order. */
+export async function listKeys(c: DaemonClient): Promise<KeyView[]> {
+  return (await c.request<{ keys: KeyView[] }>('GET', '/api/keys')).keys;
+}
+
+/** Finds a key by id or by name; a name two keys share must be given as an id. */
+export async function findKey(c: DaemonClient, ref: string): Promise<KeyView> {
+  const keys = await listKeys(c);
+  const byId = keys.find((k) => k.id === ref);
+  if (byId) return byId;
+  const named = keys.filter((k) => k.name === ref);
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) throw new CliError(`${named.length} API keys are named '${ref}'; use the id (see \`router keys list\`)`);
+  throw new CliError(`no such API key '${ref}'; see \`router keys list\``);
+}
+
+/** Refuses a name another key already has, unless --force: names are how people tell keys apart. */
+function checkUniqueName(keys: KeyView[], name: string, force: boolean | undefined, self?: string): void {
+  const other = keys.find((k) => k.name === name && k.id !== self);
+  if (other && !force) throw new CliError(`an API key named '${name}' already exists (${other.id}); choose another name or pass --force`);
+}
+
+// Option parsers check the text and return it as is: commander replaces a parsed null (or 0) by its own
+// default, so the conversion to numbers happens in the action.
+
+/** `12`, `0` or `unlimited`, or `default` (the daemon's defaultDailyRequestLimit setting). */
+function requestLimit(raw: string): string {
+  if (raw !== 'default' && raw !== 'unlimited' && !/^\d+$/.test(raw)) throw new InvalidArgumentError('expected a whole number, unlimited (0) or default.');
+  return raw;
+}
+
+function tokenCount(raw: string): string {
+  if (raw !== 'unlimited' && !/^\d+$/.test(raw)) throw new InvalidArgumentError('expected a whole number of tokens, or unlimited (0).');
+  return raw;
+}
+
+const toNumber = (raw: string): number => (raw === 'unlimited' ? 0 : Number(raw));
+
+/** The limits of one key as lines. */
+export function formatLimits(k: KeyView): string {
+  const daily = k.dailyRequestLimit === null ? 'default (the defaultDailyRequestLimit setting)' : k.dailyRequestLimit === 0 ? 'unlimited' : int(k.dailyRequestLimit);
+  const lines = [`key ${k.name} (${k.id})`, `  requests per day  ${daily}`];
+  if (k.tokenLimits.length === 0) lines.push('  token limits      none');
+  for (const t of k.tokenLimits) lines.push(`  tokens per ${t.period.padEnd(5)}  ${t.limit === 0 ? 'unlimited' : int(t.limit)}${t.scope === 'global' ? '' : `  (${t.scope})`}`);
+  return lines.join('\n');
+}
+
+/** The keys table. */
+export function formatKeys(list: KeyView[]): string {
+  if (list.length === 0) return 'no API keys; create one with `router keys add --name <name>`';
+  const rows = list.map((k) => [
+    k.id,
+    k.name,
+    k.maskedKey,
+    k.scopes.join(','),
+    k.isActive ? 'active' : 'disabled',
+    k.dailyRequestLimit === null ? 'default' : k.dailyRequestLimit === 0 ? 'unlimited' : int(k.dailyRequestLimit),
+    stamp(k.lastUsedAt),
+  ]);
+  return table(['ID', 'NAME', 'KEY', 'SCOPES', 'STATE', 'REQ/DAY', 'LAST USED (UTC)'], rows);
+}
+
 export function register(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
-  const keys = program.command('keys').description('manage API keys');
-  const client = (opts: object) => new DaemonClient(resolveTarget(opts), io.err);
+  const keys = program.command('keys').description('manage API keys (named by id or name)');
 
   withCommon(keys.command('add'))
     .description('create an API key (shown once)')
-    .requiredOption('--name <name>', 'a name for the key')
-    .option('--scope <scope>', 'proxy, manage or model:<pattern>; repeatable (default: proxy)', collect)
+    .requiredOption('--name <name>', 'a name for the key (unique unless --force)')
+    .option('--scope <scope>', 'proxy, manage or model:<pattern>; repeatable (default: proxy; model:<pattern> alone implies proxy)', collect)
+    .option('--force', 'create it even when another key has this name')
     .option('--json', 'print {id, name, key, scopes}')
-    .addHelpText('after', '\nExamples:\n  router keys add --name laptop\n  router keys add --name admin --scope proxy --scope manage --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  router keys add --name laptop\n  router keys add --name admin --scope proxy --scope manage --json\n  router keys add --name cheap --scope "model:openai/gpt-4o-mini*"   # proxy, restricted to those models',
+    )
     .action(
       ctx.run(async (opts) => {
-        const created = await client(opts).request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes: opts.scope });
+        const c = ctx.client(opts);
+        checkUniqueName(await listKeys(c), opts.name, opts.force);
+        const created = await c.request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes: opts.scope });
         if (opts.json) io.out(JSON.stringify({ id: created.id, name: created.name, key: created.key, scopes: created.scopes }));
-        else io.out(`created key ${created.name} (${created.id})\n\n  ${created.key}\n\nStore it now: it is not shown again.`);
+        else io.out(`created key ${created.name} (${created.id}), scopes ${created.scopes.join(', ')}\n\n  ${created.key}\n\nStore it now: it is not shown again.`);
         return 0;
       }),
     );
@@ -32,33 +107,85 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(
       ctx.run(async (opts) => {
-        const { keys: list } = await client(opts).request<{ keys: ApiKeyRecord[] }>('GET', '/api/keys');
-        if (opts.json) io.out(JSON.stringify(list));
-        else if (list.length === 0) io.out('no API keys; create one with `router keys add --name <name>`');
-        else {
-          const rows = list.map((k) => [k.id, k.name, k.maskedKey, k.scopes.join(','), k.isActive ? 'active' : 'inactive', k.lastUsedAt ?? '-']);
-          io.out(table(['ID', 'NAME', 'KEY', 'SCOPES', 'STATE', 'LAST USED'], rows));
+        const list = await listKeys(ctx.client(opts));
+        ctx.emit(opts, list, () => formatKeys(list));
+        return 0;
+      }),
+    );
+
+  examples(withCommon(keys.command('rename <key> <name>')), ['router keys rename laptop laptop-2', 'router keys rename 3f2a... laptop-2'])
+    .description('rename an API key (by id or name)')
+    .option('--force', 'rename even when another key has this name')
+    .action(
+      ctx.run(async (opts, ref: string, name: string) => {
+        const c = ctx.client(opts);
+        const key = await findKey(c, ref);
+        checkUniqueName(await listKeys(c), name, opts.force, key.id);
+        const rec = await c.request<ApiKeyRecord>('PATCH', `/api/keys/${encodeURIComponent(key.id)}`, { name });
+        io.out(`renamed key ${key.name} (${rec.id}) to ${rec.name}`);
+        return 0;
+      }),
+    );
+
+  examples(withCommon(keys.command('rm <key>')), ['router keys rm laptop', 'router keys rm 3f2a...'])
+    .description('delete an API key (by id or name)')
+    .action(
+      ctx.run(async (opts, ref: string) => {
+        const c = ctx.client(opts);
+        const key = await findKey(c, ref);
+        await c.request('DELETE', `/api/keys/${encodeURIComponent(key.id)}`);
+        io.out(`deleted key ${key.name} (${key.id})`);
+        return 0;
+      }),
+    );
+
+  for (const [verb, active] of [['disable', false], ['enable', true]] as const) {
+    examples(withCommon(keys.command(`${verb} <key>`)), [`router keys ${verb} laptop`])
+      .description(active ? 'let a disabled API key authenticate again' : 'stop an API key from authenticating, without deleting it')
+      .action(
+        ctx.run(async (opts, ref: string) => {
+          const c = ctx.client(opts);
+          const key = await findKey(c, ref);
+          await c.request('PATCH', `/api/keys/${encodeURIComponent(key.id)}`, { isActive: active });
+          io.out(`${active ? 'enabled' : 'disabled'} key ${key.name} (${key.id})`);
+          return 0;
+        }),
+      );
+  }
+
+  examples(withCommon(keys.command('limits <key>')), [
+    'router keys limits laptop                         # show them',
+    'router keys limits laptop --requests-per-day 500 --tokens-per-day 2000000',
+    'router keys limits laptop --requests-per-day default --tokens-per-month unlimited',
+  ])
+    .description("show or change a key's daily request limit and its token limits (per UTC day or month)")
+    .option('--requests-per-day <n>', 'requests per UTC day: a number, unlimited (0), or default (the defaultDailyRequestLimit setting)', requestLimit)
+    .option('--tokens-per-day <n>', 'tokens per UTC day over every request of the key (unlimited or 0 removes it)', tokenCount)
+    .option('--tokens-per-month <n>', 'tokens per UTC month over every request of the key (unlimited or 0 removes it)', tokenCount)
+    .option('--json', 'print {id, name, dailyRequestLimit, tokenLimits}')
+    .action(
+      ctx.run(async (opts, ref: string) => {
+        const c = ctx.client(opts);
+        let key = await findKey(c, ref);
+        const patch: Record<string, unknown> = {};
+        if (opts.requestsPerDay !== undefined) patch.dailyRequestLimit = opts.requestsPerDay === 'default' ? null : toNumber(opts.requestsPerDay);
+        const periods = [
+          ['day', opts.tokensPerDay],
+          ['month', opts.tokensPerMonth],
+        ] as const;
+        if (periods.some(([, raw]) => raw !== undefined)) {
+          let limits = [...key.tokenLimits];
+          for (const [period, raw] of periods) {
+            if (raw === undefined) continue;
+            const n = toNumber(raw);
+            limits = limits.filter((l) => !(l.scope === 'global' && l.period === period));
+            if (n > 0) limits.push({ scope: 'global', period, limit: n });
+          }
+          patch.tokenLimits = limits;
         }
-        return 0;
-      }),
-    );
-
-  examples(withCommon(keys.command('rename <id> <name>')), ['router keys rename 3f2a... laptop-2'])
-    .description('rename an API key')
-    .action(
-      ctx.run(async (opts, id: string, name: string) => {
-        const rec = await client(opts).request<ApiKeyRecord>('PATCH', `/api/keys/${encodeURIComponent(id)}`, { name });
-        io.out(`renamed ${rec.id} to ${rec.name}`);
-        return 0;
-      }),
-    );
-
-  examples(withCommon(keys.command('rm <id>')), ['router keys rm 3f2a...'])
-    .description('delete an API key')
-    .action(
-      ctx.run(async (opts, id: string) => {
-        await client(opts).request('DELETE', `/api/keys/${encodeURIComponent(id)}`);
-        io.out(`deleted ${id}`);
+        if (Object.keys(patch).length) key = await c.request<KeyView>('PATCH', `/api/keys/${encodeURIComponent(key.id)}`, patch);
+        const view = { id: key.id, name: key.name, dailyRequestLimit: key.dailyRequestLimit, tokenLimits: key.tokenLimits };
+        ctx.emit(opts, view, () => formatLimits(key));
         return 0;
       }),
     );

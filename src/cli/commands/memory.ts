@@ -123,7 +123,12 @@ export function register(program: Command, ctx: CommandContext): void {
     .description('delete a memory (and its vector)')
     .action(
       ctx.run(async (opts, id: string) => {
-        await ctx.client(opts).request('DELETE', `/api/memory/${encodeURIComponent(id)}`);
+        await ctx
+          .client(opts)
+          .request('DELETE', `/api/memory/${encodeURIComponent(id)}`)
+          .catch((err: CliError) => {
+            throw err.status === 404 ? new CliError(`no such memory '${id}'; see \`router memory list\``) : err;
+          });
         io.out(`deleted memory ${id}`);
         return 0;
       }),

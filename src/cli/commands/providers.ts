@@ -20,7 +20,7 @@ export async function findConnection(c: DaemonClient, ref: string): Promise<Publ
     if (matches.length === 1) return matches[0]!;
     if (matches.length > 1) throw new CliError(`${matches.length} connections are ${what} '${ref}'; use the id (see \`router providers list\`)`);
   }
-  throw new CliError(`no connection '${ref}'; see \`router providers list\``);
+  throw new CliError(`no such connection '${ref}'; see \`router providers list\``);
 }
 
 /** The connections table; the circuit column comes from the breaker state of each provider. */
@@ -183,10 +183,19 @@ export function register(program: Command, ctx: CommandContext): void {
     );
 
   examples(withCommon(providers.command('reset [provider]')), ['router providers reset openai', 'router providers reset   # every provider'])
-    .description("close a provider's circuit breaker (all of them when no provider is given)")
+    .description("close a provider's circuit breakers, its models' included (all of them when no provider is given)")
     .action(
-      ctx.run(async (opts, provider?: string) => {
-        await ctx.client(opts).request('POST', '/api/resilience/reset', provider ? { provider } : {});
+      ctx.run(async (opts, ref?: string) => {
+        const c = ctx.client(opts);
+        let provider: string | undefined;
+        if (ref !== undefined) {
+          // The daemon would accept any name and close nothing: a typo must not look like a success.
+          const { providers: catalog } = await c.request<{ providers: CatalogProvider[] }>('GET', '/api/providers/catalog');
+          const def = catalog.find((p) => p.id === ref || p.aliases.includes(ref));
+          if (!def) throw new CliError(`no such provider '${ref}'; see \`router providers catalog\``);
+          provider = def.id;
+        }
+        await c.request('POST', '/api/resilience/reset', provider ? { provider } : {});
         io.out(provider ? `circuit of ${provider} closed` : 'every circuit closed');
         return 0;
       }),
@@ -204,7 +213,7 @@ function registerNodes(providers: Command, ctx: CommandContext): void {
   async function findNode(c: DaemonClient, ref: string): Promise<ProviderNode> {
     const { nodes: list } = await c.request<{ nodes: ProviderNode[] }>('GET', '/api/provider-nodes');
     const found = list.find((n) => n.id === ref || n.prefix === ref);
-    if (!found) throw new CliError(`no provider node '${ref}'; see \`router providers nodes list\``);
+    if (!found) throw new CliError(`no such provider node '${ref}'; see \`router providers nodes list\``);
     return found;
   }
 
@@ -251,13 +260,15 @@ function registerNodes(providers: Command, ctx: CommandContext): void {
     );
 
   examples(withCommon(nodes.command('rm <node>')), ['router providers nodes rm vllm'])
-    .description('remove a provider node (by id or prefix); its connections stay until removed')
+    .description('remove a provider node (by id or prefix) and its connections (their credentials with them)')
     .action(
       ctx.run(async (opts, ref: string) => {
         const c = ctx.client(opts);
         const node = await findNode(c, ref);
+        const { connections } = await c.request<{ connections: PublicConnection[] }>('GET', '/api/providers');
+        const n = connections.filter((x) => x.provider === node.id).length;
         await c.request('DELETE', `/api/provider-nodes/${encodeURIComponent(node.id)}`);
-        io.out(`removed node ${node.name} (${node.id})`);
+        io.out(`removed node ${node.name} (${node.id})${n ? ` and its ${n} connection${n === 1 ? '' : 's'}` : ''}`);
         return 0;
       }),
     );

@@ -18,9 +18,12 @@ export function periodRange(period: string, now = Date.now()): { from?: number; 
   return { from: now - span };
 }
 
+/** A breakdown row; grouped by key, the CLI adds the key's name (null for a deleted key or no key). */
+export type UsageRow = BreakdownRow & { name?: string | null };
+
 export interface UsageReport {
   summary: Summary;
-  breakdown: { by: string; rows: BreakdownRow[] };
+  breakdown: { by: string; rows: UsageRow[] };
 }
 
 export function formatUsage(r: UsageReport): string {
@@ -33,7 +36,7 @@ export function formatUsage(r: UsageReport): string {
   ];
   if (r.breakdown.rows.length === 0) return [...head, '', 'no requests in this period'].join('\n');
   const rows = r.breakdown.rows.map((b) => [
-    b.key ?? '-',
+    b.name ?? (b.key === null ? '-' : r.breakdown.by === 'key' ? `${b.key} (deleted)` : b.key),
     int(b.requests),
     int(b.errors),
     tokens(b.tokens.input),
@@ -75,7 +78,14 @@ export function register(program: Command, ctx: CommandContext): void {
           c.request<Summary>('GET', `/api/usage/summary${q}`),
           c.request<{ by: string; rows: BreakdownRow[] }>('GET', `/api/usage/breakdown${query({ by: opts.by, from: range.from, to: range.to })}`),
         ]);
-        const report: UsageReport = { summary, breakdown: { by: breakdown.by, rows: breakdown.rows } };
+        let rows: UsageRow[] = breakdown.rows;
+        if (opts.by === 'key') {
+          // Keys are known to people by name; the log holds ids.
+          const { keys } = await c.request<{ keys: Array<{ id: string; name: string }> }>('GET', '/api/keys');
+          const names = new Map(keys.map((k) => [k.id, k.name]));
+          rows = rows.map((row) => ({ ...row, name: row.key === null ? null : (names.get(row.key) ?? null) }));
+        }
+        const report: UsageReport = { summary, breakdown: { by: breakdown.by, rows } };
         ctx.emit(opts, report, () => formatUsage(report));
         return 0;
       }),

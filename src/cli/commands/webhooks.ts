@@ -29,7 +29,7 @@ export function formatWebhooks(list: WebhookView[]): string {
 async function findWebhook(c: DaemonClient, ref: string): Promise<WebhookView> {
   const { webhooks } = await c.request<{ webhooks: WebhookView[] }>('GET', '/api/webhooks');
   const found = webhooks.find((w) => w.id === ref) ?? (webhooks.filter((w) => w.url === ref).length === 1 ? webhooks.find((w) => w.url === ref) : undefined);
-  if (!found) throw new CliError(`no webhook '${ref}'; see \`router webhooks list\``);
+  if (!found) throw new CliError(`no such webhook '${ref}'; see \`router webhooks list\``);
   return found;
 }
 

@@ -7,6 +7,16 @@ export const SCOPE_RE = /^(proxy|manage|model:[A-Za-z0-9._:/*-]{1,200})$/;
 export const DEFAULT_SCOPES = ['proxy'];
 
 /**
+ * `model:<glob>` scopes restrict what a key may call; given alone they would leave a key that can call
+ * nothing (client routes need `proxy`). So model scopes without `proxy` or `manage` imply `proxy`.
+ */
+export function normalizeScopes(scopes: readonly string[]): string[] {
+  const unique = [...new Set(scopes)];
+  const onlyModels = unique.length > 0 && unique.every((s) => s.startsWith('model:'));
+  return onlyModels ? ['proxy', ...unique] : unique;
+}
+
+/**
  * What a token limit counts: every request of the key (`global`), requests to one provider
  * (`provider:<id>`), or to one model (`model:<provider>/<model>`). Exact names, no wildcards.
  */
@@ -95,7 +105,7 @@ export class KeyStore {
       id: randomUUID(),
       name,
       maskedKey: `${key.slice(0, 7)}...${key.slice(-4)}`,
-      scopes: [...new Set(scopes)],
+      scopes: normalizeScopes(scopes),
       isActive: true,
       createdAt: now,
       lastUsedAt: null,
@@ -182,7 +192,7 @@ export class KeyStore {
     const next: KeyRecord = {
       ...rec,
       name: patch.name ?? rec.name,
-      scopes: patch.scopes ? [...new Set(patch.scopes)] : rec.scopes,
+      scopes: patch.scopes ? normalizeScopes(patch.scopes) : rec.scopes,
       isActive: patch.isActive ?? rec.isActive,
       // null is a value here (back to the default setting), so only an absent field keeps the old one.
       dailyRequestLimit: patch.dailyRequestLimit !== undefined ? patch.dailyRequestLimit : rec.dailyRequestLimit,
