@@ -5,6 +5,8 @@ export const HEADER = {
   /** Every daemon response carries the daemon's version. */
   version: 'x-router-version',
   serverTiming: 'server-timing',
+  /** Every daemon response carries one: the id of its request-log row and traffic capture, when it has them. */
+  traceId: 'x-router-trace-id',
   /** Opt-in session stickiness key for account selection. */
   session: 'x-router-session',
 } as const;

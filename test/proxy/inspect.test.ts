@@ -62,3 +62,64 @@ it('the capture route is loopback-only management (401 without credentials)', as
   const res = await fetch(`${router.url}/api/logs/traces/x`);
   expect(res.status).toBe(401);
 });
+
+it("every reply carries X-Router-Trace-Id, router's own refusals and management replies included", async () => {
+  const replies = [
+    await fetch(`${router.url}/api/health`),
+    await fetch(`${router.url}/api/keys`), // 401
+    await fetch(`${router.url}/no/such/route`), // 404
+    await fetch(`${router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'nosuch/model', messages: [{ role: 'user', content: 'x' }] }),
+    }),
+  ];
+  for (const res of replies) {
+    await res.text();
+    expect(res.headers.get('x-router-trace-id'), `${res.url} ${res.status}`).toMatch(/^[0-9a-f-]{36}$/);
+  }
+  expect(replies.map((r) => r.status)).toEqual([200, 401, 404, 404]);
+});
+
+it('a refused request is captured with the reply it got, under the trace id of that reply', async () => {
+  expect((await router.manage('PATCH', '/api/settings', { captureTraffic: true })).status).toBe(200);
+  const cases = [
+    { path: '/v1/chat/completions', body: { model: 'nosuch/model', messages: [{ role: 'user', content: 'refuse me' }] }, status: 404 },
+    { path: '/v1/messages', body: { model: 'openai/gpt-4o', max_tokens: 5, messages: 'refuse me' }, status: 400 },
+    { path: '/v1/chat/completions', body: 'not json {', status: 400 },
+  ];
+  for (const c of cases) {
+    const res = await fetch(`${router.url}${c.path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(c.status);
+    const trace = res.headers.get('x-router-trace-id')!;
+    const r = await router.manage('GET', `/api/logs/traces/${trace}`);
+    expect(r.status, `${c.path} ${JSON.stringify(r.json)}`).toBe(200);
+    expect(r.json.client.response.headers[':status']).toBe(String(c.status));
+    expect(JSON.parse(r.json.client.response.body).error.message).toBe(JSON.parse(text).error.message);
+    if (typeof c.body !== 'string') expect(r.json.client.request.body).toContain('refuse me');
+    expect(JSON.stringify(r.json)).not.toContain(key);
+  }
+});
+
+it('captures bodies up to 1 MiB by default (coding-agent requests are 75-120 KB); longer ones are cut and marked', async () => {
+  expect((await router.manage('PATCH', '/api/settings', { captureTraffic: true })).status).toBe(200);
+  const big = 'x'.repeat(200_000);
+  let trace = await chat({ system: big });
+  let d = (await router.manage('GET', `/api/logs/traces/${trace}`)).json;
+  expect(d.client.request.truncated).toBe(false);
+  expect(d.client.request.body).toContain(big);
+  expect(d.upstream.request.body).toContain(big);
+
+  expect((await router.manage('PATCH', '/api/settings', { captureMaxBodyBytes: 4096 })).status).toBe(200);
+  trace = await chat({ system: big });
+  d = (await router.manage('GET', `/api/logs/traces/${trace}`)).json;
+  expect(d.client.request.truncated).toBe(true);
+  expect(d.client.request.body.length).toBe(4096);
+  expect(d.upstream.request.truncated).toBe(true);
+  expect((await router.manage('PATCH', '/api/settings', { captureMaxBodyBytes: 1 << 20 })).status).toBe(200);
+});

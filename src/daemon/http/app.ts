@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { H3, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { HEADER } from '../../shared/headers.js';
@@ -22,7 +23,20 @@ export function errorResponse(error: unknown, services: Pick<Services, 'log' | '
   const headers = new Headers(reply.headers);
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set(HEADER.version, services.version);
+  // Router's own refusals are traceable too: the proxy pipeline names its request's trace id on the error.
+  if (!headers.has(HEADER.traceId)) headers.set(HEADER.traceId, randomUUID());
   return new FastResponse(JSON.stringify(reply.body), { status: reply.status, headers });
+}
+
+/** A refused client-route request goes into the traffic capture (when on) with the reply it got. */
+function captureRefusal(event: H3Event, services: Services, reply: Response): Promise<void> | void {
+  if (!services.settings.get().captureTraffic) return;
+  return reply
+    .clone()
+    .text()
+    .then((text) =>
+      services.capture.rejected(reply.headers.get(HEADER.traceId)!, event.req.headers, event.context.clientBody, reply.status, reply.headers, text),
+    );
 }
 
 /** Body limit for a route: client (proxy) routes carry prompts and images; everything else is small. */
@@ -50,10 +64,15 @@ export function wrap(def: RouteDef, services: Services) {
       const result = await def.handler({ event, services, auth, params, body, query });
       // Handlers that build a Response set the version header themselves; leaving event.res untouched lets
       // h3 send that Response as is instead of copying it into a new one (a measurable cost per request).
-      if (result !== HANDLED && !(result instanceof Response)) event.res.headers.set(HEADER.version, services.version);
+      if (result !== HANDLED && !(result instanceof Response)) {
+        event.res.headers.set(HEADER.version, services.version);
+        event.res.headers.set(HEADER.traceId, randomUUID());
+      }
       return result;
     } catch (error) {
-      return errorResponse(error, services);
+      const reply = errorResponse(error, services);
+      if (def.tier === 'client') await captureRefusal(event, services, reply);
+      return reply;
     }
   };
 }

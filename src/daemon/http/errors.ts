@@ -53,7 +53,7 @@ export class RouterError extends Error {
   readonly code: string;
   readonly type: string;
   readonly extra?: Record<string, unknown>;
-  readonly headers?: Record<string, string>;
+  headers?: Record<string, string>;
 
   constructor(status: number, message?: string, options: RouterErrorOptions = {}) {
     const info = statusInfo(status);

@@ -2,7 +2,6 @@ import { maskSecret, redactSecrets } from '../providers/mask.js';
 import type { SettingsStore } from '../settings/store.js';
 
 const MAX_ENTRIES = 200;
-const MAX_BODY = 64 * 1024;
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'x-goog-api-key', 'cookie', 'set-cookie', 'x-router-cli-token']);
 
 export interface ExchangeSide {
@@ -37,16 +36,20 @@ function maskHeaders(input: HeaderInput): Record<string, string> {
 
 const empty = (): ExchangeSide => ({ headers: {}, body: null });
 
-/** A capture being filled while its request runs. Bodies are capped at 64 KiB per side. */
+/** A capture being filled while its request runs. Bodies are capped per side (setting captureMaxBodyBytes). */
 export class TraceRecorder {
-  constructor(readonly detail: TraceDetail, private readonly secrets: () => string[]) {}
+  constructor(
+    readonly detail: TraceDetail,
+    private readonly secrets: () => string[],
+    private readonly maxBody: number,
+  ) {}
 
   private set(side: ExchangeSide, headers: HeaderInput | undefined, body: string | null): void {
     if (headers) side.headers = maskHeaders(headers);
     if (body === null) return;
     const clean = redactSecrets(body, this.secrets());
-    side.truncated = clean.length > MAX_BODY;
-    side.body = side.truncated ? clean.slice(0, MAX_BODY) : clean;
+    side.truncated = clean.length > this.maxBody;
+    side.body = side.truncated ? clean.slice(0, this.maxBody) : clean;
   }
 
   upstreamRequest(url: string, headers: HeaderInput, body: string, credentials: Array<string | undefined>): void {
@@ -67,11 +70,13 @@ export class TraceRecorder {
   append(side: 'upstream' | 'client', text: string): void {
     const s = side === 'upstream' ? this.detail.upstream.response : this.detail.client.response;
     const current = s.body ?? '';
-    if (current.length >= MAX_BODY) {
+    if (current.length >= this.maxBody) {
       s.truncated = true;
       return;
     }
-    s.body = current + redactSecrets(text, this.secrets()).slice(0, MAX_BODY - current.length);
+    const clean = redactSecrets(text, this.secrets());
+    if (current.length + clean.length > this.maxBody) s.truncated = true;
+    s.body = current + clean.slice(0, this.maxBody - current.length);
   }
 
   extra: string[] = [];
@@ -79,31 +84,51 @@ export class TraceRecorder {
 
 /**
  * The traffic inspector's memory: when the `captureTraffic` setting is on, the last 200 proxied requests
- * with headers (credentials masked) and bodies (64 KiB per side). Off by default: capturing costs memory
+ * (refused ones included) with headers (credentials masked) and bodies (`captureMaxBodyBytes` per side,
+ * 1 MiB by default: coding agents send 75-120 KB requests). Off by default: capturing costs memory
  * and copies bodies, and request bodies may hold data users do not want kept.
  */
 export class TrafficCapture {
   private readonly ring = new Map<string, TraceDetail>();
+  private readonly recorders = new Map<string, TraceRecorder>();
 
   constructor(private readonly settings: SettingsStore) {}
 
   /** Starts a capture for a request, or returns undefined when capturing is off (the fast path). */
   begin(traceId: string, headers: Headers, body: unknown): TraceRecorder | undefined {
-    if (!this.settings.get().captureTraffic) return undefined;
+    const settings = this.settings.get();
+    if (!settings.captureTraffic) return undefined;
+    const max = settings.captureMaxBodyBytes;
     const detail: TraceDetail = {
       traceId,
       at: new Date().toISOString(),
       client: { request: empty(), response: empty() },
       upstream: { request: empty(), response: empty() },
     };
-    const recorder: TraceRecorder = new TraceRecorder(detail, (): string[] => recorder.extra);
+    const recorder: TraceRecorder = new TraceRecorder(detail, (): string[] => recorder.extra, max);
+    this.recorders.set(traceId, recorder);
     detail.client.request.headers = maskHeaders(headers);
-    const text = JSON.stringify(body);
-    detail.client.request.truncated = text.length > MAX_BODY;
-    detail.client.request.body = text.slice(0, MAX_BODY);
+    if (body !== undefined) {
+      const text = JSON.stringify(body);
+      detail.client.request.truncated = text.length > max;
+      detail.client.request.body = text.slice(0, max);
+    }
     this.ring.set(traceId, detail);
-    if (this.ring.size > MAX_ENTRIES) this.ring.delete(this.ring.keys().next().value!);
+    if (this.ring.size > MAX_ENTRIES) {
+      const oldest = this.ring.keys().next().value!;
+      this.ring.delete(oldest);
+      this.recorders.delete(oldest);
+    }
     return recorder;
+  }
+
+  /**
+   * Records the reply of a request router refused (4xx/5xx of its own, or a failure before any upstream
+   * reply reached the client): into the request's capture when it has one, else a capture of its own.
+   */
+  rejected(traceId: string, headers: Headers, body: unknown, status: number, replyHeaders: Headers, replyBody: string): void {
+    const recorder = this.recorders.get(traceId) ?? this.begin(traceId, headers, body);
+    recorder?.clientResponse(status, replyHeaders, replyBody);
   }
 
   get(traceId: string): TraceDetail | undefined {

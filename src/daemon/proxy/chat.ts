@@ -199,7 +199,11 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
   } catch (err) {
     // Refused before any attempt was recorded (unknown model, quota, open circuits, cooling accounts, a
     // guardrail block...): the request log still gets its row, with the status the client got.
-    if (err instanceof RouterError && !call.recorded) recordRefusal(ctx, call, traceId, t0, planned.plan, err);
+    if (err instanceof RouterError) {
+      if (!call.recorded) recordRefusal(ctx, call, traceId, t0, planned.plan, err);
+      // The error reply carries this request's trace id (the one of its log row and capture).
+      err.headers = { ...err.headers, [HEADER.traceId]: traceId };
+    }
     throw err;
   }
 }

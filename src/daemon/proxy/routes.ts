@@ -14,6 +14,8 @@ import { runEmbeddings } from './embeddings.js';
 async function readObject(ctx: RouteContext, def: RouteDef): Promise<Record<string, unknown>> {
   const raw = await readJsonBody(ctx.event, bodyLimitFor(def, ctx.services));
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('Request body must be a JSON object.');
+  // Kept for the traffic capture of a request refused later (http/app.ts).
+  ctx.event.context.clientBody = raw;
   return raw as Record<string, unknown>;
 }
 

@@ -35,6 +35,8 @@ export const settingsSchema = z.object({
   relayRequestsPerMinutePerIp: z.number().int().min(0).max(1_000_000).default(120),
   /** Keep the last 200 proxied requests with headers and bodies for the traffic inspector (router inspect). */
   captureTraffic: z.boolean().default(false),
+  /** Bytes of each captured body kept (client and upstream, request and response); longer ones are cut and marked truncated. */
+  captureMaxBodyBytes: z.number().int().min(1024).max(16 * MiB).default(1 * MiB),
   /** Body limit of every other route. */
   maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
   /**
