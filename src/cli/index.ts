@@ -53,7 +53,6 @@ export async function buildProgram(io: Io = processIo, only?: string | null) {
   const program = new Command('router')
     .description('router: a local-first model-routing proxy for OpenAI, Anthropic and Gemini clients')
     .version(VERSION, '-v, --version')
-    .showHelpAfterError()
     .addHelpText(
       'after',
       [
@@ -78,6 +77,32 @@ export async function buildProgram(io: Io = processIo, only?: string | null) {
   return { program, ctx };
 }
 
+/**
+ * The command a line names, as deep as its words go (`keys add --nme x` -> `keys add`): the one whose
+ * usage line a usage error prints.
+ */
+export function commandOf(program: Command, argv: readonly string[]): Command {
+  let cmd = program;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) {
+      const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
+      if (!sub) break;
+      cmd = sub;
+    }
+  }
+  return cmd;
+}
+
+/** `router keys add [options]`, the one-line usage of a command (the whole help is one `--help` away). */
+export function usageLine(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  const path = names.join(' ');
+  return `Usage: ${path} ${cmd.usage()}\nRun \`${path} --help\` for options and examples.`;
+}
+
 /** Runs the CLI with argv and returns the exit code. */
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
   const name = commandName(argv);
@@ -88,6 +113,8 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
+      // commander printed the error (with "Did you mean ...?" for a typo); add the short usage, not the full help.
+      if (err.code !== 'commander.help') io.err(usageLine(commandOf(program, argv)));
       return 2;
     }
     throw err;
