@@ -10,16 +10,13 @@ import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
-import { chatUrl, encodeOptionsFor, joinUrl, targetHeaders, withRequestHeaders, type Target } from './target.js';
-import { planTargets, type Plan } from './plan.js';
+import { chatUrl, credentialSecrets, encodeOptionsFor, joinUrl, requestHeaders, withRequestHeaders, type Target } from './target.js';
 import { HEADER } from '../../shared/headers.js';
-import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
-import { circuitOpenError } from '../routing/errors.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange } from './upstream.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
-import { redactSecrets } from '../providers/mask.js';
-import { recordOutcome, type Outcome } from './outcome.js';
+import { execute, finishOutcome } from './execute.js';
+import type { Outcome, ProxyCall } from './outcome.js';
 import {
   completeStages,
   composeStreamTransforms,
@@ -37,19 +34,12 @@ import type { TraceRecorder } from '../inspect/capture.js';
 export const RELAY_PATH = '/api/v1/relay/chat/completions';
 
 /** A chat-like call as it arrived: the client's format, its parsed body, and the model it named. */
-export interface ChatCall {
-  clientFormat: WireFormat;
-  raw: Record<string, unknown>;
-  model: string;
-  stream: boolean;
-  endpoint: string;
+export interface ChatCall extends ProxyCall {
   /**
    * The client's Node response, when the reply may be written to it directly (the proxy routes). Skips
    * the web Response and srvx's copy of it: the reply is written once, straight into the socket.
    */
   sink?: ServerResponse;
-  /** Set once an outcome of this call was recorded (a usage row exists or is on its way). */
-  recorded?: boolean;
 }
 
 export type ChatReply = Response | typeof HANDLED;
@@ -157,22 +147,6 @@ function replyText(res: IrResponse): string {
   return out;
 }
 
-const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conversation', 'prompt', 'background']);
-
-/** A 400 that only this target causes, so another target of a combo may still serve the request. */
-function isTargetSpecific(err: unknown): boolean {
-  if (!(err instanceof RouterError) || err.status !== 400) return false;
-  if (err.code === 'context_length_exceeded') return true;
-  const param = err.extra?.param;
-  return typeof param === 'string' && TARGET_SPECIFIC_PARAMS.has(param);
-}
-
-/** Consumes the caller's token budgets after a reply (quotas). */
-function recordTokens(services: Services, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
-  const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
-  if (tokens > 0) services.quotas.recordTokens(outcome.auth, { provider: outcome.target.provider.id, model: outcome.target.model, tokens });
-}
-
 /** Usage of a legacy text completion (same field names as Chat Completions). */
 function legacyUsage(parsed: unknown): IrResponse['usage'] {
   const u = (parsed as { usage?: { prompt_tokens?: number; completion_tokens?: number } })?.usage;
@@ -185,163 +159,50 @@ function timing(t0: number, upstreamMs: number): string {
 }
 
 /**
- * The proxy pipeline for chat-like endpoints: plan the targets (model or combo -> accounts, minus open
- * circuits and cooling accounts) -> for each: translate -> send -> translate back -> record. A target that
- * fails before any byte reached the client is followed by the next one; when all fail, the client gets the
- * error the spec names for the case (combo 502, all accounts unavailable, or the upstream's own error).
+ * The proxy pipeline for chat-like endpoints, run by the executor (plan, admit, attempt, fail over,
+ * record): for each target, the chat policy runs the request stages, translates (or passes through),
+ * sends, and translates the reply back.
  */
 export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatReply> {
   const t0 = performance.now();
   const traceId = randomUUID();
-  const planned: { plan?: Plan } = {};
-  try {
-    return await chatPipeline(ctx, call, t0, traceId, planned);
-  } catch (err) {
-    // Refused before any attempt was recorded (unknown model, quota, open circuits, cooling accounts, a
-    // guardrail block...): the request log still gets its row, with the status the client got.
-    if (err instanceof RouterError) {
-      if (!call.recorded) recordRefusal(ctx, call, traceId, t0, planned.plan, err);
-      // The error reply carries this request's trace id (the one of its log row and capture).
-      err.headers = { ...err.headers, [HEADER.traceId]: traceId };
-    }
-    throw err;
-  }
-}
-
-/**
- * The usage row of a request that never reached an upstream: the provider and model of its first planned
- * target (or of the `<provider>/<model>` it named), else provider `router` (the router itself answered);
- * no tokens, no cost, no upstream time.
- */
-function recordRefusal(ctx: RouteContext, call: ChatCall, traceId: string, t0: number, plan: Plan | undefined, err: RouterError): void {
   const { services } = ctx;
-  const named = typeof call.model === 'string' ? call.model : '';
-  const split = named ? services.providers.split(named) : undefined;
-  const first = plan?.targets[0];
-  const target = {
-    provider: { id: first?.provider.id ?? split?.def.id ?? 'router' },
-    model: first?.model ?? split?.model ?? (named || '-'),
-    publicModel: first?.publicModel ?? (named || '-'),
-    connectionId: undefined,
-  } as unknown as Target;
   const h = ctx.event.req.headers;
-  recordOutcome(services, {
-    traceId,
-    call,
-    target,
-    t0,
-    auth: ctx.auth,
-    status: err.status,
-    error: err.message,
-    combo: plan?.combo?.name,
-    client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
-  });
-}
-
-async function chatPipeline(ctx: RouteContext, call: ChatCall, t0: number, traceId: string, planned: { plan?: Plan }): Promise<ChatReply> {
-  const { services } = ctx;
-  const sessionKey = ctx.event.req.headers.get(HEADER.session) ?? undefined;
-  if (typeof call.model === 'string') services.quotas.allowedModel(ctx.auth, call.model);
-  const plan = planTargets(services, call.model, sessionKey);
-  planned.plan = plan;
-  const capture = services.capture.begin(traceId, ctx.event.req.headers, call.raw);
-  if (plan.unavailable) throw plan.unavailable;
-  const first = plan.targets[0]!;
-  services.quotas.admit(ctx.auth, {
-    provider: first.provider.id,
-    model: first.model,
-    relay: call.endpoint === RELAY_PATH,
-    clientIp: ctx.auth.remoteAddress,
-  });
+  const capture = services.capture.begin(traceId, h, call.raw);
   let ir: IrRequest | undefined;
-  const decoded = () => (ir ??= decodeCall(call, ctx.event.req.headers));
-  const deadline = t0 + services.settings.get().requestDeadlineMs;
-  let last: { error: AttemptError; format: string } | undefined;
-  let refused: RouterError | undefined;
-  let skipped: RouterError | undefined;
-
-  for (const [index, target] of plan.targets.entries()) {
-    const left = deadline - performance.now();
-    if (left <= 0) break;
-    if (index > 0 && !services.resilience.breakers.peek(target.provider.id, target.model).allowed) continue;
-    if (index > 0) services.quotas.checkTokens(ctx.auth, { provider: target.provider.id, model: target.model });
-    const stageCtx: StageContext = {
+  const decoded = () => (ir ??= decodeCall(call, h));
+  const res = await execute<Prepared, ChatReply | DirectStream>(
+    {
       services,
       auth: ctx.auth,
       call,
-      target,
       traceId,
-      requestHeaders: ctx.event.req.headers,
       t0,
-      headers: {},
-      notes: {},
-    };
-    const stages = services.stages.active(stageCtx);
-    let prepared: Prepared;
-    try {
-      const staged = stages.length ? await runRequestStages(stages, { ...decoded(), model: target.model }, stageCtx) : undefined;
-      if (staged) {
-        const early = await stageResponse(stages, staged, stageCtx);
-        if (early) return stageReply(services, call, staged, early, stages, stageCtx, traceId);
-      }
-      prepared = prepare(call, target, decoded, staged, stages, stageCtx, capture);
-    } catch (err) {
-      // A target that cannot take this request (tools to a no-tool provider, stored state another format
-      // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
-      // block, a bad request) stands for every target.
-      if (plan.combo && plan.targets.length > 1 && isTargetSpecific(err)) {
-        skipped = err as RouterError;
-        continue;
-      }
-      throw err;
-    }
-    // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
-    const gate = services.resilience.breakers.check(target.provider.id, target.model);
-    if (!gate.allowed) {
-      refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds, gate.model);
-      continue;
-    }
-    // One shape for every outcome (all fields present), completed in place when the attempt ends: the
-    // usage recorder reads the same hidden class on every request.
-    const outcome: Outcome = {
-      traceId,
-      call,
-      target,
-      t0,
-      auth: ctx.auth,
-      status: 0,
-      usage: undefined,
-      finishReason: undefined,
-      error: undefined,
-      streamed: false,
-      upstreamMs: undefined,
-      combo: plan.combo?.name,
-      notes: stageCtx.notes,
-      client: { userAgent: ctx.event.req.headers.get('user-agent'), forwardedFor: ctx.event.req.headers.get('x-forwarded-for') },
-      outputText: undefined,
-    };
-    const tAttempt = performance.now();
-    try {
-      const res = await attempt(services, call, target, prepared, outcome, Math.min(plan.combo?.targetTimeoutMs ?? Infinity, left));
-      attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, sessionKey);
-      return res instanceof DirectStream ? res.send() : res;
-    } catch (err) {
-      if (err instanceof RouterError) throw err;
-      const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
-      attemptFailed(services, target, error);
-      outcome.status = error.status;
-      outcome.error = error.message;
-      recordOutcome(services, outcome);
-      last = { error, format: prepared.format };
-      if (!error.retryable) break;
-    }
-  }
-  if (!last) throw refused ?? skipped ?? new RouterError(503, `No target of '${call.model}' could be tried.`);
-  const all = allFailedError(services, plan, last.error);
-  if (all) throw all;
-  const failure = attemptErrorResponse(last.error, call.clientFormat, last.format, services.version);
-  if (failure instanceof RouterError) throw failure;
-  return failure;
+      sessionKey: h.get(HEADER.session) ?? undefined,
+      relay: call.endpoint === RELAY_PATH,
+      client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
+    },
+    {
+      async prepare(target, outcome) {
+        const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, requestHeaders: h, t0, headers: {}, notes: {} };
+        outcome.notes = stageCtx.notes;
+        const stages = services.stages.active(stageCtx);
+        const staged = stages.length ? await runRequestStages(stages, { ...decoded(), model: target.model }, stageCtx) : undefined;
+        if (staged) {
+          const early = await stageResponse(stages, staged, stageCtx);
+          if (early) return { early: stageReply(services, call, staged, early, stages, stageCtx, traceId) };
+        }
+        return prepare(call, target, decoded, staged, stages, stageCtx, capture);
+      },
+      attempt: (target, prepared, outcome, timeoutMs) => attempt(services, call, target, prepared, outcome, timeoutMs),
+      fail(last, prepared) {
+        const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version);
+        if (failure instanceof RouterError) throw failure;
+        return failure;
+      },
+    },
+  );
+  return res instanceof DirectStream ? res.send() : res;
 }
 
 /**
@@ -356,20 +217,6 @@ function usageExpected(call: ChatCall): boolean {
   return options?.include_usage === true;
 }
 
-/**
- * Request headers for a target (credential, provider and node headers, accept), built once per target and
- * kind: targets are shared until a connection changes (ProviderDirectory), and a changed credential comes
- * as a new target. Read-only for callers.
- */
-const headerCache = new WeakMap<Target, { json?: Record<string, string>; sse?: Record<string, string> }>();
-
-function upstreamHeaders(target: Target, stream: boolean): Record<string, string> {
-  let entry = headerCache.get(target);
-  if (!entry) headerCache.set(target, (entry = {}));
-  const kind = stream ? 'sse' : 'json';
-  return (entry[kind] ??= { ...targetHeaders(target, stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' });
-}
-
 async function attempt(
   services: Services,
   call: ChatCall,
@@ -380,7 +227,7 @@ async function attempt(
 ): Promise<ChatReply | DirectStream> {
   let timedOut = false;
   const tSend = performance.now();
-  const headers = withRequestHeaders(upstreamHeaders(target, call.stream), prepared.headers);
+  const headers = withRequestHeaders(requestHeaders(target, call.stream), prepared.headers);
   prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
   const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body });
   // Per-target timeout: time to first content for streams, the whole reply otherwise.
@@ -399,8 +246,7 @@ async function attempt(
       // The first MiB of an error body is plenty to report it; the rest is not read.
       const text = await reply.textUpTo(1024 * 1024);
       prepared.capture?.upstreamResponse(reply.statusCode, reply.headers, text);
-      // Upstreams quote a refused key in their error text; it must never reach the client whole.
-      throw httpAttemptError(reply.statusCode, redactSecrets(text, Object.values(target.credential)), reply.headers);
+      throw httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
     }
     if (call.stream) {
       return await streamReply(services, call, target, prepared, outcome, reply, upstreamHeadersMs).catch((err) => {
@@ -457,8 +303,7 @@ async function jsonReply(
   outcome.finishReason = response?.finishReason;
   outcome.upstreamMs = upstreamMs;
   outcome.outputText = outputText;
-  recordOutcome(services, outcome);
-  recordTokens(services, outcome, usage);
+  finishOutcome(services, outcome, usage);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'server-timing': timing(outcome.t0, upstreamMs),
@@ -515,8 +360,7 @@ async function streamReply(
       outcome.streamed = true;
       outcome.upstreamMs = upstreamMs;
       outcome.outputText = outputText;
-      recordOutcome(services, outcome);
-      recordTokens(services, outcome, s.usage);
+      finishOutcome(services, outcome, s.usage);
       if (prepared.stageCtx && prepared.stages.length && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
       // A stream that breaks after its first byte still counts against the provider's breaker.
       if (s.error && !s.clientAborted) services.resilience.breakers.recordFailure(target.provider.id, 'network');

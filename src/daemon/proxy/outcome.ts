@@ -1,13 +1,26 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import type { Services } from '../services.js';
-import type { IrFinishReason, IrUsage } from '../translate/ir.js';
-import type { ChatCall } from './chat.js';
+import type { IrFinishReason, IrUsage, WireFormat } from '../translate/ir.js';
 import type { Target } from './target.js';
+
+/**
+ * One call as the executor and the usage recorder see it, whatever the endpoint: the client's format (the
+ * format its body is read in), its parsed body, the model it named and the route it came in on.
+ */
+export interface ProxyCall {
+  clientFormat: WireFormat;
+  raw: Record<string, unknown>;
+  model: string;
+  stream: boolean;
+  endpoint: string;
+  /** Set once an outcome of this call was recorded (a usage row exists or is on its way). */
+  recorded?: boolean;
+}
 
 /** Everything known about one attempt at one target, for usage, logs and events. */
 export interface Outcome {
   traceId: string;
-  call: ChatCall;
+  call: ProxyCall;
   target: Target;
   auth: AuthInfo;
   /** performance.now() at the start of the request. */

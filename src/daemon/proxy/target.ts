@@ -70,3 +70,22 @@ export function withRequestHeaders(base: Record<string, string>, extra: Record<s
   if (own && more) out['anthropic-beta'] = [...new Set([...own.split(','), ...more.split(',')].map((b) => b.trim()).filter(Boolean))].join(',');
   return out;
 }
+
+/**
+ * Request headers for a target (credential, provider and node headers, accept, identity encoding), built
+ * once per target and kind: targets are shared until a connection changes (ProviderDirectory), and a
+ * changed credential comes as a new target. Read-only for callers.
+ */
+const headerCache = new WeakMap<Target, { json?: Record<string, string>; sse?: Record<string, string> }>();
+
+export function requestHeaders(target: Target, stream: boolean): Record<string, string> {
+  let entry = headerCache.get(target);
+  if (!entry) headerCache.set(target, (entry = {}));
+  const kind = stream ? 'sse' : 'json';
+  return (entry[kind] ??= { ...targetHeaders(target, stream ? 'text/event-stream' : 'application/json'), 'accept-encoding': 'identity' });
+}
+
+/** The secrets of a target's credential, for masking them in anything sent back or logged. */
+export function credentialSecrets(target: Target): string[] {
+  return Object.values(target.credential).filter((v): v is string => typeof v === 'string' && v.length > 0);
+}

@@ -3,6 +3,7 @@ import { RouterError } from '../http/errors.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import { retryHintSeconds } from '../routing/retry-after.js';
 import type { WireFormat } from '../translate/ir.js';
+import { redactSecrets } from '../providers/mask.js';
 
 /** A failed attempt at one target, with what failover needs to decide. */
 export class AttemptError extends Error {
@@ -27,8 +28,17 @@ export class AttemptError extends Error {
   }
 }
 
-/** Builds the AttemptError for an upstream HTTP error reply. */
-export function httpAttemptError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): AttemptError {
+/**
+ * Builds the AttemptError for an upstream HTTP error reply. Upstreams quote a refused key in their error
+ * text: the target's `secrets` are masked here, so no later reader (client reply, usage row, log) sees them.
+ */
+export function httpAttemptError(
+  status: number,
+  rawText: string,
+  headers: Record<string, string | string[] | undefined>,
+  secrets: readonly string[] = [],
+): AttemptError {
+  const bodyText = secrets.length ? redactSecrets(rawText, secrets) : rawText;
   const info = extractUpstreamError(status, bodyText);
   const pass: Record<string, string> = {};
   const retryAfter = headers['retry-after'];

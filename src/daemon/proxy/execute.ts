@@ -1,0 +1,220 @@
+import type { AuthInfo } from '../auth/pipeline.js';
+import { HEADER } from '../../shared/headers.js';
+import { RouterError } from '../http/errors.js';
+import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
+import { circuitOpenError } from '../routing/errors.js';
+import type { Services } from '../services.js';
+import type { IrUsage } from '../translate/ir.js';
+import { recordOutcome, type Outcome, type ProxyCall } from './outcome.js';
+import { planTargets, type Plan } from './plan.js';
+import type { Target } from './target.js';
+import { AttemptError, networkAttemptError } from './upstream-error.js';
+
+/**
+ * The one executor every upstream call goes through: chat in each client format, legacy completions,
+ * embeddings, count_tokens and the memory engine's own model calls. It owns the policy (resolve the model,
+ * key scopes and quotas, plan the targets, admit through breakers and cooldowns, per-target timeout and
+ * the request deadline, failover on the classified failure, usage rows and events, the client's error);
+ * each endpoint brings only what differs, as an {@link ExecPolicy}: how to prepare and send one attempt
+ * and how to hand the last failure to its caller.
+ */
+
+/** Who is asking and for what; one per request. */
+export interface ExecRequest {
+  services: Services;
+  auth: AuthInfo;
+  call: ProxyCall;
+  traceId: string;
+  /** performance.now() at the start of the request. */
+  t0: number;
+  /** The session affinity key (X-Router-Session), when the client sent one. */
+  sessionKey?: string;
+  /** The relay route: its own per-minute limits per key and per client address. */
+  relay?: boolean;
+  /** Client headers kept for the request log. */
+  client?: Outcome['client'];
+}
+
+/** A reply ready without calling the upstream (a cache hit, a local token count). */
+export interface EarlyReply<R> {
+  early: R;
+}
+
+/** What an endpoint hands the executor. `P` is one prepared attempt, `R` the endpoint's reply. */
+export interface ExecPolicy<P, R> {
+  /**
+   * Builds the request for one target. Throws a RouterError to refuse it: a target-specific one (see
+   * {@link isTargetSpecific}) skips the target inside a combo, any other refuses the request.
+   */
+  prepare(target: Target, outcome: Outcome): Promise<P | EarlyReply<R>> | P | EarlyReply<R>;
+  /**
+   * Sends one prepared attempt and reads the reply. Throws an AttemptError on failure. On success it
+   * completes `outcome` and records it (with {@link finishOutcome}), now or when its stream ends.
+   */
+  attempt(target: Target, prepared: P, outcome: Outcome, timeoutMs: number): Promise<R>;
+  /** The caller's reply once every target failed with an upstream error (`last`, on `prepared`). */
+  fail(last: AttemptError, prepared: P): R;
+  /** Per-target timeout when the combo sets none (ms); default none (the request deadline still holds). */
+  targetTimeoutMs?: number;
+}
+
+/** The identity of the memory engine's own calls (no API key: no scopes, no quotas of a key). */
+export const INTERNAL_AUTH: AuthInfo = { via: 'none', loopback: true, remoteAddress: '' };
+
+const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conversation', 'prompt', 'background']);
+
+/** A 400 that only this target causes, so another target of a combo may still serve the request. */
+export function isTargetSpecific(err: unknown): boolean {
+  if (!(err instanceof RouterError) || err.status !== 400) return false;
+  if (err.code === 'context_length_exceeded') return true;
+  const param = err.extra?.param;
+  return typeof param === 'string' && TARGET_SPECIFIC_PARAMS.has(param);
+}
+
+/** Completes the usage side of a served attempt: the usage row and the caller's token budgets. */
+export function finishOutcome(services: Services, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
+  recordOutcome(services, outcome);
+  const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
+  if (tokens > 0) services.quotas.recordTokens(outcome.auth, { provider: outcome.target.provider.id, model: outcome.target.model, tokens });
+}
+
+/**
+ * Runs one request through its targets. A target that fails before any byte reached the client is
+ * followed by the next one when the failure says another might succeed; when all fail, the caller gets
+ * the error the spec names for the case (combo 502, all accounts unavailable, or the upstream's own).
+ * A request refused before any attempt (unknown model, scope, quota, open circuits, cooling accounts, a
+ * stage's block) still gets its usage row, with the status the client got.
+ */
+export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>): Promise<R> {
+  const planned: { plan?: Plan } = {};
+  try {
+    return await run(req, policy, planned);
+  } catch (err) {
+    if (err instanceof RouterError) {
+      if (!req.call.recorded) recordRefusal(req, planned.plan, err);
+      // The error reply carries this request's trace id (the one of its log row and capture).
+      err.headers = { ...err.headers, [HEADER.traceId]: req.traceId };
+    }
+    throw err;
+  }
+}
+
+async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { plan?: Plan }): Promise<R> {
+  const { services, auth, call } = req;
+  if (typeof call.model === 'string') services.quotas.allowedModel(auth, call.model);
+  const plan = planTargets(services, call.model, req.sessionKey);
+  planned.plan = plan;
+  if (plan.unavailable) throw plan.unavailable;
+  const first = plan.targets[0]!;
+  services.quotas.admit(auth, { provider: first.provider.id, model: first.model, relay: req.relay === true, clientIp: auth.remoteAddress });
+  const breakers = services.resilience.breakers;
+  const deadline = req.t0 + services.settings.get().requestDeadlineMs;
+  const targetTimeout = plan.combo?.targetTimeoutMs ?? policy.targetTimeoutMs ?? Infinity;
+  let last: { error: AttemptError; prepared: P } | undefined;
+  let refused: RouterError | undefined;
+  let skipped: RouterError | undefined;
+
+  for (const [index, target] of plan.targets.entries()) {
+    const left = deadline - performance.now();
+    if (left <= 0) break;
+    if (index > 0 && !breakers.peek(target.provider.id, target.model).allowed) continue;
+    if (index > 0) services.quotas.checkTokens(auth, { provider: target.provider.id, model: target.model });
+    const outcome = newOutcome(req, target, plan);
+    let prepared: P | EarlyReply<R>;
+    try {
+      prepared = await policy.prepare(target, outcome);
+    } catch (err) {
+      // A target that cannot take this request (tools to a no-tool provider, stored state another format
+      // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
+      // block, a bad request) stands for every target.
+      if (plan.combo && plan.targets.length > 1 && isTargetSpecific(err)) {
+        skipped = err as RouterError;
+        continue;
+      }
+      throw err;
+    }
+    if (isEarly(prepared)) return prepared.early;
+    // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
+    const gate = breakers.check(target.provider.id, target.model);
+    if (!gate.allowed) {
+      refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds, gate.model);
+      continue;
+    }
+    const tAttempt = performance.now();
+    try {
+      const reply = await policy.attempt(target, prepared, outcome, Math.min(targetTimeout, left));
+      attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, req.sessionKey);
+      return reply;
+    } catch (err) {
+      if (err instanceof RouterError) throw err;
+      const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
+      attemptFailed(services, target, error);
+      outcome.status = error.status;
+      outcome.error = error.message;
+      recordOutcome(services, outcome);
+      last = { error, prepared };
+      if (!error.retryable) break;
+    }
+  }
+  if (!last) throw refused ?? skipped ?? new RouterError(503, `No target of '${call.model}' could be tried.`);
+  const all = allFailedError(services, plan, last.error);
+  if (all) throw all;
+  return policy.fail(last.error, last.prepared);
+}
+
+function isEarly<R>(p: unknown): p is EarlyReply<R> {
+  return typeof p === 'object' && p !== null && 'early' in p;
+}
+
+/**
+ * One shape for every outcome (all fields present), completed in place when the attempt ends: the usage
+ * recorder reads the same hidden class on every request.
+ */
+function newOutcome(req: ExecRequest, target: Target, plan: Plan): Outcome {
+  return {
+    traceId: req.traceId,
+    call: req.call,
+    target,
+    t0: req.t0,
+    auth: req.auth,
+    status: 0,
+    usage: undefined,
+    finishReason: undefined,
+    error: undefined,
+    streamed: false,
+    upstreamMs: undefined,
+    combo: plan.combo?.name,
+    notes: undefined,
+    client: req.client,
+    outputText: undefined,
+  };
+}
+
+/**
+ * The usage row of a request that never reached an upstream: the provider and model of its first planned
+ * target (or of the `<provider>/<model>` it named), else provider `router` (the router itself answered);
+ * no tokens, no cost, no upstream time.
+ */
+function recordRefusal(req: ExecRequest, plan: Plan | undefined, err: RouterError): void {
+  const { services, call } = req;
+  const named = typeof call.model === 'string' ? call.model : '';
+  const split = named ? services.providers.split(named) : undefined;
+  const first = plan?.targets[0];
+  const target = {
+    provider: { id: first?.provider.id ?? split?.def.id ?? 'router' },
+    model: first?.model ?? split?.model ?? (named || '-'),
+    publicModel: first?.publicModel ?? (named || '-'),
+    connectionId: undefined,
+  } as unknown as Target;
+  recordOutcome(services, {
+    traceId: req.traceId,
+    call,
+    target,
+    t0: req.t0,
+    auth: req.auth,
+    status: err.status,
+    error: err.message,
+    combo: plan?.combo?.name,
+    client: req.client,
+  });
+}
