@@ -57,10 +57,9 @@ export class DaemonClient {
   async request<T>(method: string, path: string, body?: unknown, timeoutMs = 15_000): Promise<T> {
     const headers: Record<string, string> = { ...this.authHeaders() };
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    if (payload !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(Buffer.byteLength(payload));
-    }
+    // The daemon refuses a POST without this type, body or not (what a web page could send is refused).
+    if (payload !== undefined || method === 'POST') headers['content-type'] = 'application/json';
+    if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
     let res: RawReply;
     try {
       res = await exchange(`${this.target.url}${path}`, method, headers, payload, timeoutMs);

@@ -312,7 +312,7 @@ describe('dashboard password, login and logout', () => {
     expect((await call(app, '/api/settings', withCookie)).status).toBe(200);
     expect((await call(app, '/api/keys', from(addr, { cookie: 'auth_token=forged' }))).status).toBe(401);
 
-    const out = await call(app, '/api/auth/logout', withCookie, { method: 'POST' });
+    const out = await call(app, '/api/auth/logout', withCookie, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(out.status).toBe(200);
     expect(out.res.headers.get('set-cookie') ?? '').toMatch(/auth_token=;|Max-Age=0|Expires=Thu, 01 Jan 1970/i);
     const after = await call(app, '/api/keys', withCookie);

@@ -345,10 +345,10 @@ describe('over loopback: the daemon with the fast path', () => {
   it('enforces the client tier: 401 without a key or with a wrong one', async () => {
     const none = await call(router.url, 'POST', '/v1/chat/completions', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(chat) });
     expect(expectStandardError(none, 401).error.code).toBeTruthy();
-    const wrong = await call(router.url, 'POST', '/v1/responses', { headers: { authorization: 'Bearer sk-wrong' }, body: '{}' });
+    const wrong = await call(router.url, 'POST', '/v1/responses', { headers: { authorization: 'Bearer sk-wrong', 'content-type': 'application/json' }, body: '{}' });
     expectStandardError(wrong, 401);
     const manageKey = await router.createKey(['manage']);
-    const refused = await call(router.url, 'POST', '/v1/completions', { headers: { authorization: `Bearer ${manageKey}` }, body: '{}' });
+    const refused = await call(router.url, 'POST', '/v1/completions', { headers: { authorization: `Bearer ${manageKey}`, 'content-type': 'application/json' }, body: '{}' });
     expect(refused.status).toBeGreaterThanOrEqual(401);
     expect(refused.status).toBeLessThanOrEqual(403);
   });

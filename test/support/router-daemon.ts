@@ -53,7 +53,7 @@ export async function startRouter(
   const manage = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { 'x-router-cli-token': cliToken, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { 'x-router-cli-token': cliToken, ...(body !== undefined || method === 'POST' ? { 'content-type': 'application/json' } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deleteCookie, parseCookies, setCookie } from 'h3';
+import { deleteCookie, parseCookies, setCookie, type H3Event } from 'h3';
 import { SESSION_COOKIE } from '../../shared/headers.js';
 import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
@@ -9,13 +9,23 @@ const LOGIN_WINDOW_MS = 60_000;
 const LOGIN_MAX_FAILURES = 10;
 const failures = new Map<string, { count: number; since: number }>();
 
-/** Slows password guessing: at most 10 failed logins per minute per caller address. */
-function checkThrottle(addr: string): void {
-  const f = failures.get(addr);
+/**
+ * The throttle bucket of a login attempt: the caller's address and the kind of client. Every process on this
+ * machine shares 127.0.0.1, so one bucket per address would let a script lock the owner's browser out (and
+ * the reverse). Browsers say their Origin, which the request guard has already limited to router's own
+ * origins and allowedOrigins, so pages elsewhere never reach this count.
+ */
+function throttleKey(event: H3Event, addr: string): string {
+  return event.req.headers.get('origin') === null ? `${addr} client` : `${addr} page`;
+}
+
+/** Slows password guessing: at most 10 failed logins per minute per bucket (see throttleKey). */
+function checkThrottle(key: string): void {
+  const f = failures.get(key);
   if (!f) return;
   const elapsed = Date.now() - f.since;
   if (elapsed > LOGIN_WINDOW_MS) {
-    failures.delete(addr);
+    failures.delete(key);
     return;
   }
   if (f.count >= LOGIN_MAX_FAILURES) {
@@ -24,12 +34,12 @@ function checkThrottle(addr: string): void {
   }
 }
 
-function recordFailure(addr: string): void {
-  const f = failures.get(addr);
+function recordFailure(key: string): void {
+  const f = failures.get(key);
   if (f) f.count++;
   else {
     if (failures.size > 10_000) failures.clear();
-    failures.set(addr, { count: 1, since: Date.now() });
+    failures.set(key, { count: 1, since: Date.now() });
   }
 }
 
@@ -46,12 +56,13 @@ export const authRoutes: RouteDef[] = [
     summary: 'Log in with the dashboard password; sets the auth_token cookie',
     body: loginBody,
     handler: async ({ event, services, auth, body }) => {
-      checkThrottle(auth.remoteAddress);
+      const bucket = throttleKey(event, auth.remoteAddress);
+      checkThrottle(bucket);
       if (!(await services.passwords.verify(body.password))) {
-        recordFailure(auth.remoteAddress);
+        recordFailure(bucket);
         throw new RouterError(401, 'Wrong password (set one with `router password set`).');
       }
-      failures.delete(auth.remoteAddress);
+      failures.delete(bucket);
       const session = services.sessions.create();
       setCookie(event, SESSION_COOKIE, session.token, {
         httpOnly: true,

@@ -5,6 +5,7 @@ import { HEADER } from '../../shared/headers.js';
 import { authorize } from '../auth/pipeline.js';
 import type { Services } from '../services.js';
 import { readJsonBody, validate } from './body.js';
+import { guardRequest } from './request-guard.js';
 import { RouterError, toErrorReply } from './errors.js';
 import type { RouteDef } from './routes.js';
 
@@ -46,12 +47,13 @@ export function bodyLimitFor(def: RouteDef, services: Services): number {
 }
 
 /**
- * Wraps a route: authorize, enforce the body limit, parse and validate, run, format errors. The h3 app and
+ * Wraps a route: refuse what a web page could forge (request-guard.ts), authorize, enforce the body limit, parse and validate, run, format errors. The h3 app and
  * the Node fast path (fast-path.ts) both serve routes through this, so no route can skip the pipeline.
  */
 export function wrap(def: RouteDef, services: Services) {
   return async function routeHandler(event: H3Event): Promise<unknown> {
     try {
+      guardRequest(event, services);
       const auth = authorize(def.tier, event, services);
       const limit = bodyLimitFor(def, services);
       const declared = event.req.headers.get('content-length');

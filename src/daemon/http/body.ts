@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
 import { RouterError, badRequest } from './errors.js';
+import { isJsonMediaType } from './request-guard.js';
 
 /**
  * Reads the request body as bytes with a hard cap: a declared Content-Length over the cap is refused
@@ -85,10 +86,10 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Reads and parses a JSON body; anything that is not a JSON document is a 400 (415 for other types). */
 export async function readJsonBody(event: H3Event, limit: number): Promise<unknown> {
-  const type = event.req.headers.get('content-type');
+  // Only application/json: text/plain or a form is what a web page can send without a CORS preflight.
+  if (!isJsonMediaType(event.req.headers.get('content-type'))) throw new RouterError(415, 'Content-Type must be application/json.');
   const bytes = await readBodyBytes(event, limit);
   if (bytes.byteLength === 0) throw badRequest('Request body is required and must be a JSON document.');
-  if (type && !/\bjson\b/i.test(type)) throw new RouterError(415, 'Content-Type must be application/json.');
   let text: string;
   try {
     text = decoder.decode(bytes);

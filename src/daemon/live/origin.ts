@@ -1,31 +1,6 @@
-import { isLoopbackAddress } from '../auth/pipeline.js';
+import { allowedOrigins, isLoopbackHost, normalizeOrigin } from '../http/request-guard.js';
 
-/** True when the listener's host is a loopback address or name (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
-}
-
-/** The normalized origin (`scheme://host[:port]`) of a URL-like string, or undefined when it is not one. */
-export function normalizeOrigin(value: string): string | undefined {
-  try {
-    const u = new URL(value);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
-    return u.origin;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Origins a browser may open the live channel from: loopback dashboard origins on this port plus the setting. */
-export function allowedOrigins(port: number, configured: readonly string[]): Set<string> {
-  const out = new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
-  for (const o of configured) {
-    const n = normalizeOrigin(o);
-    if (n) out.add(n);
-  }
-  return out;
-}
+export { allowedOrigins, isLoopbackHost, normalizeOrigin };
 
 export type OriginVerdict = { ok: true } | { ok: false; message: string };
 
