@@ -33,7 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (outcome?.kind === 'started') {
-    await fetch(`${base}/api/system/shutdown`, { method: 'POST', headers: { 'x-router-cli-token': token } }).catch(() => {});
+    await fetch(`${base}/api/system/shutdown`, { method: 'POST', headers: { 'x-router-cli-token': token, 'content-type': 'application/json' } }).catch(() => {});
     await Promise.race([outcome.stopped, new Promise((r) => setTimeout(r, 5_000))]);
   }
   if (home) rmSync(home, { recursive: true, force: true });

@@ -254,7 +254,7 @@ describe('graceful stop (in-process daemon)', () => {
 
       const slow = fetch(`${url}/api/test-only/slow`).then(async (r) => ({ status: r.status, body: await r.json(), at: Date.now() }));
       await inFlight;
-      const ack = await fetch(`${url}/api/system/shutdown`, { method: 'POST', headers: { 'x-router-cli-token': token() } });
+      const ack = await fetch(`${url}/api/system/shutdown`, { method: 'POST', headers: { 'x-router-cli-token': token(), 'content-type': 'application/json' } });
       expect(ack.status).toBe(202);
 
       const done = await slow;
@@ -278,7 +278,7 @@ describe('graceful stop (in-process daemon)', () => {
     } finally {
       (ROUTES as Def[]).splice((ROUTES as Def[]).indexOf(slowRoute), 1);
       if (outcome?.kind === 'started' && existsSync(join(home, 'router.pid'))) {
-        await fetch(`${outcome.url}/api/system/shutdown`, { method: 'POST', headers: { 'x-router-cli-token': token() } }).catch(() => {});
+        await fetch(`${outcome.url}/api/system/shutdown`, { method: 'POST', headers: { 'x-router-cli-token': token(), 'content-type': 'application/json' } }).catch(() => {});
         await Promise.race([outcome.stopped, new Promise((r) => setTimeout(r, 10_000))]);
       }
     }

@@ -105,7 +105,8 @@ export function startDaemon(allowPrivate: boolean): TestDaemon {
     home,
     async api(method, path, body) {
       const headers: Record<string, string> = { 'x-router-cli-token': services.cliToken };
-      if (body !== undefined) headers['content-type'] = 'application/json';
+      // As the CLI does: the daemon refuses a POST without this type, body or not.
+      if (body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
       const res = await app.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, { remoteAddress: '127.0.0.1' } as never);
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
