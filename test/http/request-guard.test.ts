@@ -101,10 +101,12 @@ describe('JSON bodies and state-changing requests need Content-Type application/
     expect((await send('PATCH', '/api/settings', { 'content-type': 'Application/JSON; charset=utf-8' }, '{"requireLogin":false}')).status).toBe(200);
   });
 
-  it('the proxy routes (fast path) refuse a text/plain chat request even with a valid key', async () => {
+  it('the proxy routes (fast path) refuse a text/plain or untyped chat request even with a valid key', async () => {
     const chat = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
-    const r = await send('POST', '/v1/chat/completions', { authorization: `Bearer ${proxyKey}`, 'content-type': 'text/plain' }, chat);
-    expectRefused(r, 415, /application\/json/);
+    for (const type of ['text/plain; x=json', 'text/plain', undefined]) {
+      const r = await send('POST', '/v1/chat/completions', { authorization: `Bearer ${proxyKey}`, ...(type ? { 'content-type': type } : {}) }, chat);
+      expectRefused(r, 415, /application\/json/);
+    }
     const ok = await send('POST', '/v1/chat/completions', { authorization: `Bearer ${proxyKey}`, ...JSON_TYPE }, chat);
     expect(ok.status, ok.text).toBe(200);
   });
