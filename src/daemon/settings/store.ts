@@ -13,7 +13,7 @@ export const settingsSchema = z.object({
   allowPrivateWebhookDestinations: z.boolean().default(false),
   /** Let manage-scope keys reach /api/copilot/* from non-loopback callers (spec Authentication 3). */
   copilotAllowManageKey: z.boolean().default(false),
-  /** Extra browser origins allowed on the live WebSocket, besides loopback dashboard origins. */
+  /** Extra browser origins router trusts besides its loopback ones: state-changing requests, the live WebSocket, and their hosts as Host names (docs/security.md). */
   allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
   /** Days usage rows (request log, analytics) are kept; older rows are pruned at start and daily. */
   usageRetentionDays: z.number().int().min(1).max(3650).default(30),
