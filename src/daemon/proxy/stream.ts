@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
-import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, SseMessage, WireFormat } from '../translate/ir.js';
+import type { IrError, IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, SseMessage, WireFormat } from '../translate/ir.js';
+import { getClientCodec } from '../translate/registry.js';
 import type { StreamTransform } from './stages.js';
 import { SseReader, formatSse, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
@@ -92,16 +93,6 @@ export interface StreamBody {
   readable(): Readable;
 }
 
-/** One SSE event carrying the standard error body, shaped so the client format's SDK raises it. */
-export function streamErrorEvent(format: WireFormat, status: number, message: string): string {
-  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
-  const error = { message, type, code: status >= 500 ? 'upstream_error' : `http_${status}` };
-  if (format === 'anthropic') return formatSse({ event: 'error', data: JSON.stringify({ type: 'error', error }) });
-  if (format === 'openai-responses') {
-    return formatSse({ event: 'error', data: JSON.stringify({ type: 'error', code: error.code, message, param: null, error }) });
-  }
-  return formatSse({ data: JSON.stringify({ error }) });
-}
 
 function isContent(ev: IrStreamEvent): boolean {
   switch (ev.type) {
@@ -265,7 +256,13 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
       summary.error = message;
       done();
-      return utf8.encode(streamErrorEvent(plan.clientFormat, 502, message));
+      // The client's format ends the stream, through the encoder when router encodes it (its state numbers
+      // and closes the reply), else with the codec's error events placed after what the upstream sent.
+      const error: IrError = { type: 'error', status: 502, message };
+      const tail = encoder
+        ? [...encoder.write(error), ...encoder.end()]
+        : getClientCodec(plan.clientFormat).encodeStreamError(error, { id: summary.response.id, model: summary.response.model, ...decoder.position?.() });
+      return utf8.encode(formatSseBatch(tail));
     }
   }
 

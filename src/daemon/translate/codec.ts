@@ -1,4 +1,4 @@
-import type { IrRequest, IrResponse, IrStreamEvent, SseMessage, WireFormat } from './ir.js';
+import type { IrError, IrRequest, IrResponse, IrStreamEvent, SseMessage, WireFormat } from './ir.js';
 
 /** Options that make encoders deterministic in tests (ids and clocks are otherwise generated). */
 export interface EncodeOptions {
@@ -30,6 +30,8 @@ export interface StreamDecoder {
   skippable?(message: SseMessage): boolean;
   /** The reply text a skippable message carried (parsed only when it is needed after all). */
   skippedText?(message: SseMessage): string;
+  /** Where the stream stands (Responses: the next `sequence_number`), for an error event that must fit in. */
+  position?(): StreamPosition;
 }
 
 /** The client side of a format: what a client sends us and what it expects back. */
@@ -42,6 +44,23 @@ export interface ClientCodec {
   decodeRequest(body: unknown, headers?: Headers): IrRequest;
   encodeResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): unknown;
   createStreamEncoder(request: IrRequest, options?: EncodeOptions): StreamEncoder;
+  /** An error as this format's clients read one in a whole reply's body (the format's own error vocabulary). */
+  encodeError(error: IrError): Record<string, unknown>;
+  /**
+   * The events that end a stream of this format with an error, for a stream router did not encode itself
+   * (same-format passthrough); `position` says where that stream stood. Streams router encodes end through
+   * their StreamEncoder, which writes the same shapes.
+   */
+  encodeStreamError(error: IrError, position?: StreamPosition): SseMessage[];
+}
+
+/** Where a stream stood when it failed: what an error event that must fit into it needs to know. */
+export interface StreamPosition {
+  /** The reply's id and model as the stream announced them. */
+  id?: string;
+  model?: string;
+  /** The `sequence_number` the next event must carry (Responses streams number every event). */
+  nextSequence?: number;
 }
 
 /** How the target provider wants a request spelled where servers of one format differ. */

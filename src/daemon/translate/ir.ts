@@ -234,6 +234,9 @@ export type IrStreamEvent =
   | { type: 'finish'; finishReason: IrFinishReason; stopSequence?: string; usage?: IrUsage }
   | { type: 'error'; status: number; message: string; errorType?: string; code?: string };
 
+/** An error as the IR carries it (the `error` stream event); client codecs write it in their format. */
+export type IrError = Extract<IrStreamEvent, { type: 'error' }>;
+
 /** One server-sent event as read from or written to the wire. */
 export interface SseMessage {
   event?: string;

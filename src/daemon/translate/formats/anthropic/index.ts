@@ -3,6 +3,7 @@ import { decodeMessagesRequest } from './decode-request.js';
 import { decodeMessagesResponse } from './decode-response.js';
 import { encodeMessagesRequest, messagesRequestHeaders } from './encode-request.js';
 import { encodeMessagesResponse } from './encode-response.js';
+import { encodeAnthropicError, encodeAnthropicStreamError } from './errors.js';
 import { MessagesStreamDecoder } from './stream-decoder.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
 
@@ -12,6 +13,8 @@ export const anthropicClient: ClientCodec = {
   decodeRequest: decodeMessagesRequest,
   encodeResponse: encodeMessagesResponse,
   createStreamEncoder: (request, options) => new MessagesStreamEncoder(request, options),
+  encodeError: encodeAnthropicError,
+  encodeStreamError: encodeAnthropicStreamError,
 };
 
 /** Anthropic Messages as an upstream. */

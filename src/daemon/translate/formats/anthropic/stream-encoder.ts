@@ -2,6 +2,7 @@ import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory } from '../../util/ids.js';
 import { replyStopReason } from './encode-response.js';
+import { encodeAnthropicStreamError } from './errors.js';
 import { encodeAnthropicUsage } from './usage.js';
 
 type Ev<T extends IrStreamEvent['type']> = Extract<IrStreamEvent, { type: T }>;
@@ -41,7 +42,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   write(event: IrStreamEvent): SseMessage[] {
     if (event.type === 'error') {
-      return [sse('error', { error: { type: anthropicErrorType(event), message: event.message } })];
+      return encodeAnthropicStreamError(event);
     }
     if (this.finished) return [];
     const out = this.ensureStarted(event);
@@ -173,17 +174,6 @@ export class MessagesStreamEncoder implements StreamEncoder {
     out.push(sse('message_delta', { delta, usage: encodeAnthropicUsage(usage) }), sse('message_stop', {}));
     return out;
   }
-}
-
-const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
-
-/** Anthropic's error `type`: the event's own when it is one of Anthropic's, else one derived from the status. */
-export function anthropicErrorType(event: Ev<'error'>): string {
-  if (event.errorType && ERROR_TYPES.has(event.errorType)) return event.errorType;
-  if (event.status === 429) return 'rate_limit_error';
-  if (event.status === 529 || event.status === 503) return 'overloaded_error';
-  if (event.status >= 500) return 'api_error';
-  return 'invalid_request_error';
 }
 
 const thinkingStart = { type: 'thinking', thinking: '', signature: '' };

@@ -3,6 +3,7 @@ import { decodeGeminiClientBody } from './decode-request.js';
 import { decodeGeminiResponse } from './decode-response.js';
 import { encodeGeminiRequest } from './encode-request.js';
 import { encodeGeminiResponse } from './encode-response.js';
+import { encodeGeminiError, encodeGeminiStreamError } from './errors.js';
 import { createGeminiStreamDecoder } from './stream-decoder.js';
 import { createGeminiStreamEncoder } from './stream-encoder.js';
 
@@ -18,6 +19,8 @@ export const geminiClient: ClientCodec = {
   decodeRequest: decodeGeminiClientBody,
   encodeResponse: encodeGeminiResponse,
   createStreamEncoder: createGeminiStreamEncoder,
+  encodeError: encodeGeminiError,
+  encodeStreamError: encodeGeminiStreamError,
 };
 
 /**

@@ -1,8 +1,9 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
-import type { IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
+import type { IrError, IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory } from '../../util/ids.js';
 import { argumentsToObject } from '../../util/json.js';
-import { encodeFinish, encodeUsage, statusName } from './usage.js';
+import { encodeGeminiStreamError } from './errors.js';
+import { encodeFinish, encodeUsage } from './usage.js';
 
 type Part = Record<string, unknown>;
 
@@ -41,7 +42,7 @@ class GeminiStreamEncoder implements StreamEncoder {
       if (event.usage) Object.assign(this.usage, event.usage);
     } else if (event.type === 'usage') Object.assign(this.usage, event.usage);
     else if (event.type === 'finish') this.finish(event.finishReason, event.usage);
-    else if (event.type === 'error') this.error(event.status, event.message);
+    else if (event.type === 'error') this.error(event);
     else this.block(event);
     return this.take();
   }
@@ -144,8 +145,8 @@ class GeminiStreamEncoder implements StreamEncoder {
   }
 
   /** Gemini's error chunk (`{error: {code, message, status}}`); the SDK throws it as an ApiError. */
-  private error(status: number, message: string): void {
-    this.out.push({ data: JSON.stringify({ error: { code: status, message, status: statusName(status) } }) });
+  private error(error: IrError): void {
+    this.out.push(...encodeGeminiStreamError(error));
     this.done = true;
   }
 }

@@ -3,6 +3,7 @@ import { decodeChatRequest } from './decode-request.js';
 import { decodeChatResponse } from './decode-response.js';
 import { encodeChatRequest } from './encode-request.js';
 import { encodeChatResponse } from './encode-response.js';
+import { encodeOpenAiError, encodeOpenAiStreamError } from './errors.js';
 import { ChatStreamDecoder } from './stream-decoder.js';
 import { ChatStreamEncoder } from './stream-encoder.js';
 
@@ -12,6 +13,8 @@ export const openAiChatClient: ClientCodec = {
   decodeRequest: decodeChatRequest,
   encodeResponse: encodeChatResponse,
   createStreamEncoder: (request, options) => new ChatStreamEncoder(request, options),
+  encodeError: encodeOpenAiError,
+  encodeStreamError: encodeOpenAiStreamError,
 };
 
 /** OpenAI Chat Completions as an upstream (OpenAI and the many OpenAI-compatible providers). */

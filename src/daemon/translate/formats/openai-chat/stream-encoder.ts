@@ -1,7 +1,7 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
-import { openAiStreamError } from '../../util/stream-error.js';
+import { encodeOpenAiStreamError } from './errors.js';
 import { encodeChatFinish, encodeChatUsage } from './usage.js';
 
 type Delta = Record<string, unknown>;
@@ -37,7 +37,7 @@ export class ChatStreamEncoder implements StreamEncoder {
   write(event: IrStreamEvent): SseMessage[] {
     if (event.type === 'error') {
       this.failed = true;
-      return [openAiStreamError(event)];
+      return encodeOpenAiStreamError(event);
     }
     const out = this.ensureStarted(event);
     switch (event.type) {

@@ -1,5 +1,6 @@
 import type { ClientCodec } from '../../codec.js';
 import { decodeCompletionRequest } from './decode-request.js';
+import { encodeOpenAiError, encodeOpenAiStreamError } from '../openai-chat/errors.js';
 import { encodeCompletionResponse } from './encode-response.js';
 import { CompletionStreamEncoder } from './stream-encoder.js';
 
@@ -9,4 +10,6 @@ export const openAiCompletionsClient: ClientCodec = {
   decodeRequest: decodeCompletionRequest,
   encodeResponse: encodeCompletionResponse,
   createStreamEncoder: (request, options) => new CompletionStreamEncoder(request, options),
+  encodeError: encodeOpenAiError,
+  encodeStreamError: encodeOpenAiStreamError,
 };

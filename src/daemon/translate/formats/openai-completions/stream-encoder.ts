@@ -1,7 +1,7 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
-import { openAiStreamError } from '../../util/stream-error.js';
+import { encodeOpenAiStreamError } from '../openai-chat/errors.js';
 import { completionFinish, completionUsage } from './encode-response.js';
 
 /**
@@ -25,7 +25,7 @@ export class CompletionStreamEncoder implements StreamEncoder {
   write(event: IrStreamEvent): SseMessage[] {
     if (event.type === 'error') {
       this.failed = true;
-      return [openAiStreamError(event)];
+      return encodeOpenAiStreamError(event);
     }
     const out = this.ensureStarted(event);
     if ((event.type === 'text_delta' || event.type === 'refusal_delta') && event.text) out.push(this.chunk(event.text, null));

@@ -2,7 +2,9 @@ import type { ClientCodec, UpstreamCodec } from '../../codec.js';
 import { decodeResponsesRequest } from './decode-request.js';
 import { decodeResponsesResponse } from './decode-response.js';
 import { encodeResponsesRequest } from './encode-request.js';
+import { encodeOpenAiError } from '../openai-chat/errors.js';
 import { encodeResponsesResponse } from './encode-response.js';
+import { encodeResponsesStreamError } from './errors.js';
 import { createResponsesStreamDecoder } from './stream-decoder.js';
 import { createResponsesStreamEncoder } from './stream-encoder.js';
 
@@ -14,6 +16,8 @@ export const openAiResponsesClient: ClientCodec = {
   decodeRequest: decodeResponsesRequest,
   encodeResponse: encodeResponsesResponse,
   createStreamEncoder: createResponsesStreamEncoder,
+  encodeError: encodeOpenAiError,
+  encodeStreamError: (error, position) => encodeResponsesStreamError(error, position),
 };
 
 /** OpenAI Responses as an upstream format. */

@@ -1,4 +1,4 @@
-import type { StreamDecoder } from '../../codec.js';
+import type { StreamDecoder, StreamPosition } from '../../codec.js';
 import type { IrStreamEvent, SseMessage } from '../../ir.js';
 import { isRecord, tryParseJson } from '../../util/json.js';
 import { BlockTracker } from './stream-blocks.js';
@@ -18,14 +18,21 @@ class ResponsesStreamDecoder implements StreamDecoder {
   private readonly blocks = new BlockTracker();
   private started = false;
   private ended = false;
+  /** The `sequence_number` the next event would carry (a passthrough error event continues the numbering). */
+  private nextSequence = 0;
 
   push(message: SseMessage): IrStreamEvent[] {
     if (this.ended) return [];
     const data = tryParseJson(message.data);
     if (!isRecord(data)) return [];
+    if (typeof data.sequence_number === 'number') this.nextSequence = data.sequence_number + 1;
     const type = str(data.type) || str(message.event);
     this.dispatch(type, data);
     return this.blocks.take();
+  }
+
+  position(): StreamPosition {
+    return { nextSequence: this.nextSequence };
   }
 
   end(): IrStreamEvent[] {

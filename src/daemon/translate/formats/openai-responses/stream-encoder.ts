@@ -1,6 +1,6 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
-import type { IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
-import { statusInfo } from '../../../http/errors.js';
+import type { IrError, IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
+import { encodeResponsesStreamError, responsesErrorCode } from './errors.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
 import { responseId, responseObject, type ResponseState } from './encode-response.js';
 import { ItemWriter, type Emit } from './stream-items.js';
@@ -33,7 +33,7 @@ class ResponsesStreamEncoder implements StreamEncoder {
   write(event: IrStreamEvent): SseMessage[] {
     if (this.done) return [];
     if (event.type === 'start') this.start(event.id, event.model, event.usage);
-    else if (event.type === 'error') this.fail(event.message, event.code ?? event.errorType ?? statusInfo(event.status).code);
+    else if (event.type === 'error') this.fail(event);
     else this.content(event);
     return this.take();
   }
@@ -106,14 +106,20 @@ class ResponsesStreamEncoder implements StreamEncoder {
     this.done = true;
   }
 
-  /** An `error` event, then (once the response exists) `response.failed` as the terminal event. */
-  private fail(message: string, code: string): void {
-    this.emit('error', { code, message, param: null });
-    if (this.state) {
-      this.state.finish = 'error';
-      this.state.error = { code, message };
-      this.emit('response.failed', { response: responseObject(this.state, this.request) });
+  /**
+   * An `error` event, then `response.failed` as the terminal event (errors.ts, the format's one error writer).
+   * Before any response exists (a stream that never started) there is nothing to fail: the error event alone.
+   */
+  private fail(error: IrError): void {
+    const state = this.state;
+    if (state) {
+      state.finish = 'error';
+      state.error = { code: responsesErrorCode(error), message: error.message };
     }
+    const all = encodeResponsesStreamError(error, { nextSequence: this.seq }, state && responseObject(state, this.request));
+    const messages = state ? all : all.slice(0, 1);
+    this.seq += messages.length;
+    this.out.push(...messages);
     this.done = true;
   }
 }

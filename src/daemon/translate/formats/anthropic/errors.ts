@@ -1,0 +1,22 @@
+import type { IrError, SseMessage } from '../../ir.js';
+
+const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
+
+/** Anthropic's error `type`: the error's own when it is one of Anthropic's, else one derived from the status. */
+export function anthropicErrorType(error: IrError): string {
+  if (error.errorType && ERROR_TYPES.has(error.errorType)) return error.errorType;
+  if (error.status === 429) return 'rate_limit_error';
+  if (error.status === 529 || error.status === 503) return 'overloaded_error';
+  if (error.status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}
+
+/** An error as Anthropic writes one: `{type: "error", error: {type, message}}`. */
+export function encodeAnthropicError(error: IrError): Record<string, unknown> {
+  return { type: 'error', error: { type: anthropicErrorType(error), message: error.message } };
+}
+
+/** The error as Anthropic streams one: `event: error` with the same body (the SDKs raise it as an APIError). */
+export function encodeAnthropicStreamError(error: IrError): SseMessage[] {
+  return [{ event: 'error', data: JSON.stringify(encodeAnthropicError(error)) }];
+}
