@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import { CliError, type Io } from './io.js';
 
 /** Reads all of stdin (for secrets piped in: `printf %s "$KEY" | router ... --api-key-stdin`). */
@@ -8,19 +7,41 @@ export async function readStdin(): Promise<string> {
   return data.replace(/\r?\n$/, '');
 }
 
-/** Asks for a secret on the terminal without echoing it. */
-export async function askHidden(question: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
-  const out = rl as unknown as { _writeToOutput: (s: string) => void };
-  const write = out._writeToOutput;
-  process.stdout.write(question);
-  out._writeToOutput = () => {};
+/**
+ * Asks for a secret on the terminal without echoing it. The label is written once and stays: stdin is read
+ * in raw mode, character by character, and nothing is written back (readline would redraw, and so erase,
+ * the line on every key). A pasted key arrives as one chunk and is taken whole. Enter ends the input,
+ * Backspace deletes, Ctrl-C cancels (exit 130), Ctrl-D ends it; escape sequences (arrows) are ignored.
+ */
+export async function askHidden(question: string, input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stdout): Promise<string> {
+  output.write(question);
+  const wasRaw = input.isRaw;
+  input.setRawMode?.(true);
+  input.resume();
+  input.setEncoding('utf8');
   try {
-    return await new Promise<string>((resolve) => rl.question('', resolve));
+    return await new Promise<string>((resolve, reject) => {
+      let value = '';
+      const onData = (chunk: string) => {
+        // Drop escape sequences (arrows, function keys) so they never land in the secret.
+        const text = chunk.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b[@-_]?/g, '');
+        for (const ch of text) {
+          if (ch === '\r' || ch === '\n' || ch === '\x04') return finish(() => resolve(value));
+          if (ch === '\x03') return finish(() => reject(new CliError('cancelled', 130)));
+          if (ch === '\x7f' || ch === '\b') value = [...value].slice(0, -1).join('');
+          else if (ch >= ' ') value += ch;
+        }
+      };
+      const finish = (settle: () => void) => {
+        input.off('data', onData);
+        settle();
+      };
+      input.on('data', onData);
+    });
   } finally {
-    out._writeToOutput = write;
-    rl.close();
-    process.stdout.write('\n');
+    input.setRawMode?.(wasRaw);
+    input.pause();
+    output.write('\n');
   }
 }
 

@@ -97,7 +97,7 @@ describe('router keys, password, restart', () => {
     const env = { ROUTER_CLI_CONFIG_DIR: configDir };
     const r = await runRouter(['password', 'set', '--home', router.home], { input: 'correct horse battery\n', env });
     expect(r.exitCode, describeResult(r)).toBe(0);
-    expect(r.stdout).toBe('password set; existing dashboard sessions were ended');
+    expect(r.stdout).toBe('password set; existing login sessions were ended');
     const login = await fetch(`${router.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'correct horse battery' }) });
     expect(login.status).toBe(200);
     const short = await runRouter(['password', 'set', '--home', router.home], { input: 'short', env });

@@ -116,6 +116,34 @@ describe.skipIf(!HAS_TMUX)('TUIs in tmux', { timeout: 90_000 }, () => {
     expect(tmux('display-message', '-p', '-t', t, '#{cursor_flag}').trim()).toBe('1');
   });
 
+  it('providers add on a terminal: the hidden prompt keeps its label; a pasted key is not echoed', async () => {
+    const t = launch('prompt', `providers add anthropic --name typed --base-url ${mock.anthropicBase}`);
+    await waitScreen(t, (x) => x.includes('API key for anthropic'), 'the prompt');
+    const secret = 'sk-ant-pasted-0123456789abcdef';
+    tmux('send-keys', '-t', t, '-l', secret);
+    await new Promise((r) => setTimeout(r, 300));
+    let s = screen(t);
+    expect(s).toMatch(/^API key for anthropic \(input hidden, paste and press Enter\):\s*$/m);
+    expect(s).not.toContain('pasted');
+    // a mistyped character and Backspace, then Enter
+    tmux('send-keys', '-t', t, '-l', 'x');
+    tmux('send-keys', '-t', t, 'BSpace');
+    tmux('send-keys', '-t', t, 'Enter');
+    s = await waitScreen(t, (x) => x.includes('__EXIT__'), 'the exit');
+    expect(s).toMatch(/^__EXIT__ 0$/m);
+    expect(s).toMatch(/^API key for anthropic \(input hidden, paste and press Enter\):\s*$/m);
+    expect(s).toMatch(/^added connection typed /m);
+    expect(s).not.toContain('pasted');
+    const { connections } = (await router.manage('GET', '/api/providers')).json;
+    const typed = connections.find((c: { name: string }) => c.name === 'typed');
+    expect(typed.apiKey).toBe('sk-a...cdef');
+    // the key that reaches the upstream is exactly what was pasted (the x was erased)
+    const before = mock.requests.length;
+    await router.manage('POST', `/api/providers/${typed.id}/test`);
+    const sent = mock.requests.slice(before).map((r) => r.headers['x-api-key'] ?? r.headers.authorization);
+    expect(sent.some((v) => v === secret || v === `Bearer ${secret}`), JSON.stringify(sent)).toBe(true);
+  });
+
   it('router logs -f: Ctrl-C ends it with exit 0 and the terminal back', async () => {
     const t = launch('logs', 'logs -f');
     await waitScreen(t, (x) => x.includes('router logs') && x.includes('● live'), 'the logs view');

@@ -57,7 +57,12 @@ export function formatNodes(list: ProviderNode[]): string {
 }
 
 /** The credential of `providers add`: a flag, stdin, or a hidden prompt when the provider needs a key. */
-async function credential(opts: { apiKey?: string; apiKeyStdin?: boolean; accessToken?: string }, io: Io, needsKey: boolean): Promise<Record<string, string>> {
+async function credential(
+  opts: { apiKey?: string; apiKeyStdin?: boolean; accessToken?: string },
+  io: Io,
+  needsKey: boolean,
+  provider: string,
+): Promise<Record<string, string>> {
   if (opts.apiKey && opts.apiKeyStdin) throw new CliError('give --api-key or --api-key-stdin, not both', 2);
   if (opts.apiKeyStdin) {
     const key = (await readStdin()).trim();
@@ -67,7 +72,7 @@ async function credential(opts: { apiKey?: string; apiKeyStdin?: boolean; access
   if (opts.apiKey) return { apiKey: opts.apiKey };
   if (opts.accessToken) return { accessToken: opts.accessToken };
   if (needsKey && io.interactive) {
-    const key = (await askHidden('API key: ')).trim();
+    const key = (await askHidden(`API key for ${provider} (input hidden, paste and press Enter): `)).trim();
     if (key) return { apiKey: key };
   }
   return {};
@@ -131,7 +136,7 @@ export function register(program: Command, ctx: CommandContext): void {
         const { providers: catalog } = await c.request<{ providers: CatalogProvider[] }>('GET', '/api/providers/catalog');
         const def = catalog.find((p) => p.id === provider || p.aliases.includes(provider));
         const needsKey = def ? !def.authKinds.includes('none') && def.authKinds.includes('api-key') : false;
-        const body: Record<string, unknown> = { provider, ...(await credential(opts, io, needsKey)) };
+        const body: Record<string, unknown> = { provider, ...(await credential(opts, io, needsKey, def?.id ?? provider)) };
         if (opts.name) body.name = opts.name;
         if (opts.priority !== undefined) body.priority = opts.priority;
         if (opts.baseUrl) body.providerSpecificData = { baseUrl: opts.baseUrl };
