@@ -211,7 +211,7 @@ describe('router models, combos, settings', () => {
     const all = json<any[]>(await ok('models', '--json'));
     // A combo's context length is the smallest of its known targets' (spec "Other records"); the openai
     // list was synced earlier without lengths, so only the Anthropic target's 200,000 is known here.
-    expect(all).toContainEqual({ id: 'fast', provider: 'combo', contextLength: 200_000, source: 'combo' });
+    expect(all).toContainEqual({ id: 'fast', provider: 'combo', contextLength: 200_000, source: 'combo', available: true, availability: 'combo' });
     expect(all.some((m) => m.id.startsWith('anthropic/'))).toBe(true);
     const haiku = json<any[]>(await ok('models', '--search', 'HAIKU', '--json')).map((m) => m.id);
     expect(haiku).toContain('anthropic/claude-haiku-4-5');

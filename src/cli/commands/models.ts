@@ -3,42 +3,52 @@ import { table } from '../io.js';
 import { int } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
-/** One model of the catalog as `router models` lists it. */
+/** One model of the catalog as `GET /api/models` lists it. */
 export interface ModelRow {
   id: string;
   provider: string;
   contextLength: number | null;
-  /** `static` (shipped list), `synced` (fetched upstream) or `combo`. */
+  /** `static` (shipped list), `synced` (fetched upstream), `local` (listed by the running local server) or `combo`. */
   source: string;
+  available?: boolean;
+  /** combo, connected, local, no connection, unreachable. */
+  availability?: string;
 }
 
-export function formatModels(rows: ModelRow[]): string {
-  if (rows.length === 0) return 'no models match; add a connection with `router providers add <provider>` or a combo with `router combos add`';
-  return table(
-    ['MODEL', 'PROVIDER', 'CONTEXT', 'SOURCE'],
-    rows.map((r) => [r.id, r.provider, r.contextLength === null ? '-' : int(r.contextLength), r.source]),
-    [2],
-  );
+export function formatModels(rows: ModelRow[], all = false): string {
+  if (rows.length === 0) {
+    return 'no usable models: add a connection with `router providers add <provider>` or a combo with `router combos add`; `router models --all` lists the whole catalog';
+  }
+  const head = ['MODEL', 'PROVIDER', 'CONTEXT', 'SOURCE'];
+  const cells = (r: ModelRow) => [r.id, r.provider, r.contextLength === null ? '-' : int(r.contextLength), r.source];
+  if (!all) return table(head, rows.map(cells), [2]);
+  return table([...head, 'AVAILABLE'], rows.map((r) => [...cells(r), r.available === false ? `no (${r.availability})` : `yes (${r.availability})`]), [2]);
 }
 
-/** The model catalog as clients see it (combos, no-auth local providers, connected providers). */
-export async function loadModels(ctx: CommandContext, opts: object): Promise<ModelRow[]> {
-  const { models } = await ctx.client(opts).request<{ models: ModelRow[] }>('GET', '/api/models');
+/** The model catalog: what works now (combos, connected providers, reachable local servers), or everything. */
+export async function loadModels(ctx: CommandContext, opts: object, all = false): Promise<ModelRow[]> {
+  const { models } = await ctx.client(opts).request<{ models: ModelRow[] }>('GET', `/api/models${all ? '?all=true' : ''}`);
   return models;
 }
 
 export function register(program: Command, ctx: CommandContext): void {
-  examples(withCommon(program.command('models')), ['router models', 'router models --provider openai', 'router models --search sonnet --json'])
-    .description('list the model catalog: models of connected providers, and combos')
+  examples(withCommon(program.command('models')), [
+    'router models                      # what you can call now',
+    'router models --provider openai',
+    'router models --all --search sonnet  # the whole catalog, with why a model is unavailable',
+    'router models --json',
+  ])
+    .description('list the models you can call now: combos, providers with a connection, running local servers (Ollama, LM Studio)')
+    .option('--all', 'the whole catalog, marking models without a connection or whose local server does not answer')
     .option('--provider <provider>', "only this provider's models ('combo' for combos)")
     .option('--search <text>', 'only models whose id contains this text (case-insensitive)')
-    .option('--json', 'print JSON (an array of {id, provider, contextLength, source})')
+    .option('--json', 'print JSON (an array of {id, provider, contextLength, source, available, availability})')
     .action(
       ctx.run(async (opts) => {
-        let rows = await loadModels(ctx, opts);
+        let rows = await loadModels(ctx, opts, Boolean(opts.all));
         if (opts.provider) rows = rows.filter((r) => r.provider === opts.provider);
         if (opts.search) rows = rows.filter((r) => r.id.toLowerCase().includes(String(opts.search).toLowerCase()));
-        ctx.emit(opts, rows, () => formatModels(rows));
+        ctx.emit(opts, rows, () => formatModels(rows, Boolean(opts.all)));
         return 0;
       }),
     );

@@ -4,7 +4,7 @@ import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { publicConnection, type Connection } from './connections.js';
 import { fetchUpstreamModels } from './sync.js';
-import { openAiModelList } from '../proxy/catalog.js';
+import { modelCatalog } from './available.js';
 import type { AuthKind, ProviderDef } from './types.js';
 
 const secret = z.string().min(1).max(8192);
@@ -92,15 +92,10 @@ export const providerRoutes: RouteDef[] = [
     path: '/api/models',
     tier: 'management',
     tag: 'providers',
-    summary: 'The model catalog as clients see it at GET /v1/models (combos, no-auth and connected providers), for admin tools',
-    handler: ({ services }) => ({
-      models: openAiModelList(services).data.map((m) => ({
-        id: m.id,
-        provider: m.owned_by,
-        contextLength: (m as { context_length?: number }).context_length ?? null,
-        source: m.owned_by === 'combo' ? 'combo' : services.syncedModels.get(m.owned_by) ? 'synced' : 'static',
-      })),
-    }),
+    summary:
+      'The model catalog for admin tools: combos, providers with an active connection, local servers that answer a short probe; ?all=true adds every other model, marked unavailable',
+    query: z.object({ all: z.enum(['true', 'false']).optional() }).strict(),
+    handler: async ({ services, query }) => ({ models: await modelCatalog(services, query.all === 'true') }),
   }),
   route({
     method: 'GET',
@@ -210,7 +205,11 @@ export const providerRoutes: RouteDef[] = [
       const def = providerOf(services, c.provider);
       const t0 = performance.now();
       const result = await fetchUpstreamModels(def, c).then(
-        (models) => ({ ok: true as const, models: models.length }),
+        (models) => {
+          // A node has no shipped model list: what a successful test found becomes its catalog.
+          if (services.nodes.get(def.id)) services.syncedModels.replace(def.id, models);
+          return { ok: true as const, models: models.length };
+        },
         (err: Error) => ({ ok: false as const, error: err.message }),
       );
       const latencyMs = Math.round(performance.now() - t0);
