@@ -17,14 +17,18 @@ export interface DeclaredTool {
   schema: any;
 }
 
-/** The function tools of a request in any upstream format. */
+/**
+ * The plain function tools of a request in any format (not built-ins such as `web_search`, nor Responses
+ * tool `namespace` groups).
+ */
 export function declaredTools(json: any): DeclaredTool[] {
   const out: DeclaredTool[] = [];
   for (const t of json?.tools ?? []) {
     if (t?.function?.name) out.push({ name: t.function.name, schema: t.function.parameters }); // Chat Completions
     else if (Array.isArray(t?.functionDeclarations)) {
       for (const f of t.functionDeclarations) out.push({ name: f.name, schema: f.parametersJsonSchema ?? f.parameters }); // Gemini
-    } else if (t?.name) out.push({ name: t.name, schema: t.input_schema ?? t.parameters }); // Anthropic, Responses
+    } else if (t?.type === 'function' && t.name) out.push({ name: t.name, schema: t.parameters }); // Responses
+    else if (t?.input_schema && t.name && (t.type === undefined || t.type === 'custom')) out.push({ name: t.name, schema: t.input_schema }); // Anthropic
   }
   return out;
 }

@@ -11,6 +11,7 @@ import { agentHandler, type AgentScript } from './agent-mock.js';
 import { CLIENTS, ensureClient, type ClientName } from './install.js';
 import type { RecordedRequest, World } from './world.js';
 import type { MockRequest } from '../mocks/types.js';
+import { strictUpstream } from '../mocks/strict.js';
 
 export interface AgentRun {
   exitCode: number;
@@ -25,6 +26,8 @@ export interface AgentRun {
 }
 
 export interface Workspace {
+  /** Holds both; removed after the case. */
+  root: string;
   /** The agent's HOME (its own settings live there). */
   home: string;
   /** The folder the agent runs in; holds marker.txt. */
@@ -41,7 +44,7 @@ export function newWorkspace(client: ClientName): Workspace & { script: AgentScr
   const marker = `MARKER-${client}-${randomBytes(6).toString('hex')}`;
   const file = join(workdir, 'marker.txt');
   writeFileSync(file, `${marker}\n`);
-  return { home, workdir, script: { file, marker, calls: [] } };
+  return { root, home, workdir, script: { file, marker, calls: [] } };
 }
 
 /** The environment every agent gets: a PATH, its own HOME, no terminal, nothing from ours. */
@@ -55,6 +58,9 @@ export function baseEnv(home: string): Record<string, string> {
     CI: '1',
     LANG: 'C.UTF-8',
     TMPDIR: tmpdir(),
+    // Any package install an agent attempts at run time fails at once instead of reaching a registry.
+    npm_config_registry: 'http://127.0.0.1:9/',
+    BUN_CONFIG_REGISTRY: 'http://127.0.0.1:9/',
   };
 }
 
@@ -71,6 +77,8 @@ export async function runAgent(
   world.mock.reset();
   world.take();
   world.mock.handle(agentHandler(ws.script));
+  // Asked first: what the real APIs would refuse is refused here too.
+  world.mock.handle(strictUpstream());
   const r = await execa(command, [...pre, ...args], {
     cwd: ws.workdir,
     env,

@@ -9,8 +9,9 @@ import { ROUTES } from './world.js';
 agentSuite(
   'claude-code',
   [
-    { name: 'messages-passthrough', model: ROUTES.anthropic, upstream: 'anthropic.messages' },
-    { name: 'messages-to-chat', model: ROUTES.openai, upstream: 'openai.chat' },
+    { name: 'messages-passthrough', model: ROUTES.anthropic, upstream: 'anthropic.messages', fixture: true },
+    // For any model name it does not take for a Claude, Claude Code sends another request shape.
+    { name: 'messages-to-chat', model: ROUTES.openai, upstream: 'openai.chat', fixture: true },
     { name: 'messages-to-chat-slash', model: ROUTES.chat, upstream: 'openai.chat' },
     { name: 'messages-to-responses', model: ROUTES.responses, upstream: 'openai.responses' },
   ],

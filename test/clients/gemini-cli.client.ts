@@ -11,7 +11,7 @@ import { ROUTES } from './world.js';
 agentSuite(
   'gemini-cli',
   [
-    { name: 'gemini-passthrough', model: ROUTES.gemini, upstream: 'gemini.stream' },
+    { name: 'gemini-passthrough', model: ROUTES.gemini, upstream: 'gemini.stream', fixture: true },
     { name: 'gemini-to-chat', model: ROUTES.openai, upstream: 'openai.chat' },
     { name: 'gemini-to-chat-slash', model: ROUTES.chat, upstream: 'openai.chat' },
     { name: 'gemini-to-anthropic', model: ROUTES.anthropic, upstream: 'anthropic.messages' },

@@ -10,7 +10,7 @@ import { ROUTES } from './world.js';
 agentSuite(
   'opencode',
   [
-    { name: 'chat-passthrough', model: ROUTES.chat, upstream: 'openai.chat' },
+    { name: 'chat-passthrough', model: ROUTES.chat, upstream: 'openai.chat', fixture: true },
     { name: 'chat-to-anthropic', model: ROUTES.anthropic, upstream: 'anthropic.messages' },
     { name: 'chat-to-responses', model: ROUTES.responses, upstream: 'openai.responses' },
     { name: 'chat-to-gemini', model: ROUTES.gemini, upstream: 'gemini.stream' },
@@ -21,7 +21,9 @@ agentSuite(
       args: ['run', prompt, '--print-logs', '--log-level', 'WARN'],
       env: {
         ...baseEnv(ws.home),
-        // No models.dev catalogue fetch, auto-update, default plugins or LSP downloads.
+        // No models.dev catalogue fetch, auto-update, plugins (their npm install), sharing or LSP downloads.
+        OPENCODE_PURE: '1',
+        OPENCODE_DISABLE_SHARE: '1',
         OPENCODE_DISABLE_MODELS_FETCH: '1',
         OPENCODE_DISABLE_AUTOUPDATE: '1',
         OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',

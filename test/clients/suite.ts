@@ -3,7 +3,7 @@
  * CLIENTS_RECORD=1 the requests the agent sent are written to test/fixtures/clients/<agent>/ for the
  * default suite's replay test (test/clients/replay.test.ts).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAIN_PROMPT, PLAIN_REPLY, TOOL_DONE, TOOL_PROMPT } from './agent-mock.js';
@@ -19,6 +19,8 @@ export interface AgentRoute {
   model: string;
   /** The upstream endpoint router must call for this route. */
   upstream: Endpoint;
+  /** Keep this route's tool round trip as a fixture (one per distinct request shape of the agent). */
+  fixture?: boolean;
 }
 
 export interface AgentSetup {
@@ -33,11 +35,14 @@ export function isModelCall(r: RecordedRequest): boolean {
   return r.method === 'POST' && /\/(chat\/completions|responses|messages|messages\/count_tokens)$|:(stream)?[gG]enerateContent|:countTokens/.test(r.url.split('?')[0]!);
 }
 
-function record(client: ClientName, route: AgentRoute, scenario: string, run: AgentRun): void {
-  if (process.env.CLIENTS_RECORD !== '1') return;
+function record(client: ClientName, route: AgentRoute, run: AgentRun): void {
+  if (process.env.CLIENTS_RECORD !== '1' || !route.fixture) return;
   const dir = join(FIXTURES_DIR, client);
   mkdirSync(dir, { recursive: true });
-  const requests = run.sent.filter(isModelCall).map((r) => ({
+  // A request the agent retried is kept once.
+  const seen = new Set<string>();
+  const calls = run.sent.filter((r) => isModelCall(r) && !seen.has(r.url + r.body) && seen.add(r.url + r.body));
+  const requests = calls.map((r) => ({
     method: r.method,
     url: r.url,
     headers: r.headers,
@@ -49,12 +54,11 @@ function record(client: ClientName, route: AgentRoute, scenario: string, run: Ag
     package: `${CLIENTS[client].pkg}@${CLIENTS[client].version}`,
     route: route.name,
     model: route.model,
-    scenario,
     marker: run.script.marker,
     toolCalls: run.script.calls,
     requests,
   };
-  writeFileSync(join(dir, `${route.name}.${scenario}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
+  writeFileSync(join(dir, `${route.name}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
 }
 
 export function agentSuite(
@@ -73,14 +77,17 @@ export function agentSuite(
 
     const run = async (route: AgentRoute, prompt: string) => {
       const ws = newWorkspace(client);
-      const s = await setup(world, ws, route, prompt);
-      return runAgent(world, client, ws, s.args, s.env);
+      try {
+        const s = await setup(world, ws, route, prompt);
+        return await runAgent(world, client, ws, s.args, s.env);
+      } finally {
+        rmSync(ws.root, { recursive: true, force: true });
+      }
     };
 
     for (const route of routes) {
       it(`${route.name} (${route.model}): plain prompt`, async () => {
         const r = await run(route, PLAIN_PROMPT);
-        record(client, route, 'plain', r);
         const why = describeRun(r);
         expect(r.exitCode, why).toBe(0);
         expect(r.stdout, why).toContain('PLAIN_OK from the mock model');
@@ -91,7 +98,7 @@ export function agentSuite(
 
       it(`${route.name} (${route.model}): tool round trip`, async () => {
         const r = await run(route, TOOL_PROMPT);
-        record(client, route, 'tool', r);
+        record(client, route, r);
         const why = describeRun(r);
         expect(r.script.calls.length, why).toBeGreaterThan(0);
         // The marker exists only on disk: in an upstream request it is the tool's real result coming back.

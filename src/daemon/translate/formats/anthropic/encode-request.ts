@@ -69,14 +69,21 @@ function encodeOutputConfig(request: IrRequest): Body | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
-/** Sampling fields; with thinking on, the API accepts no temperature but 1 and no top_k, so they are dropped. */
+/**
+ * Sampling fields; with thinking on, the API accepts no temperature but 1 and no top_k, so they are dropped.
+ * The current Claude models refuse `temperature` and `top_p` together ("cannot both be specified"), and
+ * clients such as Gemini CLI always send both: `temperature` is kept, `top_p` dropped.
+ */
 function addSampling(body: Body, request: IrRequest, thinking: boolean): void {
   if (request.temperature !== undefined) {
     if (thinking) noteDropped(request, 'temperature (thinking enabled)');
     else body.temperature = Math.min(request.temperature, 1);
     if (!thinking && request.temperature > 1) noteDropped(request, 'temperature above 1 (clamped)');
   }
-  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.topP !== undefined) {
+    if (body.temperature !== undefined) noteDropped(request, 'top_p (temperature set)');
+    else body.top_p = request.topP;
+  }
   if (request.topK !== undefined) {
     if (thinking) noteDropped(request, 'top_k (thinking enabled)');
     else body.top_k = request.topK;
