@@ -47,6 +47,8 @@ function loadFixtures(): { file: string; fixture: Fixture }[] {
 /** Upstream formats, each reached through a provider whose native format it is. Model ids with slashes. */
 const TARGETS: { name: string; model: string; endpoints: Endpoint[] }[] = [
   { name: 'chat', model: 'openrouter/qwen/qwen3-coder', endpoints: ['openai.chat'] },
+  // OpenAI itself: Chat Completions for Chat, Anthropic and Gemini clients, Responses passed through.
+  { name: 'openai', model: 'openai/gpt-4o', endpoints: ['openai.chat', 'openai.responses'] },
   { name: 'responses', model: 'resp/openai/gpt-5', endpoints: ['openai.responses'] },
   { name: 'anthropic', model: 'anthropic/claude-sonnet-4-5', endpoints: ['anthropic.messages'] },
   { name: 'gemini', model: 'gemini/gemini-2.5-flash', endpoints: ['gemini.stream', 'gemini.generate'] },
@@ -116,9 +118,10 @@ function assertComplete(format: ClientFormat, stream: boolean, text: string, why
  * (`*` for every request or target).
  */
 const KNOWN: Record<string, string> = {
-  // Claude Code sends a mid-conversation `role: system` message for model names it does not take for a
-  // Claude; the Anthropic decoder refuses it (issue 13 item 3).
-  'claude-code/messages-to-chat.json#*->*': 'positional system messages',
+  // Claude Code asks for adaptive thinking with effort high; translated to Chat Completions that becomes
+  // `reasoning_effort`, which gpt-4o refuses (issue 13 item 5: only to models that accept it).
+  'claude-code/messages-passthrough.json#*->openai': 'reasoning_effort to gpt-4o',
+  'claude-code/messages-to-chat.json#*->openai': 'reasoning_effort to gpt-4o',
   // Gemini CLI replays `thoughtSignature: skip_thought_signature_validator` on its function calls; it
   // reaches Anthropic as a thinking block with a foreign signature (issue 13 item 4).
   'gemini-cli/gemini-passthrough.json#2->anthropic': 'foreign thought signature',
@@ -137,6 +140,7 @@ let env: ProxyEnv;
 beforeAll(async () => {
   env = await startProxyEnv([
     { provider: 'openrouter', apiKey: 'sk-up-chat' },
+    { provider: 'openai', apiKey: 'sk-up-openai' },
     { provider: 'anthropic', apiKey: 'sk-up-anthropic' },
     { provider: 'gemini', apiKey: 'sk-up-gemini' },
   ]);

@@ -4,7 +4,7 @@
  * the mock upstreams, and a recording pass-through in front of the daemon that keeps every request the agent
  * sends (headers and body, byte for byte) for the fixtures the default suite replays.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -93,8 +93,7 @@ export async function startWorld(): Promise<World> {
     if (r.exitCode !== 0) throw new Error(`router ${args.join(' ')} failed: ${describeResult(r)}`);
     return r.stdout;
   };
-  // A new user's first command. (Until router start creates a missing state folder itself, make it.)
-  mkdirSync(join(home, '.router'), { recursive: true, mode: 0o700 });
+  // A new user's first command, in a HOME that has no ~/.router yet.
   await cli(['start']);
   const routerUrl = `http://127.0.0.1:${port}`;
   const key = (JSON.parse(await cli(['keys', 'add', '--name', 'agents', '--json'])) as { key: string }).key;

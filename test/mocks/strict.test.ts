@@ -42,10 +42,23 @@ describe('strictUpstream: Anthropic refusals of the real API', () => {
     expect(both.json.error.message).toContain('`temperature` and `top_p` cannot both be specified');
     expect((await post({ messages: [{ role: 'user', content: 'hi' }], temperature: 1 })).status).toBe(200);
   });
+});
 
-  it('refuses a system message inside messages unless the mid-conversation system beta is on', async () => {
-    const body = { messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: 'note' }, { role: 'user', content: 'go' }] };
-    expect((await post(body)).status).toBe(400);
-    expect((await post(body, { 'anthropic-beta': 'mid-conversation-system-2026-04-07' })).status).toBe(200);
+describe('strictUpstream: OpenAI refusals of the real API', () => {
+  const chat = async (model: string, extra: object) => {
+    const res = await fetch(`${mock.openaiBase}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], ...extra }),
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+
+  it('refuses reasoning_effort for a model without reasoning, accepts it for one with', async () => {
+    const r = await chat('gpt-4o', { reasoning_effort: 'high' });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'unsupported_parameter', message: expect.stringContaining("'reasoning_effort'") });
+    expect((await chat('gpt-5', { reasoning_effort: 'high' })).status).toBe(200);
+    expect((await chat('gpt-4o', {})).status).toBe(200);
   });
 });
