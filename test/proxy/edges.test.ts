@@ -209,11 +209,11 @@ describe('bad upstreams', () => {
     expect(mock.openConnections()).toBeLessThanOrEqual(before);
   });
 
-  it('upstream errors pass through same-format, and are standard bodies cross-format', async () => {
+  it('upstream errors keep their provider object same-format (message as [code]: text), and are standard bodies cross-format', async () => {
     mock.enqueue({ type: 'status', status: 400, message: 'bad thing', code: 'invalid_value' });
     const same = await post('/v1/chat/completions', chat);
     expect(same.status).toBe(400);
-    expect(same.json.error.message).toBe('bad thing');
+    expect(same.json.error).toMatchObject({ message: '[invalid_value]: bad thing', code: 'invalid_value' });
     mock.enqueue({ type: 'status', status: 400, message: 'bad thing' });
     const cross = await post('/v1/messages', { model: 'openai/gpt-4o', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
     expect(cross.status).toBe(400);

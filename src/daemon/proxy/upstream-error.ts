@@ -1,7 +1,7 @@
 import { FastResponse } from 'srvx';
 import { RouterError } from '../http/errors.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
-import { retryHintSeconds } from '../routing/retry-after.js';
+import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { WireFormat } from '../translate/ir.js';
 import { redactSecrets } from '../providers/mask.js';
 
@@ -85,15 +85,46 @@ export function inErrorShape(format: string, body: string): boolean {
  * message formatted `[<code>]: <message>`.
  */
 export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat, upstreamFormat: string, version: string): Response | RouterError {
+  const retryAfter = clientRetryAfter(err);
   if (err.raw && clientFormat === upstreamFormat && err.status >= 400 && inErrorShape(upstreamFormat, err.raw.body)) {
-    const headers = new Headers(err.raw.headers);
+    const headers = new Headers();
     headers.set('content-type', err.raw.contentType);
     headers.set('x-router-version', version);
-    return new FastResponse(err.raw.body, { status: err.status, headers });
+    if (retryAfter !== undefined) headers.set('retry-after', String(retryAfter));
+    return new FastResponse(withMessage(err.raw.body, err.message), { status: err.status, headers });
   }
   const extraHeaders: Record<string, string> = {};
-  if (err.raw?.headers['retry-after']) {
-    extraHeaders['Retry-After'] = String(retryHintSeconds({ headers: err.raw.headers }, Date.now()));
-  }
+  if (retryAfter !== undefined) extraHeaders['Retry-After'] = String(retryAfter);
   return new RouterError(err.status >= 400 ? err.status : 502, err.message, { headers: extraHeaders });
+}
+
+/**
+ * The `Retry-After` the client gets, in whole seconds (spec "Errors" rules 1-2): the upstream's header
+ * (seconds, epoch or date) or a hint in its error text, capped at 24 hours, at least 1; a 429 or 503
+ * without any hint gets the 1 second fallback. Other failures get none unless the upstream gave a wait.
+ */
+export function clientRetryAfter(err: AttemptError): number | undefined {
+  if (err.kind !== 'http') return undefined;
+  const headers = err.raw?.headers;
+  const body = err.raw?.body;
+  const hinted = tryParseRetryAfter(headers?.['retry-after'], Date.now()) !== undefined || parseRetryHintFromText(body) !== undefined;
+  if (!hinted && err.status !== 429 && err.status !== 503) return undefined;
+  return retryHintSeconds({ headers, bodyText: body }, Date.now());
+}
+
+/**
+ * The provider's error body with its message formatted `[<code>]: <message>` (spec "Errors" rule 3),
+ * everything else of the error object (type, code, param, status, details) left as the SDKs read it.
+ */
+function withMessage(body: string, message: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const root = Array.isArray(parsed) ? parsed[0] : parsed;
+    const error = (root as { error?: { message?: unknown } }).error;
+    if (!error || typeof error !== 'object') return body;
+    error.message = message;
+    return JSON.stringify(parsed);
+  } catch {
+    return body;
+  }
 }
