@@ -276,15 +276,40 @@ describe('CircuitBreakers: provider and model circuits', () => {
     for (const m of ['a', 'b', 'c']) expect(breakers.check('openai', m)).toEqual({ allowed: false, retryAfterSeconds: 10 });
   });
 
-  it('failures of different models do not add up; a success of the model resets its streak', () => {
+  it("failures of different models do not add up for the models; a success of the model resets its streak", () => {
     breakers.recordFailure('openai', 'server', 'a');
+    breakers.recordSuccess('openai', 'c');
     breakers.recordFailure('openai', 'server', 'b');
     expect(breakers.state('openai', 'a')).toBe('closed');
     breakers.recordSuccess('openai', 'a');
     breakers.recordFailure('openai', 'server', 'a');
     expect(breakers.state('openai', 'a')).toBe('closed');
+    breakers.recordSuccess('openai', 'c');
     breakers.recordFailure('openai', 'server', 'b');
     expect(breakers.state('openai', 'b')).toBe('open');
+    expect(breakers.state('openai')).toBe('closed');
+  });
+
+  it('5xx spanning several models with no success in between open the provider circuit (every model refused)', () => {
+    expect(breakers.recordFailure('openai', 'server', 'a')).toMatchObject({ model: 'a', state: 'closed' });
+    expect(breakers.recordFailure('openai', 'server', 'b')).toEqual({ provider: 'openai', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000, since: T0 });
+    expect(events).toContainEqual({ provider: 'openai', from: 'closed', to: 'open', consecutiveFailures: 2 });
+    for (const m of ['a', 'b', 'c']) expect(breakers.check('openai', m)).toEqual({ allowed: false, retryAfterSeconds: 10 });
+    now += 10_000;
+    // The half-open probe fails with another 5xx: the provider's circuit reopens.
+    expect(breakers.check('openai', 'c')).toEqual({ allowed: true, probe: true });
+    breakers.recordFailure('openai', 'server', 'c');
+    expect(breakers.state('openai')).toBe('open');
+    now += 10_000;
+    expect(breakers.check('openai', 'd')).toEqual({ allowed: true, probe: true });
+    breakers.recordSuccess('openai', 'd');
+    expect(breakers.state('openai')).toBe('closed');
+  });
+
+  it('one model failing over and over never opens the provider circuit', () => {
+    for (let i = 0; i < 10; i++) breakers.recordFailure('openai', 'server', 'a');
+    expect(breakers.state('openai')).toBe('closed');
+    expect(breakers.check('openai', 'b')).toEqual({ allowed: true, probe: false });
   });
 
   it('half-open model circuit: one probe; its success closes it (event with the model)', () => {
@@ -330,8 +355,11 @@ describe('CircuitBreakers: provider and model circuits', () => {
     breakers.recordFailure('openai', 'server', 'a');
     breakers.recordFailure('groq', 'server', 'x');
     const snap = breakers.snapshot();
+    // The provider circuits keep their cross-model streak (one model so far: they stay closed).
     expect(snap).toEqual([
+      { provider: 'openai', state: 'closed', consecutiveFailures: 2, openUntil: 0, since: T0 },
       { provider: 'openai', model: 'a', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000, since: T0 },
+      { provider: 'groq', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
       { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
     ]);
     const copy = new CircuitBreakers({ now: () => now, failureThreshold: 2, cooldownMs: 10_000 });
@@ -339,7 +367,10 @@ describe('CircuitBreakers: provider and model circuits', () => {
     expect(copy.snapshot()).toEqual(snap);
     expect(copy.check('openai', 'a')).toMatchObject({ allowed: false, model: 'a' });
     breakers.reset('openai');
-    expect(breakers.snapshot()).toEqual([{ provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 }]);
+    expect(breakers.snapshot()).toEqual([
+      { provider: 'groq', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
+      { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
+    ]);
     expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0, downtimeMs: 0 });
   });
 

@@ -78,6 +78,8 @@ interface Entry {
   lastProbeAt: number;
   /** Epoch ms of the streak's first counted failure; 0 when unknown (restored from an older snapshot). */
   since: number;
+  /** Provider circuits only: the distinct models whose 5xx are in the current streak. */
+  models?: Set<string>;
 }
 
 /** Map key of a circuit: the provider id, or provider id and model (provider ids never hold a NUL). */
@@ -201,17 +203,36 @@ export class CircuitBreakers {
       return undefined;
     }
     const scoped = model !== undefined && breakerScope(kind) === 'model' ? model : undefined;
-    if (scoped !== undefined) {
-      // The provider answered (with a 5xx): a probe of its own circuit has its result.
-      const own = this.advance(keyOf(provider));
-      if (own?.state === 'half-open' && own.probesInFlight > 0) own.probesInFlight--;
-    }
+    const spread = scoped === undefined ? undefined : this.modelFailed(provider, scoped);
     const key = keyOf(provider, scoped);
     const current = this.advance(key) ?? this.create(provider, scoped);
     current.consecutiveFailures++;
     if (current.state === 'half-open') this.open(current);
     else if (current.state === 'closed' && current.consecutiveFailures >= this.config.failureThreshold) this.open(current);
-    return toSnapshot(current);
+    // The provider's own circuit opening is the bigger news (provider.error names no model then).
+    return toSnapshot(spread?.state === 'open' ? spread : current);
+  }
+
+  /**
+   * A model's 5xx, seen from the provider's own circuit. One failing model says nothing about the others,
+   * but failures spanning several of the provider's models with no success in between (any success of
+   * the provider ends the streak) say the provider itself is down: its circuit opens at the threshold
+   * once at least two models failed. A probe of a circuit opened that way that fails again reopens it; a
+   * probe of a circuit opened by network failures that gets a 5xx only releases its slot (the provider
+   * is reachable again; the model's own circuit counts the 5xx).
+   */
+  private modelFailed(provider: string, model: string): Entry | undefined {
+    const own = this.advance(keyOf(provider)) ?? this.create(provider, undefined);
+    if (own.state === 'open') return undefined;
+    if (own.state === 'half-open') {
+      if (own.models) this.open(own);
+      else if (own.probesInFlight > 0) own.probesInFlight--;
+      return own;
+    }
+    own.consecutiveFailures++;
+    (own.models ??= new Set()).add(model);
+    if (own.consecutiveFailures >= this.config.failureThreshold && own.models.size >= 2) this.open(own);
+    return own;
   }
 
   /** A circuit's state now (an open circuit whose cooldown has passed reports half-open). */
