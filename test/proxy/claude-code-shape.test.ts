@@ -98,6 +98,27 @@ describe('Claude Code shaped request', () => {
     expect(sent.input[1]).toEqual({ type: 'message', role: 'system', content: [{ type: 'input_text', text: REMINDER }] });
   });
 
+  it('sends reasoning_effort to a reasoning model only, never to gpt-4o', async () => {
+    for (const [model, effort] of [['openai/gpt-4o', undefined], ['openai/o3', 'high']] as const) {
+      mock.reset();
+      const res = await post('/v1/messages', { ...claudeCodeBody(model, false), thinking: { type: 'enabled', budget_tokens: 10_000 } });
+      expect(res.status, await res.text()).toBe(200);
+      const sent = mock.requests.find((r) => r.endpoint === 'openai.chat')!.json as Record<string, unknown>;
+      expect(sent.reasoning_effort, model).toBe(effort);
+    }
+  });
+
+  it("a Chat client without an output limit gets the Anthropic model's own maximum", async () => {
+    const res = await fetch(`${router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const sent = mock.requests.find((r) => r.endpoint === 'anthropic.messages')!.json as Record<string, unknown>;
+    expect(sent.max_tokens).toBe(64_000);
+  });
+
   it('count_tokens counts the mid-conversation system message', async () => {
     const count = async (body: Record<string, unknown>) => {
       const res = await post('/v1/messages/count_tokens', body);

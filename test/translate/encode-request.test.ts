@@ -21,6 +21,14 @@ describe('Messages upstream request', () => {
     expect(encode(base({ reasoning: { enabled: true } })).thinking).toEqual({ type: 'adaptive' });
   });
 
+  it("asks for the model's own output maximum when the client set none (capped without streaming)", () => {
+    const encodeFor = (r: IrRequest) => getUpstreamCodec('anthropic').encodeRequest(r, { maxOutputTokens: 64_000 });
+    expect(encodeFor(base({ stream: true })).max_tokens).toBe(64_000);
+    expect(encodeFor(base()).max_tokens).toBe(21_333);
+    expect(encodeFor(base({ maxTokens: 100 })).max_tokens).toBe(100);
+    expect(encodeFor(base({ stream: true, reasoning: { budgetTokens: 64_000 } })).max_tokens).toBe(64_000 + 4096);
+  });
+
   it('drops temperature and top_k with thinking on, clamps temperature to 1 otherwise', () => {
     const thinking = base({ temperature: 0.5, topK: 5, reasoning: { budgetTokens: 2048 } });
     expect(encode(thinking)).not.toHaveProperty('temperature');
@@ -60,6 +68,14 @@ describe('Chat Completions upstream request', () => {
 
   it('always asks a stream for usage, and maps a thinking budget to an effort', () => {
     expect(encode(base({ stream: true, reasoning: { budgetTokens: 3000 } }))).toMatchObject({ stream: true, stream_options: { include_usage: true }, reasoning_effort: 'high' });
+  });
+
+  it('sends reasoning_effort only to models that take it', () => {
+    const thinking = (extra: Partial<IrRequest> = {}) => base({ reasoning: { enabled: true, budgetTokens: 10_000 }, ...extra });
+    const gpt4o = thinking();
+    expect(getUpstreamCodec('openai-chat').encodeRequest(gpt4o, { reasoningEffort: false })).not.toHaveProperty('reasoning_effort');
+    expect(gpt4o.dropped).toContain('reasoning_effort (the model does not take it)');
+    expect(getUpstreamCodec('openai-chat').encodeRequest(thinking(), { reasoningEffort: true }).reasoning_effort).toBe('high');
   });
 
   it('notes dropped thinking, is_error and top_k', () => {

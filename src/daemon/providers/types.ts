@@ -15,6 +15,10 @@ export interface Credential {
 export interface ModelInfo {
   id: string;
   contextLength?: number;
+  /** The most output tokens one reply may have (a translated Anthropic request without a limit asks for it). */
+  maxOutputTokens?: number;
+  /** Takes Chat Completions `reasoning_effort` (providers/capabilities.ts). */
+  reasoning?: boolean;
 }
 
 /**

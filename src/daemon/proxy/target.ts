@@ -1,5 +1,6 @@
 import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
 import type { UpstreamEncodeOptions } from '../translate/codec.js';
+import { modelCapabilities } from '../providers/capabilities.js';
 
 /** One place a request can be sent: a provider, the model id it knows, and the account to use. */
 export interface Target {
@@ -22,10 +23,16 @@ export interface Target {
 
 /**
  * How requests to this target are spelled where servers of one format differ: OpenAI takes
- * `max_completion_tokens`, every other Chat Completions server `max_tokens` (ProviderDef.chatTokenLimit).
+ * `max_completion_tokens`, every other Chat Completions server `max_tokens` (ProviderDef.chatTokenLimit);
+ * and what its model accepts (providers/capabilities.ts): `reasoning_effort`, its output maximum.
  */
 export function encodeOptionsFor(target: Target): UpstreamEncodeOptions {
-  return { tokenLimitField: target.provider.chatTokenLimit ?? 'max_tokens' };
+  const caps = modelCapabilities(target.provider, target.model);
+  return {
+    tokenLimitField: target.provider.chatTokenLimit ?? 'max_tokens',
+    reasoningEffort: caps.reasoningEffort,
+    ...(caps.maxOutputTokens ? { maxOutputTokens: caps.maxOutputTokens } : {}),
+  };
 }
 
 /** Joins a base URL and a path without doubling slashes. */

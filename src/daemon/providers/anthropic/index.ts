@@ -3,12 +3,12 @@ import type { Credential, ProviderDef } from '../types.js';
 const ANTHROPIC_VERSION = '2023-06-01';
 
 const MODELS = [
-  { id: 'claude-opus-4-1', contextLength: 200_000 },
-  { id: 'claude-opus-4-5', contextLength: 200_000 },
-  { id: 'claude-sonnet-4-5', contextLength: 200_000 },
-  { id: 'claude-sonnet-4', contextLength: 200_000 },
-  { id: 'claude-haiku-4-5', contextLength: 200_000 },
-  { id: 'claude-3-5-haiku-latest', contextLength: 200_000 },
+  { id: 'claude-opus-4-1', contextLength: 200_000, maxOutputTokens: 32_000 },
+  { id: 'claude-opus-4-5', contextLength: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-sonnet-4-5', contextLength: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-sonnet-4', contextLength: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-haiku-4-5', contextLength: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-3-5-haiku-latest', contextLength: 200_000, maxOutputTokens: 8_192 },
 ];
 
 /** Anthropic Messages with an API key (`x-api-key`). */

@@ -16,7 +16,7 @@ function compatible(id: string, name: string, baseUrl: string, models: ModelInfo
   };
 }
 
-const m = (id: string, contextLength?: number): ModelInfo => ({ id, contextLength });
+const m = (id: string, contextLength?: number, extra: Partial<ModelInfo> = {}): ModelInfo => ({ id, contextLength, ...extra });
 
 /** OpenAI-compatible cloud providers. */
 export const compatibleProviders: ProviderDef[] = [
@@ -25,10 +25,10 @@ export const compatibleProviders: ProviderDef[] = [
     m('anthropic/claude-sonnet-4.5', 1_000_000),
     m('google/gemini-2.5-pro', 1_048_576),
   ]),
-  compatible('groq', 'Groq', 'https://api.groq.com/openai/v1', [m('llama-3.3-70b-versatile', 131_072), m('openai/gpt-oss-120b', 131_072)]),
+  compatible('groq', 'Groq', 'https://api.groq.com/openai/v1', [m('llama-3.3-70b-versatile', 131_072), m('openai/gpt-oss-120b', 131_072, { reasoning: true })]),
   compatible('deepseek', 'DeepSeek', 'https://api.deepseek.com/v1', [m('deepseek-chat', 128_000), m('deepseek-reasoner', 128_000)]),
   compatible('mistral', 'Mistral', 'https://api.mistral.ai/v1', [m('mistral-large-latest', 128_000), m('codestral-latest', 256_000)]),
-  compatible('xai', 'xAI', 'https://api.x.ai/v1', [m('grok-4', 256_000), m('grok-3-mini', 131_072)], { aliases: ['grok'] }),
+  compatible('xai', 'xAI', 'https://api.x.ai/v1', [m('grok-4', 256_000), m('grok-3-mini', 131_072, { reasoning: true })], { aliases: ['grok'] }),
   compatible('together', 'Together AI', 'https://api.together.xyz/v1', [m('meta-llama/Llama-3.3-70B-Instruct-Turbo', 131_072)], {
     endpoints: { embeddings: true, models: true, completions: true },
   }),

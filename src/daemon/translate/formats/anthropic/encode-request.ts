@@ -1,3 +1,4 @@
+import type { UpstreamEncodeOptions } from '../../codec.js';
 import type { IrReasoning, IrRequest, IrTool } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { effortToBudget } from '../../util/reasoning.js';
@@ -8,10 +9,18 @@ type Body = Record<string, unknown>;
 
 /**
  * `max_tokens` when the client gave none (Chat Completions and Gemini clients may omit it; Messages
- * requires it). 4096 fits every Claude model's output limit; with a thinking budget the default grows
- * to budget + 4096, since the budget must stay below `max_tokens`.
+ * requires it): the model's own maximum from the catalog (UpstreamEncodeOptions.maxOutputTokens), else
+ * 4096, which fits every Claude model. The budget must stay below `max_tokens`: a limit that does not
+ * leave room above a thinking budget grows to budget + 4096.
  */
 export const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * The largest default for a request that does not stream: Anthropic's SDKs refuse (and the API may answer
+ * 400 "Streaming is required...") a non-streaming request whose `max_tokens` could take over 10 minutes,
+ * which they reckon as above 128,000 x 10/60 tokens.
+ */
+export const NON_STREAMING_MAX_TOKENS = 21_333;
 
 function encodeSystem(request: IrRequest): string | Body[] | undefined {
   const only = request.system[0];
@@ -93,10 +102,11 @@ function addSampling(body: Body, request: IrRequest, thinking: boolean): void {
   }
 }
 
-function maxTokens(request: IrRequest, thinking: Body | undefined): number {
+function maxTokens(request: IrRequest, thinking: Body | undefined, modelMax: number | undefined): number {
   if (request.maxTokens !== undefined) return request.maxTokens;
+  const limit = modelMax === undefined ? DEFAULT_MAX_TOKENS : request.stream ? modelMax : Math.min(modelMax, NON_STREAMING_MAX_TOKENS);
   const budget = typeof thinking?.budget_tokens === 'number' ? thinking.budget_tokens : 0;
-  return budget >= DEFAULT_MAX_TOKENS ? budget + DEFAULT_MAX_TOKENS : DEFAULT_MAX_TOKENS;
+  return budget >= limit ? budget + DEFAULT_MAX_TOKENS : limit;
 }
 
 /** The beta that lets a Messages request carry `role: "system"` turns after the first message. */
@@ -127,10 +137,10 @@ function conversation(request: IrRequest): { messages: Body[]; system: string | 
 }
 
 /** IR -> Messages request. */
-export function encodeMessagesRequest(request: IrRequest): Body {
+export function encodeMessagesRequest(request: IrRequest, options: UpstreamEncodeOptions = {}): Body {
   const thinking = encodeThinking(request.reasoning);
   const { messages, system } = conversation(request);
-  const body: Body = { model: request.model, max_tokens: maxTokens(request, thinking), messages };
+  const body: Body = { model: request.model, max_tokens: maxTokens(request, thinking, options.maxOutputTokens), messages };
   if (system !== undefined) body.system = system;
   const tools = request.tools ? encodeTools(request.tools, request) : [];
   if (tools.length) body.tools = tools;

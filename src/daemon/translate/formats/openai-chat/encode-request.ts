@@ -33,12 +33,15 @@ function encodeResponseFormat(format: IrResponseFormat): Body {
   return { type: 'json_schema', json_schema: schema };
 }
 
-/** `reasoning_effort` from the IR: the effort itself, else the effort closest to a thinking budget. */
-function reasoningEffort(request: IrRequest): string | undefined {
+/**
+ * `reasoning_effort` from the IR: the effort itself, else the effort closest to a thinking budget. Models
+ * that do not take it (gpt-4o-class: OpenAI answers 400) get none; the request says so in `dropped`.
+ */
+function reasoningEffort(request: IrRequest, options: UpstreamEncodeOptions): string | undefined {
   const r = request.reasoning;
-  if (!r) return undefined;
-  if (r.effort) return r.effort;
-  if (r.budgetTokens !== undefined) return budgetToEffort(r.budgetTokens);
+  const effort = r?.effort ?? (r?.budgetTokens !== undefined ? budgetToEffort(r.budgetTokens) : undefined);
+  if (effort === undefined || options.reasoningEffort !== false) return effort;
+  noteDropped(request, 'reasoning_effort (the model does not take it)');
   return undefined;
 }
 
@@ -67,7 +70,7 @@ export function encodeChatRequest(request: IrRequest, options: UpstreamEncodeOpt
     frequency_penalty: request.frequencyPenalty,
     presence_penalty: request.presencePenalty,
     response_format: request.responseFormat ? encodeResponseFormat(request.responseFormat) : undefined,
-    reasoning_effort: reasoningEffort(request),
+    reasoning_effort: reasoningEffort(request, options),
     user: request.user,
     metadata: request.metadata,
   };
