@@ -39,7 +39,7 @@ export function newWorkspace(client: ClientName): Workspace & { script: AgentScr
   const root = mkdtempSync(join(tmpdir(), `router-${client}-`));
   const home = join(root, 'home');
   const workdir = join(root, 'work');
-  mkdirSync(home, { recursive: true });
+  mkdirSync(join(home, '.tmp'), { recursive: true });
   mkdirSync(workdir, { recursive: true });
   const marker = `MARKER-${client}-${randomBytes(6).toString('hex')}`;
   const file = join(workdir, 'marker.txt');
@@ -47,7 +47,7 @@ export function newWorkspace(client: ClientName): Workspace & { script: AgentScr
   return { root, home, workdir, script: { file, marker, calls: [] } };
 }
 
-/** The environment every agent gets: a PATH, its own HOME, no terminal, nothing from ours. */
+/** The environment every agent gets: a PATH, its own HOME and temp folder, no terminal, nothing from ours. */
 export function baseEnv(home: string): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -57,7 +57,8 @@ export function baseEnv(home: string): Record<string, string> {
     NO_COLOR: '1',
     CI: '1',
     LANG: 'C.UTF-8',
-    TMPDIR: tmpdir(),
+    // Inside the case's folder, so crash reports and the like go with it.
+    TMPDIR: join(home, '.tmp'),
     // Any package install an agent attempts at run time fails at once instead of reaching a registry.
     npm_config_registry: 'http://127.0.0.1:9/',
     BUN_CONFIG_REGISTRY: 'http://127.0.0.1:9/',
