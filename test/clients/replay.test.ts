@@ -118,10 +118,6 @@ function assertComplete(format: ClientFormat, stream: boolean, text: string, why
  * (`*` for every request or target).
  */
 const KNOWN: Record<string, string> = {
-  // Claude Code asks for adaptive thinking with effort high; translated to Chat Completions that becomes
-  // `reasoning_effort`, which gpt-4o refuses (issue 13 item 5: only to models that accept it).
-  'claude-code/messages-passthrough.json#*->openai': 'reasoning_effort to gpt-4o',
-  'claude-code/messages-to-chat.json#*->openai': 'reasoning_effort to gpt-4o',
   // Gemini CLI replays `thoughtSignature: skip_thought_signature_validator` on its function calls; it
   // reaches Anthropic as a thinking block with a foreign signature (issue 13 item 4).
   'gemini-cli/gemini-passthrough.json#2->anthropic': 'foreign thought signature',
