@@ -199,3 +199,25 @@ for (const { file, fixture } of fixtures) {
     });
   });
 }
+
+/**
+ * Codex groups its sub-agent tools (spawn_agent, wait_agent...) in a Responses tool `namespace`. Translated
+ * to another format the group is dropped today, so a translated Codex cannot start sub-agents. Known gap:
+ * `it.fails` turns red once the namespace's functions reach the upstream, in whatever spelling.
+ */
+describe('codex tool namespaces on translated routes', () => {
+  const codex = fixtures.find((f) => f.fixture.client === 'codex');
+  for (const target of TARGETS.filter((t) => t.name !== 'responses' && t.name !== 'openai')) {
+    it.fails(`the multi_agent_v1 namespace's functions reach ${target.name} [known gap: namespace tools]`, async () => {
+      const req = codex!.fixture.requests[0]!;
+      const inner = req.json.tools.filter((t: any) => t.type === 'namespace').flatMap((t: any) => t.tools.map((f: any) => f.name as string));
+      expect(inner.length).toBeGreaterThan(0);
+      const { url, headers, body } = retarget(req, target.model, env.key);
+      const res = await fetch(`${env.router.url}${url}`, { method: req.method, headers, body });
+      await res.text();
+      expect(res.status).toBe(200);
+      const arrived = declaredTools(env.mock.requests[0]?.json).map((t) => t.name);
+      for (const name of inner) expect(arrived.some((a) => a.endsWith(name))).toBe(true);
+    });
+  }
+});
