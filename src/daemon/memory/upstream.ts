@@ -41,8 +41,8 @@ async function run<T>(services: Services, spec: MemoryCall<T>): Promise<T> {
       const r = spec.request(target);
       return { url: r.url, body: JSON.stringify(r.body), provider: target.provider.id };
     },
-    async attempt(target, req, outcome: Outcome, timeoutMs) {
-      const reply = await postJson(target, req.url, req.body, timeoutMs, { maxBytes: 256 * 1024 * 1024 });
+    async attempt(target, req, outcome: Outcome, limits) {
+      const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 256 * 1024 * 1024 });
       let read: { value: T; usage?: Partial<IrUsage> };
       try {
         read = spec.read(JSON.parse(reply.text) as unknown, target);

@@ -14,6 +14,7 @@ import { chatUrl, credentialSecrets, encodeOptionsFor, joinUrl, requestHeaders, 
 import { HEADER } from '../../shared/headers.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange } from './upstream.js';
+import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
 import { execute, finishOutcome } from './execute.js';
 import type { Outcome, ProxyCall } from './outcome.js';
@@ -194,7 +195,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
         }
         return prepare(call, target, decoded, staged, stages, stageCtx, capture);
       },
-      attempt: (target, prepared, outcome, timeoutMs) => attempt(services, call, target, prepared, outcome, timeoutMs),
+      attempt: (target, prepared, outcome, limits) => attempt(services, call, target, prepared, outcome, limits),
       fail(last, prepared) {
         const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version);
         if (failure instanceof RouterError) throw failure;
@@ -223,42 +224,38 @@ async function attempt(
   target: Target,
   prepared: Prepared,
   outcome: Outcome,
-  timeoutMs: number,
+  limits: AttemptLimits,
 ): Promise<ChatReply | DirectStream> {
-  let timedOut = false;
   const tSend = performance.now();
   const headers = withRequestHeaders(requestHeaders(target, call.stream), prepared.headers);
   prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
   const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body });
-  // Per-target timeout: time to first content for streams, the whole reply otherwise.
-  const timer = Number.isFinite(timeoutMs)
-    ? setTimeout(() => {
-        timedOut = true;
-        exchange.abort();
-      }, timeoutMs)
-    : undefined;
+  // Timeouts (first byte: headers, or a stream's first content; then the whole attempt) and the client
+  // leaving end the exchange at once, whatever its reader is doing.
+  const guard = new AttemptGuard(exchange, call.sink, limits);
   try {
     const reply = await response.catch((err) => {
-      throw networkAttemptError(err, timedOut);
+      throw guard.cause() ?? networkAttemptError(err, false);
     });
+    if (!call.stream) guard.firstByte();
     const upstreamHeadersMs = performance.now() - tSend;
     if (reply.statusCode >= 400) {
       // The first MiB of an error body is plenty to report it; the rest is not read.
       const text = await reply.textUpTo(1024 * 1024);
       prepared.capture?.upstreamResponse(reply.statusCode, reply.headers, text);
-      throw httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
+      throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
     }
     if (call.stream) {
       return await streamReply(services, call, target, prepared, outcome, reply, upstreamHeadersMs).catch((err) => {
-        throw timedOut ? networkAttemptError(err, true) : err;
+        throw guard.cause() ?? err;
       });
     }
     const text = await reply.text().catch((err) => {
-      throw networkAttemptError(err, timedOut);
+      throw guard.cause() ?? networkAttemptError(err, false);
     });
     return await jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);
   } finally {
-    clearTimeout(timer);
+    guard.dispose();
   }
 }
 

@@ -89,8 +89,8 @@ export async function countTokens(ctx: RouteContext, format: CountFormat, raw: R
         finishOutcome(services, outcome, undefined);
         return { early: jsonReply(JSON.stringify(counted), services.version, traceId) };
       },
-      async attempt(target, req, outcome, timeoutMs) {
-        const reply = await postJson(target, req.url, req.body, timeoutMs, { maxBytes: 1024 * 1024, headers: beta });
+      async attempt(target, req, outcome, limits) {
+        const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 1024 * 1024, headers: beta });
         outcome.status = 200;
         outcome.upstreamMs = reply.upstreamMs;
         outcome.usage = NO_TOKENS;

@@ -41,8 +41,8 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
     { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
     {
       prepare: (target) => prepare(target, raw),
-      async attempt(target, req, outcome, timeoutMs) {
-        const reply = await postJson(target, req.url, req.body, timeoutMs);
+      async attempt(target, req, outcome, limits) {
+        const reply = await postJson(target, req.url, req.body, limits);
         const usage = embeddingUsage(reply.text);
         outcome.status = 200;
         outcome.usage = usage;

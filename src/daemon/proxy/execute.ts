@@ -9,6 +9,7 @@ import { recordOutcome, type Outcome, type ProxyCall } from './outcome.js';
 import { planTargets, type Plan } from './plan.js';
 import type { Target } from './target.js';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
+import type { AttemptLimits } from './attempt-guard.js';
 
 /**
  * The one executor every upstream call goes through: chat in each client format, legacy completions,
@@ -51,7 +52,7 @@ export interface ExecPolicy<P, R> {
    * Sends one prepared attempt and reads the reply. Throws an AttemptError on failure. On success it
    * completes `outcome` and records it (with {@link finishOutcome}), now or when its stream ends.
    */
-  attempt(target: Target, prepared: P, outcome: Outcome, timeoutMs: number): Promise<R>;
+  attempt(target: Target, prepared: P, outcome: Outcome, limits: AttemptLimits): Promise<R>;
   /** The caller's reply once every target failed with an upstream error (`last`, on `prepared`). */
   fail(last: AttemptError, prepared: P): R;
   /** Per-target timeout when the combo sets none (ms); default none (the request deadline still holds). */
@@ -108,7 +109,8 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
   const first = plan.targets[0]!;
   services.quotas.admit(auth, { provider: first.provider.id, model: first.model, relay: req.relay === true, clientIp: auth.remoteAddress });
   const breakers = services.resilience.breakers;
-  const deadline = req.t0 + services.settings.get().requestDeadlineMs;
+  const { requestDeadlineMs, upstreamFirstByteTimeoutMs } = services.settings.get();
+  const deadline = req.t0 + requestDeadlineMs;
   const targetTimeout = plan.combo?.targetTimeoutMs ?? policy.targetTimeoutMs ?? Infinity;
   let last: { error: AttemptError; prepared: P } | undefined;
   let refused: RouterError | undefined;
@@ -142,16 +144,19 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
     }
     const tAttempt = performance.now();
     try {
-      const reply = await policy.attempt(target, prepared, outcome, Math.min(targetTimeout, left));
+      const limits = { firstByteMs: upstreamFirstByteTimeoutMs, totalMs: Math.min(targetTimeout, left) };
+      const reply = await policy.attempt(target, prepared, outcome, limits);
       attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, req.sessionKey);
       return reply;
     } catch (err) {
       if (err instanceof RouterError) throw err;
       const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
-      attemptFailed(services, target, error);
+      // A client that left says nothing about the provider: no breaker, no cooldown, no next target.
+      if (error.kind !== 'client_gone') attemptFailed(services, target, error);
       outcome.status = error.status;
       outcome.error = error.message;
       recordOutcome(services, outcome);
+      if (error.kind === 'client_gone') throw new RouterError(499, error.message, { code: 'client_closed_request' });
       last = { error, prepared };
       if (!error.retryable) break;
     }

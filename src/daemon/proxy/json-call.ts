@@ -2,6 +2,7 @@ import type { Target } from './target.js';
 import { credentialSecrets, requestHeaders, withRequestHeaders } from './target.js';
 import { httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange, type UpstreamHeaders } from './upstream.js';
+import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 
 /** A successful JSON reply of one attempt. */
 export interface JsonReply {
@@ -13,40 +14,35 @@ export interface JsonReply {
 
 /**
  * One non-streamed JSON POST to a target, for the executor's attempt functions: the target's headers, the
- * per-target timeout (an abort), and every failure as an AttemptError (network, timeout, or the HTTP error
- * with the target's credential masked).
+ * attempt's limits (first byte, then the whole attempt: an abort), and every failure as an AttemptError
+ * (network, timeout, or the HTTP error with the target's credential masked).
  */
 export async function postJson(
   target: Target,
   url: string,
   body: string,
-  timeoutMs: number,
+  limits: AttemptLimits,
   options: { maxBytes?: number; headers?: Record<string, string> } = {},
 ): Promise<JsonReply> {
-  let timedOut = false;
   const tSend = performance.now();
   const headers = withRequestHeaders(requestHeaders(target, false), options.headers);
   const { exchange, response } = UpstreamExchange.send({ url, headers, body });
-  const timer = Number.isFinite(timeoutMs)
-    ? setTimeout(() => {
-        timedOut = true;
-        exchange.abort();
-      }, timeoutMs)
-    : undefined;
+  const guard = new AttemptGuard(exchange, undefined, limits);
   try {
     const reply = await response.catch((err) => {
-      throw networkAttemptError(err, timedOut);
+      throw guard.cause() ?? networkAttemptError(err, false);
     });
+    guard.firstByte();
     if (reply.statusCode >= 400) {
       // The first MiB of an error body is plenty to report it; the rest is not read.
       const text = await reply.textUpTo(1024 * 1024);
-      throw httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
+      throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
     }
     const text = await reply.text(options.maxBytes).catch((err) => {
-      throw networkAttemptError(err, timedOut);
+      throw guard.cause() ?? networkAttemptError(err, false);
     });
     return { text, headers: reply.headers, upstreamMs: performance.now() - tSend };
   } finally {
-    clearTimeout(timer);
+    guard.dispose();
   }
 }

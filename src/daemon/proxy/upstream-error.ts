@@ -10,7 +10,7 @@ export class AttemptError extends Error {
   constructor(
     message: string,
     readonly status: number,
-    readonly kind: 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid',
+    readonly kind: 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone',
     /** The upstream reply to pass through unchanged when client and upstream speak the same format. */
     readonly raw?: { body: string; contentType: string; headers: Record<string, string> },
   ) {
@@ -20,9 +20,11 @@ export class AttemptError extends Error {
 
   /**
    * Worth trying the next target: network, timeout, 408/429/5xx, auth failures, empty or filtered replies,
-   * and replies that are not the format they claim (a broken upstream, not a broken request).
+   * and replies that are not the format they claim (a broken upstream, not a broken request). Never when
+   * the client left.
    */
   get retryable(): boolean {
+    if (this.kind === 'client_gone') return false;
     if (this.kind !== 'http') return true;
     return this.status === 408 || this.status === 429 || this.status >= 500 || this.status === 401 || this.status === 403;
   }

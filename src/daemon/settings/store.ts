@@ -27,6 +27,12 @@ export const settingsSchema = z.object({
   accountStrategy: z.enum(['fill-first', 'round-robin', 'least-used']).default('fill-first'),
   /** Deadline of one client request across all failover attempts, ms. */
   requestDeadlineMs: z.number().int().min(1000).max(3_600_000).default(600_000),
+  /**
+   * Longest wait for an upstream's first byte, ms: a non-streaming reply's headers, a stream's first
+   * content. Inside combos too (a combo's targetTimeoutMs, when shorter, wins). Reasoning models may think
+   * for minutes before their first byte; an upstream silent for longer is treated as hung (504, failover).
+   */
+  upstreamFirstByteTimeoutMs: z.number().int().min(1000).max(3_600_000).default(300_000),
   /** Requests per UTC day of an API key without its own dailyRequestLimit; 0 = unlimited. */
   defaultDailyRequestLimit: z.number().int().min(0).max(100_000_000).default(0),
   /** Relay route: requests per minute per API key; 0 = no per-key limit. */
