@@ -39,7 +39,8 @@ class FakeSource implements TuiSource {
   url = 'http://127.0.0.1:20128';
   calls: string[] = [];
   private listeners = new Set<(m: LiveMessage) => void>();
-  constructor(private routes: Array<[string, unknown | ((path: string) => unknown)]> = []) {}
+  private stateListeners = new Set<(s: FeedState, detail?: string, reconnected?: boolean) => void>();
+  constructor(public routes: Array<[string, unknown | ((path: string) => unknown)]> = []) {}
   async get<T>(path: string): Promise<T> {
     this.calls.push(path);
     const bare = path.split('?')[0];
@@ -49,10 +50,19 @@ class FakeSource implements TuiSource {
   async post<T>(): Promise<T> {
     return {} as T;
   }
-  subscribe(onMessage: (m: LiveMessage) => void, onState?: (s: FeedState) => void) {
+  subscribe(onMessage: (m: LiveMessage) => void, onState?: (s: FeedState, detail?: string, reconnected?: boolean) => void) {
     this.listeners.add(onMessage);
+    if (onState) this.stateListeners.add(onState);
     onState?.('open');
-    return () => this.listeners.delete(onMessage);
+    return () => {
+      this.listeners.delete(onMessage);
+      if (onState) this.stateListeners.delete(onState);
+    };
+  }
+  /** The live channel drops and comes back (a daemon restart). */
+  reconnect() {
+    for (const l of this.stateListeners) l('reconnecting', 'the live channel closed (code 1006); retrying');
+    for (const l of this.stateListeners) l('open', undefined, true);
   }
   emit(m: LiveMessage) {
     for (const l of this.listeners) l(m);
@@ -437,5 +447,99 @@ describe('App', () => {
     await frame(ui, (f) => f.split('\n')[0]!.length === 60);
     expectFits(ui.lastFrame()!, 60, 15);
     expect(strip(ui.lastFrame()).split('\n')[0]!.length).toBe(60);
+  });
+});
+
+describe('TUIs keep their data (issue 15 item 7)', () => {
+  const status = (pid: number) => ({ running: true, pid, url: 'http://127.0.0.1:20128', version: '0.1.0', uptimeSeconds: 5, home: '/h' });
+  const base = (pid: number): Array<[string, unknown]> => [
+    ['/api/system/status', status(pid)],
+    ['/api/providers', { connections: [{ id: 'c1', provider: 'openai', name: 'main', isActive: true }] }],
+    ['/api/combos', { combos: [] }],
+    ['/api/resilience', { breakers: [], cooldowns: [], settings: {} }],
+    ['/api/logs', { logs: [], nextCursor: null }],
+    ['/api/usage/breakdown', { rows: [] }],
+    ['/api/usage/timeseries', { points: [] }],
+  ];
+  const recent = (over: Partial<LiveRequest> = {}) => req({ timestamp: new Date(Date.now() - 1_000).toISOString(), ...over });
+
+  it('the dashboard keeps its sparklines, last-minute counts and errors across view switches', async () => {
+    const src = new FakeSource(base(4242));
+    const ui = render(<App source={src} view="dashboard" size={{ width: 80, height: 23 }} />);
+    await frame(ui, /pid 4242/);
+    src.emit(recent());
+    src.emit(recent({ status: 502, error: 'upstream failed' }));
+    await frame(ui, /last min 2 req, 1 err/);
+    ui.stdin.write('l');
+    await frame(ui, /^router logs/);
+    // a request while the logs view is on the screen counts too
+    src.emit(recent());
+    ui.stdin.write(KEY.esc);
+    const f = await frame(ui, /^router dashboard/);
+    expect(f).toMatch(/last min 3 req, 1 err/);
+    expect(f).toMatch(/^requests\/s .*[▁▂▃▄▅▆▇█]/m);
+    expect(f).toMatch(/^\d\d:\d\d:\d\d 502 openai\/gpt-4o-mini {2}upstream failed$/m);
+    expect(f).toMatch(/^openai\s+1\/1\s+closed\s+0\s+3\s+1$/m);
+  });
+
+  it('after a daemon restart the dashboard shows the new pid at once, and counts the backfilled requests once', async () => {
+    const src = new FakeSource(base(4242));
+    const ui = render(<App source={src} view="dashboard" size={{ width: 80, height: 23 }} />);
+    await frame(ui, /pid 4242/);
+    const seenLive = recent();
+    src.emit(seenLive);
+    await frame(ui, /last min 1 req/);
+    src.routes[0] = ['/api/system/status', status(5151)];
+    src.reconnect();
+    await frame(ui, /pid 5151/);
+    // what the live layer backfills after the reconnect: one new request, one already counted
+    src.emit(recent({ status: 429, error: 'rate limited' }));
+    src.emit(seenLive);
+    const f = await frame(ui, /last min 2 req, 1 err/);
+    expect(f).not.toMatch(/pid 4242/);
+  });
+
+  it('the dashboard starts from the last two minutes of the request log, not from zero', async () => {
+    const history = [recent(), recent({ status: 500, error: 'boom' })];
+    const src = new FakeSource([...base(7).filter(([p]) => p !== '/api/logs'), ['/api/logs', { logs: logRows(history), nextCursor: null }]]);
+    const ui = render(<App source={src} view="dashboard" size={{ width: 80, height: 23 }} />);
+    await frame(ui, /last min 2 req, 1 err/);
+    expect(src.calls.find((c) => c.startsWith('/api/logs'))).toMatch(/^\/api\/logs\?from=\d+&limit=500$/);
+    // the same requests arriving live again are not counted twice
+    for (const h of history) src.emit(h);
+    await tick(100);
+    expect(strip(ui.lastFrame())).toMatch(/last min 2 req, 1 err/);
+  });
+
+  it('inspect: a 404 for one trace says "not captured" for that request only; the next one is asked', async () => {
+    const items = [req({ traceId: 'gone', model: 'gpt-4.1' }), req({ traceId: 'kept', model: 'gpt-5' })];
+    const detail: TraceDetail = {
+      traceId: 'kept',
+      client: { request: { headers: {}, body: '{"model":"gpt-5"}' }, response: { headers: {}, body: '{"id":"r1"}' } },
+      upstream: { url: 'https://api.openai.com/v1/chat/completions', request: { headers: {}, body: '{}' }, response: { headers: {}, body: '{}' } },
+    };
+    const src = new FakeSource([
+      [
+        '/api/logs/traces/',
+        (path: string) => {
+          if (path.endsWith('/gone')) throw Object.assign(new Error('This request was not captured (only the last 200 are kept).'), { status: 404 });
+          return detail;
+        },
+      ],
+      ['/api/logs', { logs: logRows(items), nextCursor: null }],
+    ]);
+    const ui = render(<InspectView source={src} width={80} height={23} onQuit={() => {}} />);
+    await frame(ui, /^› .*openai\/gpt-5/m);
+    ui.stdin.write(KEY.up);
+    await frame(ui, /^› .*openai\/gpt-4\.1/m);
+    ui.stdin.write(KEY.enter);
+    await frame(ui, /Headers and bodies: This request was not captured/);
+    ui.stdin.write(KEY.esc);
+    await frame(ui, /^› .*openai\/gpt-4\.1/m);
+    ui.stdin.write(KEY.down);
+    await frame(ui, /^› .*openai\/gpt-5/m);
+    ui.stdin.write(KEY.enter);
+    await frame(ui, 'client request (as translated)');
+    expect(src.count('/api/logs/traces/')).toBe(2);
   });
 });

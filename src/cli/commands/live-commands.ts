@@ -7,12 +7,11 @@ import type { DaemonClient } from '../client.js';
 import { readCliConfig } from '../config.js';
 import { clock, int, tokens, usd } from '../format.js';
 import { table } from '../io.js';
-import { openLive, type LiveFeed } from '../live.js';
+import { entryKey, openLive, SeenSet, type LiveFeed } from '../live.js';
 import type { CommandContext } from '../common.js';
 import type { ComboRecord, LiveRequest, LogEntry, PublicConnection, RequestEntry, ResilienceReply } from '../types.js';
 import type { StatusReply } from '../../shared/wire.js';
 import { formatLogLine, matchesFilter, type RequestFilter } from './logs.js';
-import { entryKey } from '../tui/state.js';
 import type { ViewName } from '../tui/app.js';
 
 /** Starts a TUI view (honouring the `color never` preference and NO_COLOR before Ink loads). */
@@ -49,8 +48,9 @@ async function openFeed(ctx: CommandContext, client: DaemonClient, onRequest: (m
   const open = new Promise<void>((r) => (opened = r));
   const feed = await openLive(client, {
     onMessage: (m) => (m.type === 'request' ? onRequest(m) : onStatus?.(m)),
-    onState: (s, detail) => {
+    onState: (s, detail, reconnected) => {
       if (s === 'open') opened();
+      if (reconnected) ctx.io.err('router: reconnected; requests recorded meanwhile are read from the request log');
       else if (s === 'reconnecting' && detail) ctx.io.err(`router: ${detail}`);
     },
   });
@@ -69,10 +69,13 @@ export async function followLogs(ctx: CommandContext, opts: any, q: string): Pro
   const filter: RequestFilter = { provider: opts.provider, model: opts.model, status: opts.status, key: opts.key };
   if (ctx.io.interactive && !opts.json) return tui(client, 'logs', filter);
   const interrupted = untilInterrupted();
-  const print = (e: RequestEntry) => ctx.io.out(opts.json ? JSON.stringify(plainEntry(e)) : formatLogLine(e));
-  // Live messages wait until the history is printed, then only unseen ones follow (the two may overlap).
+  // Every request is printed once: the history, live messages and a reconnect's backfill may overlap.
+  const printed = new SeenSet();
+  const print = (e: RequestEntry) => {
+    if (printed.add(entryKey(e))) ctx.io.out(opts.json ? JSON.stringify(plainEntry(e)) : formatLogLine(e));
+  };
+  // Live messages wait until the history is printed, then follow.
   let backlog: LiveRequest[] | null = [];
-  const seen = new Set<string>();
   const feed = await openFeed(ctx, client, (m) => {
     if (!matchesFilter(m, filter)) return;
     if (backlog) backlog.push(m);
@@ -80,13 +83,10 @@ export async function followLogs(ctx: CommandContext, opts: any, q: string): Pro
   });
   try {
     const { logs } = await client.request<{ logs: LogEntry[] }>('GET', `/api/logs${q}`);
-    for (const e of [...logs].reverse()) {
-      seen.add(entryKey(e));
-      print(e);
-    }
+    for (const e of [...logs].reverse()) print(e);
     const pending = backlog;
     backlog = null;
-    for (const m of pending) if (!seen.has(entryKey(m))) print(m);
+    for (const m of pending) print(m);
   } catch (err) {
     feed.close();
     throw err;

@@ -1,7 +1,8 @@
 /** The TUI session: one view at a time; from the dashboard, keys open the other views and Esc comes back. */
 import { useApp } from 'ink';
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { Dashboard } from './dashboard.js';
+import { DashboardModel } from './dashboard-model.js';
 import { InspectView } from './inspect.js';
 import { LogsView } from './logs.js';
 import type { TuiSource } from './source.js';
@@ -28,6 +29,9 @@ export function App({ source, view: first, filter, size }: AppProps) {
   const { exit } = useApp();
   const [view, setView] = useState<ViewName>(first);
   const fromDashboard = first === 'dashboard';
+  // One dashboard model per session: it keeps counting while another view is on the screen.
+  const [model] = useState(() => (fromDashboard ? new DashboardModel(source) : undefined));
+  useEffect(() => () => model?.dispose(), [model]);
   const back = fromDashboard ? () => setView('dashboard') : undefined;
   const quit = () => exit();
   return (
@@ -36,7 +40,7 @@ export function App({ source, view: first, filter, size }: AppProps) {
         {({ width, height }) => {
           switch (view) {
             case 'dashboard':
-              return <Dashboard source={source} width={width} height={height} onOpen={setView} onQuit={quit} />;
+              return <Dashboard source={source} model={model} width={width} height={height} onOpen={setView} onQuit={quit} />;
             case 'logs':
               return <LogsView source={source} width={width} height={height} initialFilter={filter} onBack={back} onQuit={quit} />;
             case 'usage':

@@ -1,27 +1,24 @@
 /**
  * `router dashboard`: one screen with the daemon's status, providers with their circuit and cooldown
- * state, combos, live throughput and errors; keys jump into the other views.
- *
- * What it reads, and how often: the live WebSocket for requests and status (pushed, every 2 s); the
- * breaker state every 5 s (`GET /api/resilience`, not on the live channel); connections and combos
- * every 30 s (they change only when someone edits them); `r` refreshes all at once.
+ * state, combos, live throughput and errors; keys jump into the other views. Its data lives in a
+ * DashboardModel that outlives the view (src/cli/tui/dashboard-model.ts: what is read, and how often).
  */
 import { Box } from 'ink';
-import { useCallback, useState } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
 import { cell, clock, fit, sparkline, uptime } from '../format.js';
-import type { StatusReply } from '../../shared/wire.js';
-import type { ComboRecord, LiveStatus, PublicConnection, RequestEntry, ResilienceReply } from '../types.js';
 import { providerHeader, providerLines, providerRow } from './dashboard-text.js';
-import { addThroughput, throughputSeries, type Throughput } from './state.js';
+import { DashboardModel } from './dashboard-model.js';
+import { throughputSeries } from './state.js';
 import type { TuiSource } from './source.js';
-import { Footer, Header, Line, useLive, useNow, usePoll, useKeys } from './ui.js';
+import { Footer, Header, Line, useNow, useKeys } from './ui.js';
 
 export { providerHeader, providerLines, providerRow } from './dashboard-text.js';
-
-export const POLL = { resilienceMs: 5_000, configMs: 30_000 };
+export { POLL } from './dashboard-model.js';
 
 export interface DashboardProps {
   source: TuiSource;
+  /** The session's model (kept by the App across view switches); a Dashboard alone makes its own. */
+  model?: DashboardModel;
   width: number;
   height: number;
   onOpen: (view: 'logs' | 'usage' | 'inspect') => void;
@@ -36,45 +33,17 @@ interface Row {
   dim?: boolean;
 }
 
-export function Dashboard({ source, width, height, onOpen, onQuit, now: fixedNow }: DashboardProps) {
-  const [status, setStatus] = useState<StatusReply | undefined>();
-  const [live, setLive] = useState<LiveStatus | undefined>();
-  const [connections, setConnections] = useState<PublicConnection[]>([]);
-  const [combos, setCombos] = useState<ComboRecord[]>([]);
-  const [resilience, setResilience] = useState<ResilienceReply | undefined>();
-  const [traffic, setTraffic] = useState<Map<string, { requests: number; errors: number }>>(new Map());
-  const [throughput, setThroughput] = useState<Throughput>({ seconds: new Map() });
-  const [errors, setErrors] = useState<RequestEntry[]>([]);
-  const [problem, setProblem] = useState<string | undefined>();
+/** A model for a Dashboard used on its own: made on mount, disposed on unmount. */
+function useOwnModel(source: TuiSource, given: DashboardModel | undefined, now: number | undefined): DashboardModel {
+  const [own] = useState(() => (given ? undefined : new DashboardModel(source, now === undefined ? Date.now : () => now)));
+  useEffect(() => () => own?.dispose(), [own]);
+  return given ?? own!;
+}
+
+export function Dashboard({ source, model: given, width, height, onOpen, onQuit, now: fixedNow }: DashboardProps) {
+  const model = useOwnModel(source, given, fixedNow);
+  const { status, live, connections, combos, resilience, traffic, throughput, errors, problem, feed } = useSyncExternalStore(model.subscribe, model.snapshot);
   const now = useNow(1_000, fixedNow);
-
-  const guard = (p: Promise<unknown>) => p.then(() => setProblem(undefined)).catch((err: Error) => setProblem(err.message));
-  const loadConfig = useCallback(
-    () =>
-      guard(
-        Promise.all([
-          source.get<StatusReply>('/api/system/status').then(setStatus),
-          source.get<{ connections: PublicConnection[] }>('/api/providers').then((r) => setConnections(r.connections)),
-          source.get<{ combos: ComboRecord[] }>('/api/combos').then((r) => setCombos(r.combos)),
-        ]),
-      ),
-    [source],
-  );
-  const loadResilience = useCallback(() => guard(source.get<ResilienceReply>('/api/resilience').then(setResilience)), [source]);
-  usePoll(loadConfig, POLL.configMs);
-  usePoll(loadResilience, POLL.resilienceMs);
-
-  const feed = useLive(source, (m) => {
-    if (m.type === 'status') return setLive(m);
-    setThroughput((t) => addThroughput(t, m));
-    setTraffic((t) => {
-      const next = new Map(t);
-      const cur = next.get(m.provider) ?? { requests: 0, errors: 0 };
-      next.set(m.provider, { requests: cur.requests + 1, errors: cur.errors + (m.status >= 400 ? 1 : 0) });
-      return next;
-    });
-    if (m.status >= 400) setErrors((e) => [...e.slice(-19), m]);
-  });
 
   useKeys((input) => {
     if (input === 'q') onQuit();
@@ -82,8 +51,8 @@ export function Dashboard({ source, width, height, onOpen, onQuit, now: fixedNow
     else if (input === 'u') onOpen('usage');
     else if (input === 'i') onOpen('inspect');
     else if (input === 'r') {
-      void loadConfig();
-      void loadResilience();
+      void model.loadConfig();
+      void model.loadResilience();
     }
   });
 
@@ -109,7 +78,8 @@ export function Dashboard({ source, width, height, onOpen, onQuit, now: fixedNow
   const sections: Array<{ title: Row; rows: Row[]; empty: string }> = [
     {
       title: { text: providerHeader(width), bold: true },
-      rows: provs.map((p) => ({ text: providerRow(p, width), color: p.circuit.startsWith('open') ? 'red' : p.circuit.startsWith('half') ? 'yellow' : undefined })),
+      // Colour carries meaning: a circuit that refuses requests (open, half-open) is yellow, errors are red.
+      rows: provs.map((p) => ({ text: providerRow(p, width), color: p.circuit.startsWith('open') || p.circuit.startsWith('half') ? 'yellow' : p.errors > 0 ? 'red' : undefined })),
       empty: 'no providers yet: `router providers add <provider>`',
     },
     {
@@ -119,7 +89,7 @@ export function Dashboard({ source, width, height, onOpen, onQuit, now: fixedNow
     },
     {
       title: { text: 'RECENT ERRORS', bold: true },
-      rows: [...errors].reverse().map((e) => ({ text: `${clock(e.timestamp)} ${e.status} ${e.provider}/${e.model}  ${e.error ?? ''}`, color: 'yellow' })),
+      rows: [...errors].reverse().map((e) => ({ text: `${clock(e.timestamp)} ${e.status} ${e.provider}/${e.model}  ${e.error ?? ''}`, color: 'red' })),
       empty: 'none this session',
     },
   ];

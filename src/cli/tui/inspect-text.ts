@@ -6,7 +6,8 @@ import { maskBody, maskHeaders } from './state.js';
 /** The daemon route the inspector reads bodies from (not served by this daemon version yet). */
 export const TRACE_PATH = '/api/logs/traces/';
 
-export type DetailState = { kind: 'loading' } | { kind: 'ok'; detail: TraceDetail } | { kind: 'unavailable' } | { kind: 'error'; message: string };
+/** `unavailable` with a reason: the daemon said why this one request has no capture. */
+export type DetailState = { kind: 'loading' } | { kind: 'ok'; detail: TraceDetail } | { kind: 'unavailable'; reason?: string } | { kind: 'error'; message: string };
 
 const isSide = (x: unknown): boolean =>
   typeof x === 'object' && x !== null && typeof (x as { headers?: unknown }).headers === 'object' && 'body' in (x as object);
@@ -80,12 +81,10 @@ export function detailLines(e: RequestEntry, state: DetailState | undefined, tab
   lines.push('');
   if (!state || state.kind === 'loading') lines.push('loading headers and bodies…');
   else if (state.kind === 'unavailable') {
-    lines.push(
-      ...wrap(
-        'Headers and bodies: not captured for this request (turn capture on with `router settings set captureTraffic true`); the fields above are what the live channel and the request log carry.',
-        width,
-      ),
-    );
+    const text = state.reason
+      ? `Headers and bodies: ${state.reason.replace(/\.?$/, '.')} The fields above are what the live channel and the request log carry.`
+      : 'Headers and bodies: not captured for this request (turn capture on with `router settings set captureTraffic true`); the fields above are what the live channel and the request log carry.';
+    lines.push(...wrap(text, width));
   } else if (state.kind === 'error') lines.push(...wrap(`Headers and bodies: ${state.message}`, width));
   else lines.push(...exchangeLines(state.detail, tab, width));
   return lines;

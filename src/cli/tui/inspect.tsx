@@ -72,10 +72,13 @@ export function InspectView({ source, width, height, onBack, onQuit }: InspectVi
           new Map(d).set(currentKey!, isTraceDetail(detail) ? { kind: 'ok', detail } : { kind: 'error', message: 'the daemon replied with an unexpected shape' }),
         ),
       )
-      .catch((err: Error) => {
-        const missing = /\(404\)|HTTP 404|no route/.test(err.message);
-        if (missing) setUnsupported(true);
-        setDetails((d) => new Map(d).set(currentKey!, missing ? { kind: 'unavailable' } : { kind: 'error', message: err.message }));
+      .catch((err: Error & { status?: number }) => {
+        // A daemon without the route is asked once per session; a 404 for one trace (not captured, or
+        // no longer kept) says nothing about the next one, which is asked again.
+        const noRoute = /no route/.test(err.message);
+        if (noRoute) setUnsupported(true);
+        const state: DetailState = noRoute ? { kind: 'unavailable' } : err.status === 404 ? { kind: 'unavailable', reason: err.message } : { kind: 'error', message: err.message };
+        setDetails((d) => new Map(d).set(currentKey!, state));
       });
   }, [currentKey, showDetail, unsupported]);
 

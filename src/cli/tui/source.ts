@@ -12,7 +12,7 @@ export interface TuiSource {
   get<T>(path: string): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
   /** Receives live messages until the returned function is called. */
-  subscribe(onMessage: (m: LiveMessage) => void, onState?: (s: FeedState, detail?: string) => void): () => void;
+  subscribe(onMessage: (m: LiveMessage) => void, onState?: (s: FeedState, detail?: string, reconnected?: boolean) => void): () => void;
   /** The daemon's URL (shown in headers). */
   url: string;
 }
@@ -20,11 +20,12 @@ export interface TuiSource {
 /**
  * The real source: one DaemonClient and one WebSocket shared by every view of the session (switching
  * views does not reconnect). The socket opens on the first subscription and closes with `close()`.
+ * After a reconnect the live layer backfills from `/api/logs` (src/cli/live.ts), so views miss nothing.
  */
 export class DaemonSource implements TuiSource {
   private feed?: Promise<LiveFeed>;
   private readonly listeners = new Set<(m: LiveMessage) => void>();
-  private readonly stateListeners = new Set<(s: FeedState, detail?: string) => void>();
+  private readonly stateListeners = new Set<(s: FeedState, detail?: string, reconnected?: boolean) => void>();
   private state: { s: FeedState; detail?: string } = { s: 'connecting' };
 
   constructor(private readonly client: DaemonClient) {}
@@ -41,7 +42,7 @@ export class DaemonSource implements TuiSource {
     return this.client.request<T>('POST', path, body ?? {});
   }
 
-  subscribe(onMessage: (m: LiveMessage) => void, onState?: (s: FeedState, detail?: string) => void): () => void {
+  subscribe(onMessage: (m: LiveMessage) => void, onState?: (s: FeedState, detail?: string, reconnected?: boolean) => void): () => void {
     this.listeners.add(onMessage);
     if (onState) {
       this.stateListeners.add(onState);
@@ -51,9 +52,9 @@ export class DaemonSource implements TuiSource {
       onMessage: (m) => {
         for (const l of this.listeners) l(m);
       },
-      onState: (s, detail) => {
+      onState: (s, detail, reconnected) => {
         this.state = { s, detail };
-        for (const l of this.stateListeners) l(s, detail);
+        for (const l of this.stateListeners) l(s, detail, reconnected);
       },
     });
     return () => {

@@ -4,6 +4,7 @@
  * secrets in captured headers and bodies.
  */
 import { matchesFilter, type RequestFilter } from '../commands/logs.js';
+import { entryKey } from '../live.js';
 import type { LogEntry, Point, RequestEntry } from '../types.js';
 
 export type { RequestFilter };
@@ -11,10 +12,7 @@ export type { RequestFilter };
 /** Requests a view keeps in memory at most (oldest dropped first). */
 export const MAX_ENTRIES = 1_000;
 
-/** Identity of a request attempt across the log and the live channel (the log adds an id, live does not). */
-export function entryKey(e: RequestEntry): string {
-  return `${e.traceId}|${e.timestamp}|${e.provider}|${e.model}|${e.status}`;
-}
+export { entryKey };
 
 /** Adds entries (oldest first), skipping ones already held, keeping at most `max`. */
 export function addEntries(list: readonly RequestEntry[], incoming: readonly RequestEntry[], max = MAX_ENTRIES): RequestEntry[] {
