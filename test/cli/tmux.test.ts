@@ -44,8 +44,9 @@ let configDir: string;
 beforeAll(async () => {
   if (!HAS_TMUX) return;
   configDir = mkdtempSync(join(tmpdir(), 'router-tmux-config-'));
-  [router, mock] = await Promise.all([startRouter(), startMockUpstream()]);
-  mock.handle((req) => (req.model === 'gpt-fail' ? { type: 'status', status: 400, message: 'refused' } : undefined));
+  // keepHome: the restart test starts a new daemon on the same state folder (keys, connections, CLI token).
+  [router, mock] = await Promise.all([startRouter({ keepHome: true }), startMockUpstream()]);
+  mock.handle((req) => (req.model === 'gpt-fail' || req.model === 'gpt-gap' ? { type: 'status', status: 400, message: 'refused' } : undefined));
   await router.addConnection({ provider: 'openai', name: 'main', apiKey: 'sk-tmux-0123456789', providerSpecificData: { baseUrl: mock.openaiBase } });
   await router.manage('POST', '/api/combos', { name: 'fast', models: ['openai/gpt-4o-mini'] });
   key = await router.createKey(['proxy']);
@@ -56,6 +57,7 @@ afterAll(async () => {
   spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
   await Promise.all([router?.stop(), mock?.close()]);
   rmSync(configDir, { recursive: true, force: true });
+  if (router) rmSync(router.home, { recursive: true, force: true });
 });
 
 /** Starts a CLI command in a new 80x24 tmux window; after it exits the pane prints its exit code. */
@@ -154,5 +156,29 @@ describe.skipIf(!HAS_TMUX)('TUIs in tmux', { timeout: 90_000 }, () => {
     const s = await waitScreen(t, (x) => x.includes('__EXIT__'), 'the exit');
     expect(s).toMatch(/^__EXIT__ 0$/m);
     expect(tmux('display-message', '-p', '-t', t, '#{alternate_on}').trim()).toBe('0');
+  });
+
+  it('a daemon restart under the dashboard and under logs -f: the new pid, and the request made before they reconnected', async () => {
+    const d = launch('dash-restart', 'dashboard');
+    const l = launch('logs-restart', 'logs -f');
+    const oldPid = router.pid;
+    await waitScreen(d, (x) => x.includes(`pid ${oldPid} `) && x.includes('● live'), 'the dashboard');
+    await waitScreen(l, (x) => x.includes('router logs') && x.includes('● live'), 'the logs view');
+    const { home, port } = router;
+    await router.stop();
+    await waitScreen(d, (x) => x.includes('reconnecting'), 'the dashboard noticing');
+    // Long enough for the reconnect backoff to reach its 5 s step: the next attempt is seconds away.
+    await new Promise((r) => setTimeout(r, 4_000));
+    router = await startRouter({ home, port, keepHome: true });
+    expect(router.pid).not.toBe(oldPid);
+    await chat('openai/gpt-gap');
+    // made while both are still reconnecting: only the backfill from /api/logs can show it
+    expect(screen(d)).toContain('reconnecting');
+    expect(screen(l)).toContain('reconnecting');
+    let s = await waitScreen(d, (x) => x.includes(`pid ${router.pid} `) && /^\d\d:\d\d:\d\d 400 openai\/gpt-gap/m.test(x) && x.includes('● live'), 'the new pid and the gap request', 25_000);
+    expect(s).not.toContain(`pid ${oldPid} `);
+    s = await waitScreen(l, (x) => /\s400 openai\/gpt-gap\s/.test(x) && x.includes('● live'), 'the gap request in logs -f', 25_000);
+    expect(s.match(/openai\/gpt-gap/g)).toHaveLength(1);
+    for (const t of [d, l]) tmux('send-keys', '-t', t, 'q');
   });
 });

@@ -28,12 +28,12 @@ export interface RouterProcess {
  * reports ready over IPC with its URL. `stop()` asks for a graceful shutdown and waits for the exit.
  */
 export async function startRouter(
-  options: { home?: string; keepHome?: boolean; host?: string; env?: Record<string, string> } = {},
+  options: { home?: string; keepHome?: boolean; host?: string; port?: number; env?: Record<string, string> } = {},
 ): Promise<RouterProcess> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'router-e2e-'));
   const nonce = 'test';
   const host = options.host ?? '127.0.0.1';
-  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', host, '--port', '0'], {
+  const child: ResultPromise = execa(process.execPath, [ENTRY, '--home', home, '--host', host, '--port', String(options.port ?? 0)], {
     ipc: true,
     serialization: 'json',
     reject: false,
