@@ -267,6 +267,7 @@ describe('sanitized error messages', () => {
           thrower('/t/file-url', () => new RouterError(422, 'bad module file:///opt/router/dist/x.js')),
           thrower('/t/stack', () => withStack),
           thrower('/t/string', () => 'a thrown string /etc/shadow/x'),
+          thrower('/t/route', () => new RouterError(400, 'GET /v1/models and POST /api/providers/p1/test; see https://api.openai.com/v1/models')),
         ],
         services,
       );
@@ -282,6 +283,9 @@ describe('sanitized error messages', () => {
         ['/t/windows', 400, 'cannot read <path>'],
         ['/t/stack', 400, 'bad thing'],
         ['/t/file-url', 422, 'bad module <path>'],
+        // API routes and URLs are not file-system paths: they stay readable.
+        ['/t/route', 400, 'GET /v1/models and POST /api/providers/p1/test; see https://api.openai.com/v1/models'],
+        ['/api/no/such/route', 404, 'No route matches GET /api/no/such/route.'],
       ];
       for (const [p, status, message] of expected) {
         const r = await get(p);

@@ -6,7 +6,7 @@ import { authorize } from '../auth/pipeline.js';
 import type { Services } from '../services.js';
 import { readJsonBody, validate } from './body.js';
 import { guardRequest } from './request-guard.js';
-import { RouterError, toErrorReply } from './errors.js';
+import { isRoutePath, RouterError, toErrorReply } from './errors.js';
 import type { RouteDef } from './routes.js';
 
 /**
@@ -87,9 +87,11 @@ export function createApp(routes: readonly RouteDef[], services: Services): H3 {
   const app = new H3({
     onError(error, event) {
       // Reached for errors outside routes: unknown path (404), malformed URL (400). h3's 404 message quotes
-      // the whole URL, which the path sanitizer garbles ("http:/<path>"): say it plainly instead.
+      // the whole URL with host and query: name the method and path instead.
       if (!(error instanceof RouterError) && (error as { status?: unknown }).status === 404) {
-        return errorResponse(new RouterError(404, `No route matches ${event.req.method} on this path.`), services);
+        const path = event.url.pathname.slice(0, 200);
+        const where = isRoutePath(path) ? path : 'on this path';
+        return errorResponse(new RouterError(404, `No route matches ${event.req.method} ${where}.`), services);
       }
       return errorResponse(error, services);
     },

@@ -83,13 +83,25 @@ export function errorBody(status: number, message?: string, code?: string, type?
 }
 
 // Absolute paths (POSIX and Windows) and `file://` URLs must never reach a client: they leak the layout
-// of the machine. Stack frames ("    at fn (file:line)") are cut for the same reason.
+// of the machine. Stack frames ("    at fn (file:line)") are cut for the same reason. HTTP routes are not
+// files: `GET /v1/models` or `POST /api/providers` in a message, and the path of an http(s) URL, stay.
 const PATH_RE = /(?:file:\/\/)?(?:[A-Za-z]:\\|\/)(?:[\w.@+-]+[\\/])+[\w.@+-]*/g;
+const ROUTE_RE = /^\/(?:v1|v1beta|api|\.well-known)\//;
+
+/** True for a path under one of router's route prefixes (kept readable in messages). */
+export function isRoutePath(path: string): boolean {
+  return ROUTE_RE.test(path);
+}
+
+function scrubPath(match: string, offset: number, text: string): string {
+  if (!match.startsWith('file:') && (isRoutePath(match) || (offset > 0 && text[offset - 1] === '/'))) return match;
+  return '<path>';
+}
 
 /** Removes stack traces and absolute paths from a message meant for a client, and caps its length. */
 export function sanitizeMessage(message: string): string {
   const firstLine = message.split(/\n\s+at /)[0] ?? '';
-  const clean = firstLine.replace(PATH_RE, '<path>').trim();
+  const clean = firstLine.replace(PATH_RE, scrubPath).trim();
   return clean.length > 2000 ? `${clean.slice(0, 2000)}...` : clean;
 }
 
