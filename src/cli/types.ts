@@ -9,7 +9,10 @@ export type { BreakdownRow, ComboModel, ComboRecord, LogEntry, Point, ProviderNo
 /** A connection as `GET /api/providers` shows it (secrets masked). */
 export interface PublicConnection {
   id: string;
+  /** As people read it: a provider node's prefix, a built-in provider's id. */
   provider: string;
+  /** The stored provider id (a node's UUID). */
+  providerId: string;
   name: string;
   authKind: string;
   apiKey: string | null;

@@ -74,6 +74,7 @@ export function bootServices(opts: BootOptions): Services {
     log.error('event listener failed', { event: event.event, error: error instanceof Error ? error.message : String(error) }),
   );
   const webhooks = new WebhookService({ db, settings, keyFile: paths.secretKey, log });
+  events.labelProviders((id) => providerDirectory.label(id));
   webhooks.attach(events);
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
@@ -114,7 +115,7 @@ export function bootServices(opts: BootOptions): Services {
     events,
     webhooks,
     usage,
-    live: new LiveHub({ usage, log, startedAt: Date.now(), version: VERSION }),
+    live: new LiveHub({ usage, log, label: (id) => providerDirectory.label(id), startedAt: Date.now(), version: VERSION }),
     cliToken,
     log,
     routeTable: ROUTES,

@@ -103,8 +103,11 @@ export interface UsageRecord {
   notes: string | null;
 }
 
-/** A request-log entry as the API returns it (`GET /api/logs`). */
-export type LogEntry = { id: number; timestamp: string } & Omit<UsageRecord, 'ts'>;
+/**
+ * A request-log entry as the API returns it (`GET /api/logs`, the live channel): `provider` as people read it
+ * (a provider node's prefix), `providerId` the stored id (a node's UUID; a built-in id twice).
+ */
+export type LogEntry = { id: number; timestamp: string; providerId: string } & Omit<UsageRecord, 'ts'>;
 
 export interface TokenTotals {
   input: number;
@@ -136,8 +139,15 @@ export interface Summary extends Totals {
 }
 
 export interface BreakdownRow extends Totals {
-  /** The group's value: provider id, `<provider>/<model>`, API key id, connection id, endpoint or combo; null when unset. */
+  /**
+   * The group's value: provider (a node's prefix), `<provider>/<model>`, API key id, connection id, endpoint
+   * or combo; null when unset.
+   */
   key: string | null;
+  /** Grouped by provider or model: the stored provider id (a node's UUID). */
+  providerId?: string;
+  /** Grouped by connection: the connection's name (null once deleted). */
+  name?: string | null;
 }
 
 export interface Point {
@@ -157,7 +167,9 @@ export interface Percentiles {
 }
 
 export interface ProviderTelemetry {
+  /** As people read it (a node's prefix). */
   provider: string;
+  providerId: string;
   requests: number;
   errors: number;
   errorRate: number;

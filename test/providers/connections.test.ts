@@ -156,10 +156,12 @@ describe('connections CRUD', () => {
     expect(node.status).toBe(201);
     const byId = await router.manage('POST', '/api/providers', { provider: node.json.id, apiKey: SECRETS.apiKey2 });
     expect(byId.status, JSON.stringify(byId.json)).toBe(201);
-    expect(byId.json.provider).toBe(node.json.id);
+    // Stored under the node's id; read by its prefix (names, not ids, in what people read).
+    expect(byId.json.providerId).toBe(node.json.id);
+    expect(byId.json.provider).toBe('crudnode');
     const byPrefix = await router.manage('POST', '/api/providers', { provider: 'crudnode', apiKey: SECRETS.apiKey2 });
     expect(byPrefix.status, JSON.stringify(byPrefix.json)).toBe(201);
-    expect(byPrefix.json.provider).toBe(node.json.id);
+    expect(byPrefix.json.providerId).toBe(node.json.id);
     created.push(byId.json.id, byPrefix.json.id);
   });
 

@@ -241,8 +241,8 @@ describe('events reach a webhook receiver', () => {
     await until(() => rx.events.some((e) => e.event === 'provider.recovered') && rx.events.filter((e) => e.event === 'combo.switched').length >= 2);
     const errors = rx.events.filter((e) => e.event === 'provider.error').map((e) => e.data);
     expect(errors).toEqual([
-      { provider: 'deepseek', model: 'e1', status: 502, consecutive_failures: 1, circuit_state: 'closed' },
-      { provider: 'deepseek', model: 'e1', status: 502, consecutive_failures: 2, circuit_state: 'open' },
+      { provider: 'deepseek', provider_id: 'deepseek', model: 'e1', status: 502, consecutive_failures: 1, circuit_state: 'closed' },
+      { provider: 'deepseek', provider_id: 'deepseek', model: 'e1', status: 502, consecutive_failures: 2, circuit_state: 'open' },
     ]);
     const recovered = rx.events.filter((e) => e.event === 'provider.recovered').map((e) => e.data);
     expect(recovered).toEqual([expect.objectContaining({ provider: 'deepseek', model: 'e1', circuit_state: 'closed', previous_state: 'half_open' })]);

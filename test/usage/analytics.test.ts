@@ -223,6 +223,7 @@ describe('GET /api/logs', () => {
       endpoint: top.endpoint,
       clientFormat: 'openai-chat',
       provider: top.provider,
+      providerId: top.provider,
       model: top.model,
       requestedModel: top.requested,
       connectionId: top.connection,

@@ -148,7 +148,7 @@ describe('events', () => {
       {
         event: 'request.completed',
         timestamp: expect.any(String),
-        data: { trace_id: o.traceId, api_key_id: 'key-1', provider: 'openai', model: 'openai/gpt-4o', status: 200, tokens_in: 1000, tokens_out: 100, cost_usd: (1000 * 2.5 + 100 * 10) / 1e6 },
+        data: { trace_id: o.traceId, api_key_id: 'key-1', provider: 'openai', provider_id: 'openai', model: 'openai/gpt-4o', status: 200, tokens_in: 1000, tokens_out: 100, cost_usd: (1000 * 2.5 + 100 * 10) / 1e6 },
       },
     ]);
   });
@@ -169,7 +169,7 @@ describe('events', () => {
       (res as unknown as EventEmitter).emit('close');
       await new Promise((r) => setTimeout(r, 20));
       expect(events.filter((e) => e.event === 'request.failed').map((e) => e.data)).toEqual([
-        { trace_id: 'fail-1', api_key_id: 'key-1', provider: 'openai', model: 'openai/gpt-4o', status: 502, error_code: 'bad_gateway', error_message: '[ECONNRESET]: reset', attempts: 2 },
+        { trace_id: 'fail-1', api_key_id: 'key-1', provider: 'openai', provider_id: 'openai', model: 'openai/gpt-4o', status: 502, error_code: 'bad_gateway', error_message: '[ECONNRESET]: reset', attempts: 2 },
       ]);
     } finally {
       tracker.attached = false;

@@ -52,7 +52,7 @@ describe('delivery', () => {
     const body = JSON.parse(req.body);
     expect(Object.keys(body)).toEqual(['event', 'timestamp', 'data']);
     expect(body.event).toBe('request.completed');
-    expect(body.data).toEqual(completed);
+    expect(body.data).toEqual({ ...completed, provider_id: completed.provider });
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
     expect(req.headers['content-type']).toBe('application/json');
     expect(req.headers['user-agent']).toBe('Service-Webhook/1.0');

@@ -15,7 +15,7 @@ export async function findConnection(c: DaemonClient, ref: string): Promise<Publ
   if (byId) return byId;
   for (const [what, matches] of [
     ['named', connections.filter((x) => x.name === ref)],
-    ['of provider', connections.filter((x) => x.provider === ref)],
+    ['of provider', connections.filter((x) => x.provider === ref || x.providerId === ref)],
   ] as const) {
     if (matches.length === 1) return matches[0]!;
     if (matches.length > 1) throw new CliError(`${matches.length} connections are ${what} '${ref}'; use the id (see \`router providers list\`)`);
@@ -271,7 +271,7 @@ function registerNodes(providers: Command, ctx: CommandContext): void {
         const c = ctx.client(opts);
         const node = await findNode(c, ref);
         const { connections } = await c.request<{ connections: PublicConnection[] }>('GET', '/api/providers');
-        const n = connections.filter((x) => x.provider === node.id).length;
+        const n = connections.filter((x) => x.providerId === node.id).length;
         await c.request('DELETE', `/api/provider-nodes/${encodeURIComponent(node.id)}`);
         io.out(`removed node ${node.name} (${node.id})${n ? ` and its ${n} connection${n === 1 ? '' : 's'}` : ''}`);
         return 0;

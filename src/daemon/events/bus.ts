@@ -24,7 +24,18 @@ export class EventBus {
   private readonly byName = new Map<EventName, ReadonlyArray<EventListener<any>>>();
   private any: ReadonlyArray<AnyEntry> = [];
 
+  /** Turns stored provider ids into the names people read (a node's prefix); set once the directory exists. */
+  private label?: (id: string) => string;
+
   constructor(private readonly onListenerError: ListenerErrorHandler = () => {}) {}
+
+  /**
+   * Events name providers the way people read them: `provider` is a node's prefix (not its UUID), and
+   * `provider_id` keeps the stored id. Set by boot once the provider directory exists.
+   */
+  labelProviders(label: (id: string) => string): void {
+    this.label = label;
+  }
 
   /** Subscribes to one event; returns the unsubscribe function. */
   on<N extends EventName>(name: N, listener: EventListener<N>): () => void {
@@ -60,6 +71,10 @@ export class EventBus {
   emit<N extends EventName>(name: N, data: EventMap[N]): void {
     const named = this.byName.get(name);
     if (!named && !this.hasListeners(name)) return;
+    const provider = (data as { provider?: unknown }).provider;
+    if (this.label && 'provider' in data && (data as { provider_id?: unknown }).provider_id === undefined) {
+      data = { ...data, provider: typeof provider === 'string' ? this.label(provider) : provider, provider_id: provider } as EventMap[N];
+    }
     const event = { event: name, timestamp: new Date().toISOString(), data } as RouterEvent<N>;
     if (named) for (const listener of named) this.call(listener, event);
     for (const a of this.any) if (!a.wants || a.wants(name)) this.call(a.listener as EventListener<N>, event);

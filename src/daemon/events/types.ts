@@ -9,7 +9,10 @@ export interface RequestCompletedData {
   trace_id: string;
   /** The API key that made the request; null for dashboard-session callers. */
   api_key_id: string | null;
+  /** The provider as people read it: a provider node's prefix, a built-in provider's id. */
   provider: string;
+  /** The stored provider id (a node's UUID); filled by the event bus. */
+  provider_id?: string;
   model: string;
   /** HTTP status returned to the client. */
   status: number;
@@ -24,6 +27,8 @@ export interface RequestFailedData {
   api_key_id: string | null;
   /** The last provider tried; null when none was reached (e.g. nothing configured for the model). */
   provider: string | null;
+  /** The stored provider id (a node's UUID); filled by the event bus. */
+  provider_id?: string | null;
   /** The model the client asked for (a `<provider>/<model>` id or a combo name). */
   model: string;
   /** HTTP status returned to the client. */
@@ -39,6 +44,8 @@ export interface RequestFailedData {
 /** A provider returned an error eligible for circuit breaking (spec shape). */
 export interface ProviderErrorData {
   provider: string;
+  /** The stored provider id (a node's UUID); filled by the event bus. */
+  provider_id?: string;
   /** Set when the failure (a 5xx) counted against this model's circuit rather than the provider's. */
   model?: string;
   status: number;
@@ -50,6 +57,8 @@ export interface ProviderErrorData {
 /** A failing provider returned to healthy (shape decided here). */
 export interface ProviderRecoveredData {
   provider: string;
+  /** The stored provider id (a node's UUID); filled by the event bus. */
+  provider_id?: string;
   /** Set when it is one model's circuit that closed again. */
   model?: string;
   /** Breaker state now (normally `closed`). */

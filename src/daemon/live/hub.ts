@@ -12,6 +12,8 @@ export const MAX_LIVE_CLIENTS = 64;
 export interface LiveHubOptions {
   usage: UsageService;
   log: Logger;
+  /** A stored provider id as people read it (a node's prefix). */
+  label?: (id: string) => string;
   /** Unix ms when the daemon started. */
   startedAt: number;
   version: string;
@@ -89,7 +91,7 @@ export class LiveHub {
   }
 
   private start(): void {
-    this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast({ type: 'request', ...publicRecord(rec) }));
+    this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast({ type: 'request', ...publicRecord(rec, this.opts.label ?? String) }));
     this.timer = setInterval(() => this.broadcast(this.status()), this.opts.statusIntervalMs ?? STATUS_INTERVAL_MS);
     this.timer.unref();
   }

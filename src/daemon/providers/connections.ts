@@ -50,11 +50,16 @@ interface Row {
   updated_at: string;
 }
 
-/** The reply shape: secrets masked, never whole. */
-export function publicConnection(c: Connection) {
+/**
+ * The reply shape: secrets masked, never whole; `provider` as people read it (`label`: a provider node's
+ * prefix), `providerId` the stored id (a node's UUID).
+ */
+export function publicConnection(c: Connection, label: (id: string) => string) {
   const { credential, ...rest } = c;
   return {
     ...rest,
+    provider: label(c.provider),
+    providerId: c.provider,
     apiKey: maskSecret(credential.apiKey),
     accessToken: maskSecret(credential.accessToken),
     refreshToken: maskSecret(credential.refreshToken),

@@ -23,6 +23,7 @@ export interface CatalogModel {
 export class ProviderDirectory {
   private nodeDefs = new Map<string, ProviderDef>();
   private nodeByPrefix = new Map<string, ProviderDef>();
+  private prefixById = new Map<string, string>();
   /**
    * Built target lists per (provider, model, public model): routing reuses them instead of building one
    * object per account per request. Dropped whenever connections or nodes change; bounded.
@@ -43,10 +44,12 @@ export class ProviderDirectory {
     this.targetCache = new Map();
     this.nodeDefs = new Map();
     this.nodeByPrefix = new Map();
+    this.prefixById = new Map();
     for (const n of this.nodes.list()) {
       const def = nodeProvider(n);
       this.nodeDefs.set(n.id, def);
       this.nodeByPrefix.set(n.prefix, def);
+      this.prefixById.set(n.id, n.prefix);
     }
   }
 
@@ -121,7 +124,7 @@ export class ProviderDirectory {
       if (!configured) continue;
       if (onlyUsable && def.kind !== 'local' && this.connections.active(def.id).length === 0) continue;
       for (const m of this.models(def)) {
-        const entry: CatalogModel = { id: `${this.publicId(def)}/${m.id}`, provider: def.id };
+        const entry: CatalogModel = { id: `${this.publicId(def)}/${m.id}`, provider: this.publicId(def) };
         if (m.contextLength) entry.context_length = m.contextLength;
         out.push(entry);
       }
@@ -131,7 +134,19 @@ export class ProviderDirectory {
 
   /** The name a provider appears under in model ids: a node's prefix, else its id. */
   publicId(def: ProviderDef): string {
-    const node = this.nodes.get(def.id);
-    return node ? node.prefix : def.id;
+    return this.label(def.id);
+  }
+
+  /**
+   * How a person reads a stored provider id (request logs, usage, events, CLI): a node's prefix instead of
+   * its UUID; built-in ids (and ids of deleted nodes) as they are.
+   */
+  label(id: string): string {
+    return this.prefixById.get(id) ?? id;
+  }
+
+  /** The stored provider id a filter names: a built-in id or alias, a node prefix or a node id. */
+  idFor(nameOrId: string): string {
+    return this.provider(nameOrId)?.id ?? nameOrId;
   }
 }

@@ -122,7 +122,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'Connections (secrets masked)',
-    handler: ({ services }) => ({ connections: services.connections.list().map(publicConnection) }),
+    handler: ({ services }) => ({ connections: services.connections.list().map((c) => publicConnection(c, (id) => services.providers.label(id))) }),
   }),
   route({
     method: 'POST',
@@ -145,7 +145,7 @@ export const providerRoutes: RouteDef[] = [
         providerSpecificData: body.providerSpecificData,
         isActive: body.isActive,
       });
-      return json(201, publicConnection(c));
+      return json(201, publicConnection(c, (id) => services.providers.label(id)));
     },
   }),
   route({
@@ -154,7 +154,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'One connection (secrets masked)',
-    handler: ({ services, params }) => publicConnection(connectionOr404(services, params.id)),
+    handler: ({ services, params }) => publicConnection(connectionOr404(services, params.id), (id) => services.providers.label(id)),
   }),
   route({
     method: 'PUT',
@@ -178,7 +178,7 @@ export const providerRoutes: RouteDef[] = [
         // Re-activating a connection clears an "expired" verdict.
         ...(rest.isActive === true ? { testStatus: null } : {}),
       });
-      return publicConnection(next!);
+      return publicConnection(next!, (id) => services.providers.label(id));
     },
   }),
   route({

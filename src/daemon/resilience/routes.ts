@@ -17,7 +17,12 @@ export const resilienceRoutes: RouteDef[] = [
       // state() moves an open circuit whose cooldown has passed to half-open, so the list shows it as such.
       for (const b of r.breakers.snapshot()) r.breakers.state(b.provider, b.model);
       return {
-        breakers: r.breakers.snapshot().map((b) => ({ ...b, openUntil: b.state === 'open' ? new Date(b.openUntil).toISOString() : null })),
+        breakers: r.breakers.snapshot().map((b) => ({
+          ...b,
+          provider: services.providers.label(b.provider),
+          providerId: b.provider,
+          openUntil: b.state === 'open' ? new Date(b.openUntil).toISOString() : null,
+        })),
         cooldowns: r.cooldowns.list(),
         settings: r.breakers.settings,
       };

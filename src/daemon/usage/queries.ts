@@ -225,6 +225,7 @@ export function telemetry(db: Db, since: number): ProviderTelemetry[] {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([provider, g]) => ({
       provider,
+      providerId: provider,
       requests: g.requests,
       errors: g.errors,
       errorRate: g.requests ? Math.round((g.errors / g.requests) * 10_000) / 10_000 : 0,

@@ -34,10 +34,13 @@ export interface UsageRow {
 }
 
 
-/** The record as the API and the live channel show it: `timestamp` (ISO 8601) instead of `ts`. */
-export function publicRecord(r: UsageRecord): { timestamp: string } & Omit<UsageRecord, 'ts'> {
+/**
+ * The record as the live channel shows it: `timestamp` (ISO 8601) instead of `ts`, `provider` as people
+ * read it (`label`: a node's prefix), `providerId` the stored id.
+ */
+export function publicRecord(r: UsageRecord, label: (id: string) => string): { timestamp: string; providerId: string } & Omit<UsageRecord, 'ts'> {
   const { ts, ...rest } = r;
-  return { timestamp: new Date(ts).toISOString(), ...rest };
+  return { timestamp: new Date(ts).toISOString(), ...rest, provider: label(r.provider), providerId: r.provider };
 }
 
 /** A stored row as the API returns it. */
@@ -50,6 +53,7 @@ export function logEntry(row: UsageRow): LogEntry {
     endpoint: row.endpoint,
     clientFormat: row.client_format,
     provider: row.provider,
+    providerId: row.provider,
     model: row.model,
     requestedModel: row.requested_model,
     connectionId: row.connection_id,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
+import type { BreakdownRow } from '../../shared/records.js';
 import { breakdown, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
 
 const MAX_MS = 8.64e15;
@@ -73,6 +74,23 @@ const logsQuery = z
 
 const telemetryQuery = z.object({ minutes: z.coerce.number().int().min(1).max(1440).default(60) }).strict();
 
+/** Breakdown rows as people read them: provider nodes by prefix, connections with their names. */
+function labelRows(services: Services, by: string, rows: BreakdownRow[]): BreakdownRow[] {
+  if (by === 'provider') {
+    for (const row of rows) if (row.key !== null) [row.providerId, row.key] = [row.key, services.providers.label(row.key)];
+  } else if (by === 'model') {
+    for (const row of rows) {
+      const slash = row.key?.indexOf('/') ?? -1;
+      if (row.key === null || slash < 0) continue;
+      row.providerId = row.key.slice(0, slash);
+      row.key = `${services.providers.label(row.providerId)}${row.key.slice(slash)}`;
+    }
+  } else if (by === 'connection') {
+    for (const row of rows) row.name = row.key === null ? null : (services.connections.get(row.key)?.name ?? null);
+  }
+  return rows;
+}
+
 /**
  * Reads are consistent with what the proxy has recorded so far: queued rows are written first, and the
  * writer worker has committed everything handed to it (read-your-writes).
@@ -135,7 +153,7 @@ export const usageRoutes: RouteDef[] = [
     handler: async ({ services, query }) => {
       await fresh(services);
       const r = range(query);
-      return { by: query.by, from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), rows: breakdown(services.db, query.by, r) };
+      return { by: query.by, from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), rows: labelRows(services, query.by, breakdown(services.db, query.by, r)) };
     },
   }),
   route({
@@ -155,7 +173,7 @@ export const usageRoutes: RouteDef[] = [
         bucket: query.bucket,
         from: new Date(r.from).toISOString(),
         to: new Date(r.to).toISOString(),
-        points: timeseries(services.db, query.bucket, r, { provider: query.provider, model: query.model }),
+        points: timeseries(services.db, query.bucket, r, { provider: query.provider && services.providers.idFor(query.provider), model: query.model }),
       };
     },
   }),
@@ -168,8 +186,8 @@ export const usageRoutes: RouteDef[] = [
     query: logsQuery,
     handler: async ({ services, query }) => {
       await fresh(services);
-      return logs(services.db, {
-        provider: query.provider,
+      const page = logs(services.db, {
+        provider: query.provider && services.providers.idFor(query.provider),
         model: query.model,
         status: query.status,
         key: query.key,
@@ -178,6 +196,8 @@ export const usageRoutes: RouteDef[] = [
         limit: query.limit,
         before: query.cursor === undefined ? undefined : Number(query.cursor),
       });
+      for (const entry of page.logs) entry.provider = services.providers.label(entry.providerId);
+      return page;
     },
   }),
   route({
@@ -194,7 +214,7 @@ export const usageRoutes: RouteDef[] = [
       const stats = services.usage.stats();
       return {
         window: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), minutes: query.minutes },
-        providers: telemetry(services.db, from),
+        providers: telemetry(services.db, from).map((t) => ({ ...t, provider: services.providers.label(t.providerId) })),
         recorder: { requestsPerSecond: services.usage.requestsPerSecond(), inFlight: services.usage.inflight.count, ...stats },
       };
     },
