@@ -320,7 +320,8 @@ describe('in process: the fast path against the h3 app', () => {
     expect(models.status).toBe(200);
     expect(health.status).toBe(200);
     for (const r of [get, put, unknown]) {
-      expect(expectStandardError(r, 404).error.message).toMatch(/^No route matches (GET|PUT|POST) on this path\.$/);
+      // The path is named when it is under a route prefix (an API route, not a file-system path).
+      expect(expectStandardError(r, 404).error.message).toMatch(/^No route matches (GET|PUT|POST) (\/v1\/[\w/.-]+|on this path)\.$/);
     }
   });
 });
@@ -392,7 +393,7 @@ describe('over loopback: the daemon with the fast path', () => {
   it('unknown paths and other methods get the h3 404 body; other routes still work', async () => {
     for (const [method, path] of [['GET', '/v1/chat/completions'], ['DELETE', '/v1/messages'], ['POST', '/v1/nope']] as const) {
       const r = await call(router.url, method, path, { headers: auth() });
-      expect(expectStandardError(r, 404).error.message).toBe(`No route matches ${method} on this path.`);
+      expect(expectStandardError(r, 404).error.message).toBe(`No route matches ${method} ${path}.`);
     }
     expect((await call(router.url, 'GET', '/v1/models', { headers: auth() })).status).toBe(200);
     expect((await call(router.url, 'GET', '/api/health')).status).toBe(200);
