@@ -63,8 +63,8 @@ describe('Gemini request decoding', () => {
       {
         role: 'assistant',
         parts: [
-          { type: 'thinking', text: 'plan', signature: 'ts0' },
-          { type: 'thinking', text: '', signature: 'ts1' },
+          { type: 'thinking', text: 'plan', signature: 'ts0', issuer: 'gemini' },
+          { type: 'thinking', text: '', signature: 'ts1', issuer: 'gemini' },
           { type: 'tool_call', id: 'call_0', name: 'weather', arguments: '{"city":"Paris"}' },
           { type: 'tool_call', id: 'call_1', name: 'weather', arguments: '{"city":"Rome"}' },
         ],
@@ -177,7 +177,7 @@ describe('Gemini request encoding', () => {
       {
         role: 'assistant',
         parts: [
-          { type: 'thinking', text: 'plan', signature: 's0' },
+          { type: 'thinking', text: 'plan', signature: 's0', issuer: 'gemini' },
           { type: 'text', text: 'Calling.' },
           { type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{"a":1}' },
         ],
@@ -233,10 +233,10 @@ describe('Gemini request encoding', () => {
         {
           role: 'assistant',
           parts: [
-            { type: 'thinking', text: '', signature: 'fc-sig' },
+            { type: 'thinking', text: '', signature: 'fc-sig', issuer: 'gemini' },
             { type: 'tool_call', id: 'c', name: 'f', arguments: '{}' },
             { type: 'text', text: 'tail' },
-            { type: 'thinking', text: '', signature: 'end-sig' },
+            { type: 'thinking', text: '', signature: 'end-sig', issuer: 'gemini' },
           ],
         },
       ],

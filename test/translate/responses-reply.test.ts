@@ -38,7 +38,7 @@ describe('Responses reply decoding', () => {
       model: 'm',
       created: 1,
       parts: [
-        { type: 'thinking', text: 't', signature: 'e' },
+        { type: 'thinking', text: 't', signature: 'e', issuer: 'openai' },
         { type: 'text', text: 'Hi' },
         { type: 'tool_call', id: 'call_1', name: 'f', arguments: '{}' },
       ],
@@ -97,7 +97,7 @@ describe('Responses stream decoding', () => {
       { type: 'start', id: 'resp_1', model: 'm', created: 5 },
       { type: 'thinking_delta', index: 0, text: 'think' },
       { type: 'thinking_delta', index: 0, text: '\n\nmore' },
-      { type: 'thinking_signature', index: 0, signature: 'enc' },
+      { type: 'thinking_signature', index: 0, signature: 'enc', issuer: 'openai' },
       { type: 'block_stop', index: 0 },
       { type: 'text_delta', index: 1, text: 'Hel' },
       { type: 'text_delta', index: 1, text: 'lo' },
@@ -146,7 +146,7 @@ describe('Responses stream encoder -> decoder round trip', () => {
     const irEvents: IrStreamEvent[] = [
       { type: 'start', id: 'resp_up', model: 'm' },
       { type: 'thinking_delta', index: 0, text: 'th' },
-      { type: 'thinking_signature', index: 0, signature: 's' },
+      { type: 'thinking_signature', index: 0, signature: 's', issuer: 'openai' },
       { type: 'block_stop', index: 0 },
       { type: 'text_delta', index: 1, text: 'Hi' },
       { type: 'block_stop', index: 1 },

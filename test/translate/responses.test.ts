@@ -52,7 +52,7 @@ describe('Responses request decoding', () => {
       {
         role: 'assistant',
         parts: [
-          { type: 'thinking', text: 'a\n\nb', signature: 'enc' },
+          { type: 'thinking', text: 'a\n\nb', signature: 'enc', issuer: 'openai' },
           { type: 'text', text: 'Checking.' },
           { type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
         ],
@@ -120,7 +120,7 @@ describe('Responses request encoding', () => {
       {
         role: 'assistant',
         parts: [
-          { type: 'thinking', text: 'hmm', signature: 'enc' },
+          { type: 'thinking', text: 'hmm', signature: 'enc', issuer: 'openai' },
           { type: 'thinking', text: 'unsigned' },
           { type: 'text', text: 'ok' },
           { type: 'tool_call', id: 'c1', name: 'f', arguments: '{}' },

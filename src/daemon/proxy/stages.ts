@@ -130,7 +130,7 @@ export function responseToEvents(res: IrResponse): IrStreamEvent[] {
     else if (part.type === 'refusal') events.push({ type: 'refusal_delta', index, text: part.text });
     else if (part.type === 'thinking') {
       events.push({ type: 'thinking_delta', index, text: part.text });
-      if (part.signature) events.push({ type: 'thinking_signature', index, signature: part.signature });
+      if (part.signature) events.push({ type: 'thinking_signature', index, signature: part.signature, ...(part.issuer ? { issuer: part.issuer } : {}) });
     } else if (part.type === 'redacted_thinking') events.push({ type: 'redacted_thinking', index, data: part.data });
     else if (part.type === 'tool_call') {
       events.push({ type: 'tool_call_start', index, id: part.id, name: part.name });

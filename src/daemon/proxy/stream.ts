@@ -38,7 +38,10 @@ function assemble(response: IrResponse, ev: IrStreamEvent): void {
     }
     case 'thinking_signature': {
       const part = parts[ev.index];
-      if (part?.type === 'thinking') part.signature = ev.signature;
+      if (part?.type === 'thinking') {
+        part.signature = ev.signature;
+        if (ev.issuer) part.issuer = ev.issuer;
+      }
       return;
     }
     case 'redacted_thinking':

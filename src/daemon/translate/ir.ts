@@ -52,12 +52,18 @@ export interface AudioPart {
   data: string;
   format: string;
 }
+/** The provider family that issued an opaque reasoning signature (util/signature.ts). */
+export type SignatureIssuer = 'anthropic' | 'gemini' | 'openai';
+
 export interface ThinkingPart {
   type: 'thinking';
   text: string;
   /** Anthropic `signature` / Gemini `thoughtSignature` / Responses `encrypted_content`; opaque. */
   signature?: string;
+  /** Who issued `signature`: upstream encoders send it only to that family. Set by every decoder. */
+  issuer?: SignatureIssuer;
 }
+/** Anthropic's encrypted thinking block: issued by Anthropic, sent to no other family. */
 export interface RedactedThinkingPart {
   type: 'redacted_thinking';
   data: string;
@@ -225,7 +231,7 @@ export type IrStreamEvent =
   | { type: 'text_delta'; index: number; text: string }
   | { type: 'refusal_delta'; index: number; text: string }
   | { type: 'thinking_delta'; index: number; text: string }
-  | { type: 'thinking_signature'; index: number; signature: string }
+  | { type: 'thinking_signature'; index: number; signature: string; issuer?: SignatureIssuer }
   | { type: 'redacted_thinking'; index: number; data: string }
   | { type: 'tool_call_start'; index: number; id: string; name: string }
   | { type: 'tool_call_delta'; index: number; argumentsDelta: string }

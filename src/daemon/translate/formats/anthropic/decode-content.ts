@@ -1,6 +1,7 @@
 import type { CacheMarker, DocumentPart, ImagePart, IrMessage, IrPart, IrRequest, MediaSource, TextPart } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { isRecord } from '../../util/json.js';
+import { thinkingFromClient } from '../../util/signature.js';
 import { parseAt } from '../../util/validate.js';
 import { blockSchemas, type AnthropicBlock, type AnthropicCacheControl } from './schema.js';
 
@@ -73,7 +74,7 @@ export function decodeBlock(raw: unknown, param: string, request: IrRequest, too
       return { type: 'tool_result', toolCallId: block.tool_use_id, content, ...flags };
     }
     case 'thinking':
-      return { type: 'thinking', text: block.thinking, signature: block.signature };
+      return thinkingFromClient('anthropic', block.thinking, block.signature);
     case 'redacted_thinking':
       return { type: 'redacted_thinking', data: block.data };
   }

@@ -16,7 +16,7 @@ export function replyPart(block: Record<string, unknown>): IrPart | undefined {
     case 'text':
       return str(block.text) ? { type: 'text', text: str(block.text) } : undefined;
     case 'thinking':
-      return { type: 'thinking', text: str(block.thinking), ...(str(block.signature) ? { signature: str(block.signature) } : {}) };
+      return { type: 'thinking', text: str(block.thinking), ...(str(block.signature) ? { signature: str(block.signature), issuer: 'anthropic' } : {}) };
     case 'redacted_thinking':
       return { type: 'redacted_thinking', data: str(block.data) };
     case 'tool_use':

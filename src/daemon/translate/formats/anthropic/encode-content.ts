@@ -1,6 +1,7 @@
 import type { CacheMarker, DocumentPart, ImagePart, IrMessage, IrPart, IrRequest, MediaSource, ToolResultPart } from '../../ir.js';
 import { noteDropped } from '../../util/dropped.js';
 import { argumentsToObject } from '../../util/json.js';
+import { signedBy } from '../../util/signature.js';
 
 type Block = Record<string, unknown>;
 
@@ -65,8 +66,8 @@ export function encodePart(part: IrPart, request: IrRequest): Block | undefined 
     case 'tool_result':
       return toolResult(part, request);
     case 'thinking':
-      if (part.signature) return { type: 'thinking', thinking: part.text, signature: part.signature };
-      noteDropped(request, 'thinking without signature');
+      if (signedBy(part, 'anthropic')) return { type: 'thinking', thinking: part.text, signature: part.signature };
+      noteDropped(request, part.signature ? `thinking signed by ${part.issuer ?? 'an unknown issuer'}` : 'thinking without signature');
       return undefined;
     case 'redacted_thinking':
       return { type: 'redacted_thinking', data: part.data };

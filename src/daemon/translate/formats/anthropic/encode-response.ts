@@ -1,6 +1,7 @@
 import type { EncodeOptions } from '../../codec.js';
 import type { IrFinishReason, IrPart, IrRequest, IrResponse } from '../../ir.js';
 import { idFactory } from '../../util/ids.js';
+import { signatureForClient } from '../../util/signature.js';
 import { argumentsToObject } from '../../util/json.js';
 import { encodeAnthropicUsage, encodeStopReason, type AnthropicStopReason } from './usage.js';
 
@@ -13,7 +14,7 @@ function replyBlock(part: IrPart): Block | undefined {
     case 'refusal':
       return part.text ? { type: 'text', text: part.text } : undefined;
     case 'thinking':
-      return { type: 'thinking', thinking: part.text, signature: part.signature ?? '' };
+      return { type: 'thinking', thinking: part.text, signature: part.signature ? signatureForClient('anthropic', part.issuer, part.signature) : '' };
     case 'redacted_thinking':
       return { type: 'redacted_thinking', data: part.data };
     case 'tool_call':

@@ -131,7 +131,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'thinking_delta':
         return str(delta.thinking) ? [{ type: 'thinking_delta', index: this.allocate(block), text: str(delta.thinking) }] : [];
       case 'signature_delta':
-        return str(delta.signature) ? [{ type: 'thinking_signature', index: this.allocate(block), signature: str(delta.signature) }] : [];
+        return str(delta.signature) ? [{ type: 'thinking_signature', index: this.allocate(block), signature: str(delta.signature), issuer: 'anthropic' }] : [];
       case 'input_json_delta':
         if (!str(delta.partial_json) || block.kind !== 'tool_use') return [];
         block.hasInput = true;

@@ -1,6 +1,7 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { idFactory } from '../../util/ids.js';
+import { signatureForClient } from '../../util/signature.js';
 import { replyStopReason } from './encode-response.js';
 import { encodeAnthropicStreamError } from './errors.js';
 import { encodeAnthropicUsage } from './usage.js';
@@ -85,7 +86,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
       case 'thinking_delta':
         return event.text ? this.delta(event.index, thinkingStart, { type: 'thinking_delta', thinking: event.text }) : [];
       case 'thinking_signature':
-        return this.delta(event.index, thinkingStart, { type: 'signature_delta', signature: event.signature });
+        return this.delta(event.index, thinkingStart, { type: 'signature_delta', signature: signatureForClient('anthropic', event.issuer, event.signature) });
       case 'redacted_thinking':
         return this.open(event.index, { type: 'redacted_thinking', data: event.data });
       case 'tool_call_start':

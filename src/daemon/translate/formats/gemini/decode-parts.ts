@@ -1,6 +1,7 @@
 import type { IrPart } from '../../ir.js';
 import { isRecord } from '../../util/json.js';
 import { filePart, inlinePart } from './media.js';
+import { thinkingFromClient } from '../../util/signature.js';
 
 /** Picks the id of a function call: its own when Gemini sent one, else a generated one. */
 export type CallIdSource = (explicit: string | undefined) => string;
@@ -21,15 +22,16 @@ export function callIdCounter(prefix = ''): CallIdSource {
 /**
  * One part of a model turn as IR parts. `thought: true` parts are thinking; a thought signature on any
  * other part (Gemini puts them on function calls and on the last text part) becomes an empty thinking part
- * just before it, which the encoder folds back onto the following part.
+ * just before it, which the encoder folds back onto the following part. Signatures are Gemini's, unless a
+ * client sends back one router wrapped for it (util/signature.ts); Gemini replies never hold those.
  */
 export function decodeModelPart(part: Record<string, unknown>, callId: CallIdSource): IrPart[] {
   const signature = text(part.thoughtSignature);
   if (part.thought === true) {
     if (!text(part.text) && !signature) return [];
-    return [{ type: 'thinking', text: text(part.text), ...(signature ? { signature } : {}) }];
+    return [signature ? thinkingFromClient('gemini', text(part.text), signature) : { type: 'thinking', text: text(part.text) }];
   }
-  const out: IrPart[] = signature ? [{ type: 'thinking', text: '', signature }] : [];
+  const out: IrPart[] = signature ? [thinkingFromClient('gemini', '', signature)] : [];
   if (text(part.text)) out.push({ type: 'text', text: text(part.text) });
   const call = part.functionCall;
   if (isRecord(call)) {

@@ -1,8 +1,9 @@
-import type { IrMessage, IrPart, IrRequest, ToolResultPart } from '../../ir.js';
+import type { IrMessage, IrPart, IrRequest, ThinkingPart, ToolResultPart } from '../../ir.js';
 import { badRequest } from '../../../http/errors.js';
 import { noteDropped } from '../../util/dropped.js';
 import { argumentsToObject } from '../../util/json.js';
 import { encodeMedia } from './media.js';
+import { signatureForClient, signedBy } from '../../util/signature.js';
 
 type Part = Record<string, unknown>;
 interface Content {
@@ -39,10 +40,22 @@ function modelPart(part: IrPart, signature: string | undefined, request: IrReque
 }
 
 /**
+ * The thought signature a part may carry: in a request only Gemini's own (another family's would be
+ * rejected); in a reply to a client every signature, wrapped when another family issued it.
+ */
+function carried(part: ThinkingPart, request: boolean): string | undefined {
+  if (!part.signature) return undefined;
+  if (!request) return signatureForClient('gemini', part.issuer, part.signature);
+  return signedBy(part, 'gemini') ? part.signature : undefined;
+}
+
+/**
  * A model turn. Thinking with text is a `thought: true` part; an empty thinking part holding only a
  * signature (how the decoders carry a signature Gemini put on a text or call part) is folded back onto
  * the next part, or kept as an empty text part when nothing follows (Gemini streams it that way). With
- * `placeholder`, an unsigned first function call gets SKIP_SIGNATURE (requests only, never replies).
+ * `placeholder` (requests; never replies), an unsigned first function call gets SKIP_SIGNATURE, and only
+ * Gemini's own signatures are kept. Replies hand Anthropic's redacted thinking to the client as a wrapped
+ * signature on an empty thought.
  */
 export function modelParts(parts: IrPart[], request: IrRequest, placeholder = true): Part[] {
   const out: Part[] = [];
@@ -50,9 +63,13 @@ export function modelParts(parts: IrPart[], request: IrRequest, placeholder = tr
   for (const part of parts) {
     if (part.type === 'thinking' && part.text === '') {
       if (pending) out.push({ text: '', thoughtSignature: pending });
-      pending = part.signature;
+      pending = carried(part, placeholder);
     } else if (part.type === 'thinking') {
-      out.push({ text: part.text, thought: true, ...(part.signature ? { thoughtSignature: part.signature } : {}) });
+      const signature = carried(part, placeholder);
+      out.push({ text: part.text, thought: true, ...(signature ? { thoughtSignature: signature } : {}) });
+    } else if (part.type === 'redacted_thinking') {
+      if (!placeholder) out.push({ text: '', thought: true, thoughtSignature: signatureForClient('gemini', 'anthropic', part.data, true) });
+      else noteDropped(request, 'redacted_thinking');
     } else {
       const encoded = modelPart(part, pending, request);
       if (encoded) out.push(encoded);

@@ -107,7 +107,7 @@ class GeminiStreamDecoder implements StreamDecoder {
   }
 
   private signature(index: number, signature: string): void {
-    this.out.push({ type: 'thinking_signature', index, signature });
+    this.out.push({ type: 'thinking_signature', index, signature, issuer: 'gemini' });
     this.close();
   }
 

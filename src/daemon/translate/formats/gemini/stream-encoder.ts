@@ -4,6 +4,7 @@ import { idFactory } from '../../util/ids.js';
 import { argumentsToObject } from '../../util/json.js';
 import { encodeGeminiStreamError } from './errors.js';
 import { encodeFinish, encodeUsage } from './usage.js';
+import { signatureForClient } from '../../util/signature.js';
 
 type Part = Record<string, unknown>;
 
@@ -92,7 +93,7 @@ class GeminiStreamEncoder implements StreamEncoder {
       case 'thinking_delta':
         return this.thinkingDelta(event.index, block, event.text);
       case 'thinking_signature':
-        return this.thinkingStop(event.index, block, event.signature);
+        return this.thinkingStop(event.index, block, signatureForClient('gemini', event.issuer, event.signature));
       case 'tool_call_start':
         this.blocks.set(event.index, { kind: 'tool', id: event.id, name: event.name, args: '' });
         return;
@@ -102,7 +103,8 @@ class GeminiStreamEncoder implements StreamEncoder {
       case 'block_stop':
         return this.stop(event.index, block);
       case 'redacted_thinking':
-        return;
+        // Anthropic's encrypted thinking rides in an empty thought, wrapped, so it can go back to Anthropic.
+        return this.chunk([{ text: '', thought: true, thoughtSignature: signatureForClient('gemini', 'anthropic', event.data, true) }]);
     }
   }
 

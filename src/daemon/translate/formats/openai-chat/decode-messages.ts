@@ -3,6 +3,7 @@ import { badRequest } from '../../../http/errors.js';
 import { sourceFromUrl } from '../../util/media.js';
 import { splitLeadingSystem } from '../../util/system.js';
 import type { ChatAssistantMessage, ChatMessage, ChatThinkingBlock, ChatUserPart } from './schema.js';
+import { thinkingFromClient } from '../../util/signature.js';
 
 /** The conversation of a Chat Completions request, split the IR way: system text apart from the turns. */
 export interface DecodedConversation {
@@ -38,11 +39,10 @@ export function decodeUserPart(part: ChatUserPart, param: string): IrPart {
 }
 
 function thinkingFromBlocks(blocks: ChatThinkingBlock[]): IrPart[] {
-  return blocks.map((b) =>
-    b.type === 'thinking'
-      ? { type: 'thinking', text: b.thinking, ...(b.signature ? { signature: b.signature } : {}) }
-      : { type: 'redacted_thinking', data: b.data },
-  );
+  return blocks.map((b) => {
+    if (b.type !== 'thinking') return { type: 'redacted_thinking', data: b.data };
+    return b.signature ? thinkingFromClient('openai-chat', b.thinking, b.signature) : { type: 'thinking', text: b.thinking };
+  });
 }
 
 /** Assistant turn: thinking first (it came first), then text, refusal, tool calls. */

@@ -14,7 +14,7 @@ function thinkingParts(message: Record<string, unknown>): IrPart[] {
     return blocks.map((b): IrPart =>
       b.type === 'redacted_thinking'
         ? { type: 'redacted_thinking', data: str(b.data) ?? '' }
-        : { type: 'thinking', text: str(b.thinking) ?? '', ...(str(b.signature) ? { signature: str(b.signature) } : {}) },
+        : { type: 'thinking', text: str(b.thinking) ?? '', ...(str(b.signature) ? { signature: str(b.signature), issuer: 'anthropic' as const } : {}) },
     );
   }
   // DeepSeek and vLLM use `reasoning_content`; OpenRouter and Ollama use `reasoning`.

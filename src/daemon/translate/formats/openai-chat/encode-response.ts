@@ -2,6 +2,7 @@ import type { EncodeOptions } from '../../codec.js';
 import type { IrPart, IrRequest, IrResponse } from '../../ir.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
 import { encodeChatFinish, encodeChatUsage } from './usage.js';
+import { signatureForClient } from '../../util/signature.js';
 
 /** The assistant message of a `chat.completion`, with the reasoning extensions OpenAI-compatible APIs use. */
 export interface ChatReplyMessage {
@@ -25,7 +26,7 @@ function addThinking(message: ChatReplyMessage, parts: IrPart[]): void {
   message.thinking_blocks = thinking.map((p): Record<string, string> => {
     if (p.type === 'redacted_thinking') return { type: 'redacted_thinking', data: p.data };
     const block: Record<string, string> = { type: 'thinking', thinking: p.type === 'thinking' ? p.text : '' };
-    if (p.type === 'thinking' && p.signature) block.signature = p.signature;
+    if (p.type === 'thinking' && p.signature) block.signature = signatureForClient('openai-chat', p.issuer, p.signature);
     return block;
   });
 }

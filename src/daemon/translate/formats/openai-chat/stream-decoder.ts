@@ -121,7 +121,8 @@ export class ChatStreamDecoder implements StreamDecoder {
         const fresh = this.open?.kind !== 'thinking';
         const index = this.openBlock('thinking', out);
         if (fresh && str(b.thinking)) out.push({ type: 'thinking_delta', index, text: str(b.thinking) });
-        out.push({ type: 'thinking_signature', index, signature: str(b.signature) });
+        // LiteLLM's thinking_blocks are Anthropic's blocks, signed by Anthropic.
+        out.push({ type: 'thinking_signature', index, signature: str(b.signature), issuer: 'anthropic' });
       }
     }
   }

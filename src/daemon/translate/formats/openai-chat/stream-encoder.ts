@@ -3,6 +3,7 @@ import type { IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js'
 import { idFactory, nowSeconds } from '../../util/ids.js';
 import { encodeOpenAiStreamError } from './errors.js';
 import { encodeChatFinish, encodeChatUsage } from './usage.js';
+import { signatureForClient } from '../../util/signature.js';
 
 type Delta = Record<string, unknown>;
 
@@ -49,7 +50,8 @@ export class ChatStreamEncoder implements StreamEncoder {
         this.thinkingText.set(event.index, (this.thinkingText.get(event.index) ?? '') + event.text);
         return event.text ? [...out, this.chunk({ reasoning_content: event.text })] : out;
       case 'thinking_signature': {
-        const block = { type: 'thinking', thinking: this.thinkingText.get(event.index) ?? '', signature: event.signature };
+        const signature = signatureForClient('openai-chat', event.issuer, event.signature);
+        const block = { type: 'thinking', thinking: this.thinkingText.get(event.index) ?? '', signature };
         return [...out, this.chunk({ thinking_blocks: [block] })];
       }
       case 'redacted_thinking':

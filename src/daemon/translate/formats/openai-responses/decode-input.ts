@@ -10,6 +10,7 @@ import {
   reasoningItemSchema,
 } from './schema.js';
 import { parseAt } from './validate.js';
+import { thinkingFromClient } from '../../util/signature.js';
 
 /** The conversation of a Responses request, split the IR way. */
 export interface DecodedInput {
@@ -85,7 +86,7 @@ class InputBuilder {
     const text = texts.map((s) => s.text).join('\n\n');
     // A reasoning item with neither text nor encrypted content only makes sense as a stored reference.
     if (text === '' && !item.encrypted_content) return noteDropped(this.request, `${param} (reasoning without content)`);
-    const part: ThinkingPart = { type: 'thinking', text, ...(item.encrypted_content ? { signature: item.encrypted_content } : {}) };
+    const part: IrPart = item.encrypted_content ? thinkingFromClient('openai-responses', text, item.encrypted_content) : { type: 'thinking', text };
     this.push('assistant', part);
   }
 }

@@ -16,7 +16,7 @@ export function reasoningPart(item: Item): IrPart | undefined {
   const text = (summary.length ? summary : texts(item.content)).join('\n\n');
   const signature = typeof item.encrypted_content === 'string' ? item.encrypted_content : undefined;
   if (!text && !signature) return undefined;
-  return { type: 'thinking', text, ...(signature ? { signature } : {}) };
+  return { type: 'thinking', text, ...(signature ? { signature, issuer: 'openai' as const } : {}) };
 }
 
 function messageParts(item: Item): IrPart[] {

@@ -1,6 +1,7 @@
 import type { DocumentPart, ImagePart, IrMessage, IrPart, ThinkingPart, ToolResultPart } from '../../ir.js';
 import { dataUrl } from '../../util/media.js';
 import { systemText } from '../../util/system.js';
+import { signedBy } from '../../util/signature.js';
 
 type Item = Record<string, unknown>;
 
@@ -53,7 +54,7 @@ function toolOutput(part: ToolResultPart): Item {
  * 404 "item not found"; the encrypted content alone is enough for a stateless replay.
  */
 function reasoningItem(part: ThinkingPart): Item | undefined {
-  if (!part.signature) return undefined;
+  if (!signedBy(part, 'openai')) return undefined;
   const summary = part.text ? [{ type: 'summary_text', text: part.text }] : [];
   return { type: 'reasoning', summary, encrypted_content: part.signature };
 }

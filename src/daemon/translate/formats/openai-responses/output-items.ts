@@ -1,4 +1,5 @@
 import type { IrPart } from '../../ir.js';
+import { signatureForClient } from '../../util/signature.js';
 
 /** One output item of a response object. */
 export type OutputItem = Record<string, unknown> & { type: string; id: string };
@@ -51,8 +52,9 @@ export function outputItems(parts: IrPart[], messageStatus: string, newId: (pref
     else if (part.type === 'refusal') content().push(refusalContent(part.text));
     else {
       message = undefined;
-      if (part.type === 'thinking') items.push(reasoningItem(newId('rs_'), part.text, part.signature));
-      else if (part.type === 'redacted_thinking') items.push(reasoningItem(newId('rs_'), '', part.data));
+      const sig = part.type === 'thinking' && part.signature ? signatureForClient('openai-responses', part.issuer, part.signature) : undefined;
+      if (part.type === 'thinking') items.push(reasoningItem(newId('rs_'), part.text, sig));
+      else if (part.type === 'redacted_thinking') items.push(reasoningItem(newId('rs_'), '', signatureForClient('openai-responses', 'anthropic', part.data, true)));
       else if (part.type === 'tool_call') items.push(functionCallItem(newId('fc_'), part.id, part.name, part.arguments));
     }
   }

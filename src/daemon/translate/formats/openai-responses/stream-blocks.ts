@@ -130,7 +130,7 @@ export class BlockTracker {
     const part = reasoningPart(item);
     if (part?.type === 'thinking') {
       if (r.text === '' && part.text !== '') this.thinkingDelta(oi, part.text);
-      if (part.signature) this.out.push({ type: 'thinking_signature', index: this.openThinking(oi, r), signature: part.signature });
+      if (part.signature) this.out.push({ type: 'thinking_signature', index: this.openThinking(oi, r), signature: part.signature, issuer: 'openai' });
     }
     if (r.index !== undefined && this.current?.index === r.index) this.closeCurrent();
     this.reasoning.delete(oi);

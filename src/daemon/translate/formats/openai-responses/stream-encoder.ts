@@ -4,6 +4,7 @@ import { encodeResponsesStreamError, responsesErrorCode } from './errors.js';
 import { idFactory, nowSeconds } from '../../util/ids.js';
 import { responseId, responseObject, type ResponseState } from './encode-response.js';
 import { ItemWriter, type Emit } from './stream-items.js';
+import { signatureForClient } from '../../util/signature.js';
 
 /**
  * IR stream -> Responses SSE. Every event carries `event:` and an increasing `sequence_number`, and follows
@@ -70,9 +71,9 @@ class ResponsesStreamEncoder implements StreamEncoder {
       case 'thinking_delta':
         return items.thinkingDelta(event.index, event.text);
       case 'thinking_signature':
-        return items.thinkingSignature(event.index, event.signature);
+        return items.thinkingSignature(event.index, signatureForClient('openai-responses', event.issuer, event.signature));
       case 'redacted_thinking':
-        return items.thinkingSignature(event.index, event.data);
+        return items.thinkingSignature(event.index, signatureForClient('openai-responses', 'anthropic', event.data, true));
       case 'tool_call_start':
         return items.toolStart(event.index, event.id, event.name);
       case 'tool_call_delta':
