@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { IrRequest } from '../../src/daemon/translate/ir.js';
 import { getClientCodec, getUpstreamCodec } from '../../src/daemon/translate/registry.js';
+import { mapRequestTexts } from '../../src/daemon/guardrails/texts.js';
+import { cacheKey } from '../../src/daemon/cache/key.js';
+import { fitRequest } from '../../src/daemon/compression/fit.js';
 
 /**
  * Positional system messages: a system/developer message in the middle of a conversation keeps its place
@@ -196,5 +199,21 @@ describe('positional system messages, every client x upstream', () => {
 
   it('rejects an Anthropic user turn without content, naming it', () => {
     expect(() => getClientCodec('anthropic').decodeRequest({ model: 'm', max_tokens: 1, messages: [{ role: 'user' }] })).toThrow(/messages\[0\]\.content/);
+  });
+
+  it('stages keep it at its place: guardrail rewrites (as system text), compression fitting, the cache key', async () => {
+    const ir = getClientCodec('anthropic').decodeRequest(structuredClone(requests.anthropic!.body), requests.anthropic!.headers);
+    const sources: string[] = [];
+    const redacted = mapRequestTexts(ir, (text, source) => {
+      sources.push(source);
+      return text.replace('macOS', '[OS]');
+    });
+    expect(redacted.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'tool', 'system', 'user']);
+    expect(redacted.messages[1]!.parts).toEqual([{ type: 'text', text: 'The user is on [OS].' }]);
+    expect(sources.filter((s) => s === 'system')).toHaveLength(3);
+    const fitted = await fitRequest(ir, { budget: 100_000, toolOutputMaxTokens: 1000, model: 'm', contextLength: 200_000 });
+    expect(fitted.request.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'tool', 'system', 'user']);
+    const moved = { ...ir, messages: [ir.messages[0]!, ir.messages[2]!, ir.messages[3]!, ir.messages[1]!, ir.messages[4]!, ir.messages[5]!] };
+    expect(cacheKey(moved, 'p')).not.toBe(cacheKey(ir, 'p'));
   });
 });
