@@ -355,11 +355,8 @@ describe('CircuitBreakers: provider and model circuits', () => {
     breakers.recordFailure('openai', 'server', 'a');
     breakers.recordFailure('groq', 'server', 'x');
     const snap = breakers.snapshot();
-    // The provider circuits keep their cross-model streak (one model so far: they stay closed).
     expect(snap).toEqual([
-      { provider: 'openai', state: 'closed', consecutiveFailures: 2, openUntil: 0, since: T0 },
       { provider: 'openai', model: 'a', state: 'open', consecutiveFailures: 2, openUntil: T0 + 10_000, since: T0 },
-      { provider: 'groq', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
       { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
     ]);
     const copy = new CircuitBreakers({ now: () => now, failureThreshold: 2, cooldownMs: 10_000 });
@@ -367,10 +364,7 @@ describe('CircuitBreakers: provider and model circuits', () => {
     expect(copy.snapshot()).toEqual(snap);
     expect(copy.check('openai', 'a')).toMatchObject({ allowed: false, model: 'a' });
     breakers.reset('openai');
-    expect(breakers.snapshot()).toEqual([
-      { provider: 'groq', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
-      { provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 },
-    ]);
+    expect(breakers.snapshot()).toEqual([{ provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 }]);
     expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0, downtimeMs: 0 });
   });
 

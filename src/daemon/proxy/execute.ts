@@ -158,7 +158,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
       recordOutcome(services, outcome);
       if (error.kind === 'client_gone') throw new RouterError(499, error.message, { code: 'client_closed_request' });
       last = { error, prepared };
-      if (!error.retryable) break;
+      if (!error.failure.retryable) break;
     }
   }
   if (!last) throw refused ?? skipped ?? new RouterError(503, `No target of '${call.model}' could be tried.`);

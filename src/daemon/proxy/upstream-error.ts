@@ -1,34 +1,58 @@
 import { FastResponse } from 'srvx';
 import { RouterError } from '../http/errors.js';
-import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
+import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { WireFormat } from '../translate/ir.js';
 import { redactSecrets } from '../providers/mask.js';
 
-/** A failed attempt at one target, with what failover needs to decide. */
+/** The kinds of failed attempt the proxy builds. */
+export type AttemptKind = 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone';
+
+/**
+ * A failed attempt at one target. What the failure means is decided once, here, when it is built
+ * (`failure`: kind, retry elsewhere, which circuit it counts against, how long it cools the account,
+ * whether it may confirm an auth failure); failover, breakers, cooldowns and auth checks only read it.
+ */
 export class AttemptError extends Error {
+  readonly failure: ClassifiedFailure;
+
   constructor(
     message: string,
     readonly status: number,
-    readonly kind: 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone',
+    readonly kind: AttemptKind,
     /** The upstream reply to pass through unchanged when client and upstream speak the same format. */
     readonly raw?: { body: string; contentType: string; headers: Record<string, string> },
+    /** The provider's error code or type, when its body named one. */
+    code?: string,
   ) {
     super(message);
     this.name = 'AttemptError';
-  }
-
-  /**
-   * Worth trying the next target: network, timeout, 408/429/5xx, auth failures, empty or filtered replies,
-   * and replies that are not the format they claim (a broken upstream, not a broken request). Never when
-   * the client left.
-   */
-  get retryable(): boolean {
-    if (this.kind === 'client_gone') return false;
-    if (this.kind !== 'http') return true;
-    return this.status === 408 || this.status === 429 || this.status >= 500 || this.status === 401 || this.status === 403;
+    this.failure = classifyAttempt(kind, status, raw, code);
   }
 }
+
+/** Classifies a failed attempt once (see {@link classifyFailure}); 429s and hinted 5xx also get their cooldown. */
+function classifyAttempt(kind: AttemptKind, status: number, raw: AttemptError['raw'], code: string | undefined): ClassifiedFailure {
+  // The client left: not the upstream's failure, and nobody is waiting for another target.
+  if (kind === 'client_gone') return { kind: 'client', status, retryable: false, breakerEligible: false, authConfirmable: false };
+  const failure = classifyFailure({
+    status: kind === 'http' || kind === 'invalid' ? status : undefined,
+    error: kind === 'timeout' ? TIMEOUT : undefined,
+    code,
+    emptyStream: kind === 'empty',
+    contentFiltered: kind === 'content_filter',
+  });
+  if (kind !== 'http') return failure;
+  // 429 always cools the account down (fallback 1 s); a 5xx only when the upstream says how long to wait:
+  // transient 5xx streaks are the breaker's job, and cooling the only account on each would turn one
+  // server hiccup into a client-visible outage.
+  const now = Date.now();
+  const hinted = raw !== undefined && (tryParseRetryAfter(raw.headers['retry-after'], now) !== undefined || parseRetryHintFromText(raw.body) !== undefined);
+  if (status === 429 || (status >= 500 && hinted)) failure.coolSeconds = retryHintSeconds({ headers: raw?.headers, bodyText: raw?.body }, now);
+  return failure;
+}
+
+const TIMEOUT = Object.assign(new Error('timeout'), { name: 'TimeoutError' });
 
 /**
  * Builds the AttemptError for an upstream HTTP error reply. Upstreams quote a refused key in their error
@@ -46,7 +70,7 @@ export function httpAttemptError(
   const retryAfter = headers['retry-after'];
   if (typeof retryAfter === 'string') pass['retry-after'] = retryAfter;
   const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : 'application/json';
-  return new AttemptError(formatProviderError(info.code ?? status, info.message), status, 'http', { body: bodyText, contentType, headers: pass });
+  return new AttemptError(formatProviderError(info.code ?? status, info.message), status, 'http', { body: bodyText, contentType, headers: pass }, info.code);
 }
 
 /** Builds the AttemptError for a network failure or abort. */

@@ -5,8 +5,6 @@ import type { AttemptError } from '../proxy/upstream-error.js';
 import { fetchUpstreamModels } from '../providers/sync.js';
 import { canRefresh, refreshConnection } from '../providers/oauth.js';
 import { allUnavailableError } from '../routing/errors.js';
-import { classifyFailure } from '../routing/provider-error.js';
-import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { Services } from '../services.js';
 
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
@@ -35,33 +33,21 @@ export function attemptSucceeded(services: Services, plan: Plan, target: Target,
 }
 
 /**
- * Bookkeeping after a failed attempt: cooldown for the account and model on 429/5xx (from the upstream's
- * retry hints), breaker failure for network/timeout/5xx, and the reactive expiry check on auth failures.
+ * Bookkeeping after a failed attempt, as its classification says (decided once, when the attempt error
+ * was built): the account's cooldown for the model, the breaker (every failure is reported: an ineligible
+ * one does not count, but releases a half-open probe slot, since the provider did answer), and the
+ * reactive expiry check on auth failures.
  */
 export function attemptFailed(services: Services, target: Target, error: AttemptError): void {
   const r = services.resilience;
-  const failure = classifyFailure({
-    status: error.kind === 'http' || error.kind === 'invalid' ? error.status : undefined,
-    error: error.kind === 'network' ? error : error.kind === 'timeout' ? Object.assign(new Error('timeout'), { name: 'TimeoutError' }) : undefined,
-    emptyStream: error.kind === 'empty',
-    contentFiltered: error.kind === 'content_filter',
-  });
-  // 429 always cools the account down (fallback 1 s); a 5xx only when the upstream says how long to wait:
-  // transient 5xx streaks are the breaker's job, and cooling the only account on each would turn one
-  // server hiccup into a client-visible outage.
-  const hinted =
-    error.raw !== undefined &&
-    (tryParseRetryAfter(error.raw.headers['retry-after'], Date.now()) !== undefined || parseRetryHintFromText(error.raw.body) !== undefined);
-  if (target.connectionId && error.kind === 'http' && (error.status === 429 || (error.status >= 500 && hinted))) {
-    const seconds = retryHintSeconds({ headers: error.raw?.headers, bodyText: error.raw?.body }, Date.now());
-    r.cooldowns.set(target.connectionId, target.model, seconds, error.message.slice(0, 200));
+  const failure = error.failure;
+  if (target.connectionId && failure.coolSeconds !== undefined) {
+    r.cooldowns.set(target.connectionId, target.model, failure.coolSeconds, error.message.slice(0, 200));
     r.touch();
   }
-  // Every failure is reported: an ineligible one (429, auth, empty...) does not count, but it releases a
-  // half-open probe slot, since the provider did answer.
   const circuit = r.breakers.recordFailure(target.provider.id, failure, target.model);
   if (circuit) r.providerError(circuit, error.status);
-  if (failure.kind === 'auth' && target.connectionId) void confirmAuthFailure(services, target);
+  if (failure.authConfirmable && target.connectionId) void confirmAuthFailure(services, target);
 }
 
 /**

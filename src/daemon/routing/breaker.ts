@@ -78,7 +78,7 @@ interface Entry {
   lastProbeAt: number;
   /** Epoch ms of the streak's first counted failure; 0 when unknown (restored from an older snapshot). */
   since: number;
-  /** Provider circuits only: the distinct models whose 5xx are in the current streak. */
+  /** Provider circuits opened by 5xx across models: those models (a failed probe then reopens it). */
   models?: Set<string>;
 }
 
@@ -90,6 +90,8 @@ function keyOf(provider: string, model?: string): string {
 /** Registry of circuit breakers keyed by provider id (and model). Every operation is O(1). */
 export class CircuitBreakers {
   private readonly entries = new Map<string, Entry>();
+  /** Per provider: the 5xx streak across its models since its last success (see modelFailed). */
+  private readonly spreads = new Map<string, { failures: number; models: Set<string>; since: number }>();
   private readonly listeners = new Set<(event: BreakerEvent) => void>();
   private config: BreakerConfig;
   private readonly now: Clock;
@@ -172,6 +174,7 @@ export class CircuitBreakers {
    * them when half-open. Ignored by an open circuit.
    */
   recordSuccess(provider: string, model?: string): void {
+    this.spreads.delete(provider);
     this.succeeded(keyOf(provider));
     if (model !== undefined) this.succeeded(keyOf(provider, model));
   }
@@ -222,17 +225,26 @@ export class CircuitBreakers {
    * is reachable again; the model's own circuit counts the 5xx).
    */
   private modelFailed(provider: string, model: string): Entry | undefined {
-    const own = this.advance(keyOf(provider)) ?? this.create(provider, undefined);
-    if (own.state === 'open') return undefined;
-    if (own.state === 'half-open') {
+    const own = this.advance(keyOf(provider));
+    if (own?.state === 'open') return undefined;
+    if (own?.state === 'half-open') {
       if (own.models) this.open(own);
       else if (own.probesInFlight > 0) own.probesInFlight--;
       return own;
     }
-    own.consecutiveFailures++;
-    (own.models ??= new Set()).add(model);
-    if (own.consecutiveFailures >= this.config.failureThreshold && own.models.size >= 2) this.open(own);
-    return own;
+    // The streak lives beside the circuits (not in snapshots or listings) until it opens the provider's.
+    let spread = this.spreads.get(provider);
+    if (!spread) this.spreads.set(provider, (spread = { failures: 0, models: new Set(), since: this.now() }));
+    spread.failures++;
+    spread.models.add(model);
+    if (spread.failures < this.config.failureThreshold || spread.models.size < 2) return undefined;
+    this.spreads.delete(provider);
+    const entry = own ?? this.create(provider, undefined);
+    entry.consecutiveFailures = spread.failures;
+    entry.since = spread.since;
+    entry.models = spread.models;
+    this.open(entry);
+    return entry;
   }
 
   /** A circuit's state now (an open circuit whose cooldown has passed reports half-open). */
@@ -245,6 +257,8 @@ export class CircuitBreakers {
    * given. Emits for non-closed ones.
    */
   reset(provider?: string): void {
+    if (provider === undefined) this.spreads.clear();
+    else this.spreads.delete(provider);
     for (const [key, entry] of [...this.entries]) {
       if (provider !== undefined && entry.provider !== provider) continue;
       this.entries.delete(key);
@@ -277,6 +291,7 @@ export class CircuitBreakers {
    */
   restore(snapshot: readonly BreakerSnapshotEntry[], now: number = this.now()): void {
     this.entries.clear();
+    this.spreads.clear();
     for (const item of snapshot) {
       if (!isSnapshotEntry(item)) continue;
       let state = item.state;

@@ -96,14 +96,18 @@ export type FailureKind =
   | 'empty'
   | 'content_filter';
 
-/** A classified failure with the two decisions derived from it. */
+/** A classified failure with every decision derived from it, made once where the failure is built. */
 export interface ClassifiedFailure {
   kind: FailureKind;
   status?: number;
   /** Try the next account or combo target. */
   retryable: boolean;
-  /** Count against the provider's circuit breaker. */
+  /** Count against a circuit breaker (see `breakerScope` for which: the provider's or the model's). */
   breakerEligible: boolean;
+  /** Seconds the account is cooled down for this model (429s, and 5xx that said how long to wait). */
+  coolSeconds?: number;
+  /** An auth failure (401/403) the reactive expiry check may confirm. */
+  authConfirmable: boolean;
 }
 
 /** What the caller knows about a failed attempt; give whichever applies. */
@@ -131,7 +135,7 @@ const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violatio
 export function classifyFailure(input: FailureInput): ClassifiedFailure {
   const kind = failureKind(input);
   const status = input.status;
-  return { kind, status, retryable: isRetryable(kind, status), breakerEligible: isBreakerEligible(kind, status) };
+  return { kind, status, retryable: isRetryable(kind, status), breakerEligible: isBreakerEligible(kind, status), authConfirmable: kind === 'auth' };
 }
 
 function failureKind(input: FailureInput): FailureKind {
