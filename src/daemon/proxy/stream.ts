@@ -4,7 +4,7 @@ import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
 import type { IrError, IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, SseMessage, WireFormat } from '../translate/ir.js';
 import { getClientCodec } from '../translate/registry.js';
 import type { StreamTransform } from './stages.js';
-import { SseReader, formatSse, formatSseBatch } from '../translate/sse.js';
+import { SseReader, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
 import type { UpstreamExchange } from './upstream.js';
 

@@ -48,8 +48,8 @@ function toolResult(part: ToolResultPart, request: IrRequest): Block {
 }
 
 /**
- * One IR part -> a content block; `undefined` when Messages cannot carry it: audio, and thinking without a
- * signature (from another provider), which the API would reject.
+ * One IR part -> a content block; `undefined` when Messages cannot carry it: audio, and thinking without an
+ * Anthropic signature (none, or another family's: util/signature.ts), which the API would reject.
  */
 export function encodePart(part: IrPart, request: IrRequest): Block | undefined {
   switch (part.type) {

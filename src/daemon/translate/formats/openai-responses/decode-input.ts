@@ -1,4 +1,4 @@
-import type { IrMessage, IrPart, IrRequest, TextPart, ThinkingPart, ToolResultPart } from '../../ir.js';
+import type { IrMessage, IrPart, IrRequest, TextPart, ToolResultPart } from '../../ir.js';
 import { badRequest } from '../../../http/errors.js';
 import { noteDropped } from '../../util/dropped.js';
 import { splitLeadingSystem } from '../../util/system.js';

@@ -49,7 +49,8 @@ function toolOutput(part: ToolResultPart): Item {
 }
 
 /**
- * A thinking part replays as a reasoning item only when it carries `encrypted_content` (its signature).
+ * A thinking part replays as a reasoning item only when it carries `encrypted_content` OpenAI issued (its
+ * signature; another family's would be rejected, util/signature.ts).
  * Item ids are never sent: ids router hands to clients are its own, and OpenAI answers an unknown id with
  * 404 "item not found"; the encrypted content alone is enough for a stateless replay.
  */
