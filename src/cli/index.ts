@@ -28,7 +28,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['token', () => import('./commands/token.js')],
   ['config-tool', () => import('./commands/config-tool.js')],
   ['config', () => import('./commands/config.js')],
-  ['completion', () => import('./commands/completion.js')],
+  ['completion __complete', () => import('./commands/completion.js')],
 ];
 
 /** Options of the program that take a value: their value is not the command name. */

@@ -37,7 +37,8 @@ export interface CatalogProvider {
   kind: string;
   format: string;
   authKinds: string[];
-  baseUrl: string;
+  /** null when the provider has no address of its own (web-session: each connection sets one). */
+  baseUrl: string | null;
   aliases: string[];
   supportsTools: boolean;
 }

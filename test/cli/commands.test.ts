@@ -189,7 +189,7 @@ describe('router providers', () => {
     const node = json(await ok('providers', 'nodes', 'add', '--name', 'vllm', '--prefix', 'vllm', '--type', 'openai-compatible', '--base-url', mock.openaiBase, '--header', 'X-Team=ml', '--json'));
     expect(node).toMatchObject({ prefix: 'vllm', customHeaders: { 'X-Team': 'ml' } });
     expect(json(await ok('providers', 'nodes', 'list', '--json'))).toEqual((await router.manage('GET', '/api/provider-nodes')).json.nodes);
-    expect((await ok('providers', 'nodes', 'list')).stdout).toMatch(/^ID\s+PREFIX\s+NAME\s+TYPE\s+API\s+BASE URL\s+CREATED\n\S+\s+vllm\s+vllm\s+openai-compatible\s+chat\s+http/);
+    expect((await ok('providers', 'nodes', 'list')).stdout).toMatch(/^ID\s+PREFIX\s+NAME\s+TYPE\s+API\s+BASE URL\s+CREATED \(UTC\)\n\S+\s+vllm\s+vllm\s+openai-compatible\s+chat\s+http/);
     const bad = await R('providers', 'nodes', 'add', '--name', 'x', '--prefix', 'Bad Prefix', '--type', 'openai-compatible', '--base-url', mock.openaiBase);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/^router: prefix: [^\n]*[^)]\n$/);
@@ -450,7 +450,7 @@ describe('live commands without a terminal (real processes)', () => {
     const child = spawnCli('logs', '-f', '-n', '1');
     const out = lines(child);
     await out.until((l) => l.length >= 1, 'the history');
-    expect(out.got[0]).toMatch(/^\d\d:\d\d:\d\d {2}200 {2}openai\/gpt-4\.1 {2}\S+>\S+ tok {2}\$\S+ {2}\d+ms$/);
+    expect(out.got[0]).toMatch(/^\d\d:\d\d:\d\d {2}200 {2}openai\/gpt-4\.1 {2}\S+ -> \S+ tok {2}\$\S+ {2}\d+ms$/);
     child.kill('SIGINT');
     expect((await child).exitCode).toBe(0);
   });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ComboModel, ComboRecord } from '../../shared/records.js';
 import { DaemonClient } from '../client.js';
 import { CliError, table } from '../io.js';
+import { stamp } from '../format.js';
 import { resolveTarget } from '../target.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
@@ -49,8 +50,8 @@ function details(c: ComboRecord): string {
     `id:             ${c.id}`,
     `strategy:       ${c.strategy}`,
     `target timeout: ${c.targetTimeoutMs === null ? 'default' : `${c.targetTimeoutMs} ms`}`,
-    `created:        ${c.createdAt}`,
-    `updated:        ${c.updatedAt}`,
+    `created:        ${stamp(c.createdAt)} UTC`,
+    `updated:        ${stamp(c.updatedAt)} UTC`,
     'models:',
     ...c.models.map((m, i) => `  ${i + 1}. ${m.model}${m.weight === undefined ? '' : `  (weight ${m.weight})`}`),
   ];

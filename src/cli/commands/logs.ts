@@ -46,7 +46,7 @@ function asked(e: RequestEntry): string {
 export function formatLogLine(e: RequestEntry): string {
   const via = asked(e);
   const error = e.error ? `  ${e.error}` : '';
-  return `${clock(e.timestamp)}  ${e.status}  ${e.provider}/${e.model}${via ? ` (${via})` : ''}  ${tokens(e.tokensIn)}>${tokens(e.tokensOut)} tok  ${usd(e.costUsd)}  ${ms(e.latencyMs)}${error}`;
+  return `${clock(e.timestamp)}  ${e.status}  ${e.provider}/${e.model}${via ? ` (${via})` : ''}  ${tokens(e.tokensIn)} -> ${tokens(e.tokensOut)} tok  ${usd(e.costUsd)}  ${ms(e.latencyMs)}${error}`;
 }
 
 /** The request log as a table, oldest first like a tail. */

@@ -46,14 +46,14 @@ export function formatConnections(list: PublicConnection[], resilience?: Resilie
 }
 
 export function formatCatalog(list: CatalogProvider[]): string {
-  const rows = list.map((p) => [p.id, p.kind, p.format, p.authKinds.join(','), p.baseUrl]);
+  const rows = list.map((p) => [p.id, p.kind, p.format, p.authKinds.join(','), p.baseUrl ?? '(set per connection: --base-url)']);
   return table(['PROVIDER', 'KIND', 'FORMAT', 'AUTH', 'BASE URL'], rows);
 }
 
 export function formatNodes(list: ProviderNode[]): string {
   if (list.length === 0) return 'no provider nodes; add one with `router providers nodes add --name N --prefix P --type openai-compatible --base-url URL`';
   const rows = list.map((n) => [n.id, n.prefix, n.name, n.type, n.apiType, n.baseUrl, stamp(n.createdAt)]);
-  return table(['ID', 'PREFIX', 'NAME', 'TYPE', 'API', 'BASE URL', 'CREATED'], rows);
+  return table(['ID', 'PREFIX', 'NAME', 'TYPE', 'API', 'BASE URL', 'CREATED (UTC)'], rows);
 }
 
 /** The credential of `providers add`: a flag, stdin, or a hidden prompt when the provider needs a key. */

@@ -22,7 +22,7 @@ export function formatWebhooks(list: WebhookView[]): string {
     String(w.failure_count),
     stamp(w.last_triggered_at),
   ]);
-  return table(['ID', 'KIND', 'URL', 'EVENTS', 'ENABLED', 'LAST', 'FAILURES', 'LAST SENT'], rows, [6]);
+  return table(['ID', 'KIND', 'URL', 'EVENTS', 'ENABLED', 'LAST', 'FAILURES', 'LAST SENT (UTC)'], rows, [6]);
 }
 
 /** Finds a webhook by id, or by URL when only one webhook has it. */

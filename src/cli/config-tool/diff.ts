@@ -36,7 +36,9 @@ const lines = (text: string) => (text === '' ? [] : text.replace(/\n$/, '').spli
 export function unifiedDiff(before: string | null, after: string | null, label: string, context = 3): string {
   if (before === after) return '';
   const ops = editScript(lines(before ?? ''), lines(after ?? ''));
-  const out = [`--- ${before === null ? '/dev/null' : `a/${label}`}`, `+++ ${after === null ? '/dev/null' : `b/${label}`}`];
+  // git's a/ and b/ prefixes; an absolute path keeps one slash (`a/home/me/...`, not `a//home/me/...`).
+  const path = label.replace(/^\/+/, '');
+  const out = [`--- ${before === null ? '/dev/null' : `a/${path}`}`, `+++ ${after === null ? '/dev/null' : `b/${path}`}`];
   let k = 0;
   while (k < ops.length) {
     if (ops[k]!.kind === ' ') {

@@ -110,7 +110,8 @@ export const providerRoutes: RouteDef[] = [
         kind: services.nodes.get(p.id) ? 'node' : p.kind,
         format: p.format,
         authKinds: p.authKinds,
-        baseUrl: p.baseUrl,
+        // web-session chats have no address of their own (each connection sets one): no placeholder shown.
+        baseUrl: p.kind === 'web-session' ? null : p.baseUrl,
         aliases: p.aliases ?? [],
         supportsTools: p.supportsTools !== false,
       })),
