@@ -3,6 +3,7 @@ import type { ClientCodec } from '../../src/daemon/translate/codec.js';
 import type { IrResponse, SignatureIssuer } from '../../src/daemon/translate/ir.js';
 import { getClientCodec, getUpstreamCodec } from '../../src/daemon/translate/registry.js';
 import { SKIP_SIGNATURE } from '../../src/daemon/translate/formats/gemini/encode-contents.js';
+import { holdsWrappedSignature } from '../../src/daemon/translate/util/signature.js';
 
 /**
  * Opaque reasoning signatures go back only to the family that issued them, for every client x upstream
@@ -161,6 +162,15 @@ describe('signatures return only to their issuer', () => {
         const sent = sentSignatures(target, encodeTo(target, getClientCodec(client), structuredClone(next)));
         expect(sent, `${client} -> ${target}`).toEqual(target === 'anthropic' ? ['REDACTEDdata'] : []);
       }
+    }
+  });
+
+  it('tells a same-format body that replays another family\'s signature (it must not be passed through as is)', () => {
+    for (const client of CLIENTS) {
+      expect(holdsWrappedSignature(client, nativeHistory(client, SIG[NATIVE[client]])), client).toBe(false);
+      const foreign = UPSTREAMS.find((u) => FAMILY[u] && FAMILY[u] !== NATIVE[client])!;
+      const reply = getClientCodec(client).encodeResponse(getUpstreamCodec(foreign).decodeResponse(upstreamReply(foreign)), { model: 'm', system: [], messages: [], stream: false }) as Json;
+      expect(holdsWrappedSignature(client, replay(client, reply)), `${client} holding ${foreign}'s`).toBe(true);
     }
   });
 });

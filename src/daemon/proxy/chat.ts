@@ -30,6 +30,7 @@ import {
 } from './stages.js';
 import { formatSseBatch } from '../translate/sse.js';
 import type { TraceRecorder } from '../inspect/capture.js';
+import { holdsWrappedSignature } from '../translate/util/signature.js';
 
 /** The relay variant of Chat Completions (per-minute limits per key and per client IP). */
 export const RELAY_PATH = '/api/v1/relay/chat/completions';
@@ -116,7 +117,8 @@ function prepare(
   if (target.provider.supportsTools === false && hasTools(call.raw)) {
     throw badRequest(`Provider '${target.provider.id}' does not support tools; remove the tools array.`, 'tools');
   }
-  if (format === call.clientFormat && !staged) {
+  // A replayed signature of another family (wrapped by router) must not reach this upstream: through IR then.
+  if (format === call.clientFormat && !staged && !holdsWrappedSignature(call.clientFormat, call.raw)) {
     const url = format === 'openai-completions' ? joinUrl(target.baseUrl, 'completions') : chatUrl(target, format as UpstreamFormat, call.stream);
     const headers = nativeHeaders(call, stageCtx.requestHeaders);
     return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };

@@ -71,3 +71,30 @@ export function thinkingFromClient(format: WireFormat, text: string, value: stri
 export function signedBy(part: { signature?: string; issuer?: SignatureIssuer }, family: SignatureIssuer): boolean {
   return part.signature !== undefined && part.issuer === family;
 }
+
+/** Whether a string is a signature router wrapped for a client (it must not reach any upstream as is). */
+export function isWrapped(value: unknown): boolean {
+  return typeof value === 'string' && value.startsWith(PREFIX);
+}
+
+const arrayOf = (v: unknown): Array<Record<string, unknown>> => (Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : []);
+
+/**
+ * Whether a client body replays a signature router wrapped (one another family issued). Such a body cannot
+ * be passed through to an upstream of its own format unchanged: it goes through the IR, which sends each
+ * signature only to its issuer. Reads only the fields that hold signatures.
+ */
+export function holdsWrappedSignature(format: WireFormat, body: Record<string, unknown>): boolean {
+  switch (format) {
+    case 'anthropic':
+      return arrayOf(body.messages).some((m) => arrayOf(m.content).some((b) => isWrapped(b.signature)));
+    case 'openai-chat':
+      return arrayOf(body.messages).some((m) => arrayOf(m.thinking_blocks).some((b) => isWrapped(b.signature)));
+    case 'openai-responses':
+      return arrayOf(body.input).some((i) => isWrapped(i.encrypted_content));
+    case 'gemini':
+      return arrayOf(body.contents).some((c) => arrayOf(c.parts).some((p) => isWrapped(p.thoughtSignature)));
+    default:
+      return false;
+  }
+}
