@@ -1,5 +1,6 @@
 import type { Server as NodeServer } from 'node:http';
 import { serve } from 'h3';
+import { onClientError } from './http/client-error.js';
 import { listenUrl, resolveHome, resolveListen, statePaths } from '../shared/paths.js';
 import { VERSION } from '../shared/version.js';
 import { SHUTDOWN_GRACE_MS } from '../shared/wire.js';
@@ -49,6 +50,7 @@ function listen(app: ReturnType<typeof buildApp>, services: Services, host: stri
     const started = server.serve();
     const node = server.node?.server as NodeServer | undefined;
     if (!node) return reject(new Error('the HTTP server did not start'));
+    node.on('clientError', onClientError);
     node.once('error', onError);
     node.once('listening', () => {
       node.off('error', onError);

@@ -18,7 +18,9 @@ export const HANDLED: unique symbol = Symbol.for('h3.handled') as typeof HANDLED
 /** The error formatter's HTTP face: one place turns anything thrown into the standard body. */
 export function errorResponse(error: unknown, services: Pick<Services, 'log' | 'version'>): Response {
   const reply = toErrorReply(error);
-  if (reply.status >= 500 && !(error instanceof RouterError)) {
+  if (reply.status === 507) services.log.error('disk full', { error: (error as Error).message });
+  else if (reply.status === 499) services.log.info(reply.body.error.message);
+  else if (reply.status >= 500 && !(error instanceof RouterError)) {
     services.log.error('unhandled error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
   const headers = new Headers(reply.headers);

@@ -57,9 +57,10 @@ function readNodeBody(req: Readable, limit: number): Promise<Uint8Array> {
       cleanup();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
-    const onError = (err: Error) => {
+    const onError = (err: NodeJS.ErrnoException) => {
       cleanup();
-      reject(err);
+      // The client hung up mid-upload: nothing to answer, only a line in the log (errorResponse).
+      reject(err.code === 'ECONNRESET' || err.message === 'aborted' ? uploadAborted() : err);
     };
     req.on('data', onData);
     req.on('end', onEnd);
@@ -76,6 +77,10 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     offset += c.byteLength;
   }
   return out;
+}
+
+function uploadAborted(): RouterError {
+  return new RouterError(499, 'The client closed the connection during its upload.');
 }
 
 function tooLarge(limit: number): RouterError {

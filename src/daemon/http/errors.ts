@@ -22,11 +22,14 @@ const STATUS: Record<number, StatusInfo> = {
   415: { type: 'invalid_request_error', code: 'unsupported_media_type', message: 'Unsupported content type.' },
   422: { type: 'invalid_request_error', code: 'unprocessable_entity', message: 'The request cannot be processed.' },
   429: { type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests.' },
+  431: { type: 'invalid_request_error', code: 'request_header_fields_too_large', message: 'The request headers are too large.' },
+  499: { type: 'invalid_request_error', code: 'client_closed_request', message: 'The client closed the connection.' },
   500: { type: 'server_error', code: 'internal_error', message: 'Internal server error.' },
   501: { type: 'server_error', code: 'not_implemented', message: 'Not implemented.' },
   502: { type: 'upstream_error', code: 'bad_gateway', message: 'The upstream provider failed.' },
   503: { type: 'server_error', code: 'service_unavailable', message: 'Service unavailable.' },
   504: { type: 'timeout_error', code: 'gateway_timeout', message: 'The upstream provider timed out.' },
+  507: { type: 'server_error', code: 'insufficient_storage', message: 'The disk is full: router could not save the change.' },
 };
 
 /** Type, code and standard message for a status; unknown statuses fall back to their class (4xx/5xx). */
@@ -112,6 +115,8 @@ export function toErrorReply(error: unknown): { status: number; body: ErrorBody;
     if (error.extra) Object.assign(body.error, error.extra);
     return { status: error.status, body, headers: error.headers };
   }
+  const known = knownFailure(error);
+  if (known) return { status: known, body: errorBody(known, known === 400 ? TOO_DEEP_MESSAGE : undefined, known === 400 ? 'nesting_too_deep' : undefined) };
   const status = httpStatusOf(error);
   if (status && status >= 400 && status < 500) {
     // h3's own errors (malformed URL, body limit...) carry safe messages for 4xx.
@@ -119,6 +124,22 @@ export function toErrorReply(error: unknown): { status: number; body: ErrorBody;
   }
   return { status: 500, body: errorBody(500) };
 }
+
+/**
+ * Failures with a known meaning that are not RouterErrors: the disk is full (SQLite says SQLITE_FULL, the
+ * system ENOSPC) -> 507; the stack ran out while handling a request -> 400, since only input nested far
+ * too deeply (5,000 levels of JSON, which JSON.parse accepts but serializing or walking it does not) gets
+ * there, and checking every body's depth up front would cost more than parsing it.
+ */
+function knownFailure(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') return 507;
+  if (error instanceof RangeError && error.message.includes('call stack')) return 400;
+  return undefined;
+}
+
+/** The standard message of a stack overflow on input (see knownFailure). */
+export const TOO_DEEP_MESSAGE = 'The request is nested too deeply.';
 
 function httpStatusOf(error: unknown): number | undefined {
   if (error && typeof error === 'object' && 'status' in error && typeof error.status === 'number') return error.status;

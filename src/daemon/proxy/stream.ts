@@ -8,6 +8,37 @@ import { SseReader, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
 import type { UpstreamExchange } from './upstream.js';
 
+/** An upstream SSE message whose data is not JSON (or `[DONE]`): a broken upstream or a proxy's error page. */
+class MalformedStreamError extends AttemptError {
+  constructor(readonly before: string) {
+    super('The upstream sent a malformed stream event.', 502, 'invalid');
+  }
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
+}
+
+/**
+ * Whether a message's data cannot be an event of any upstream format: every format sends a JSON object per
+ * event (Gemini may send an array; Chat Completions ends with `[DONE]`). Empty data passes (keep-alives).
+ * Checked by its first and last characters only, so a message is never parsed twice; a line cut short or an
+ * HTML page is caught, a well-bracketed JSON syntax error is left to the decoder.
+ */
+export function malformed(message: SseMessage): boolean {
+  const d = message.data;
+  let start = 0;
+  let end = d.length - 1;
+  while (start <= end && isSpace(d.charCodeAt(start))) start++;
+  while (end >= start && isSpace(d.charCodeAt(end))) end--;
+  if (start > end) return false;
+  const first = d.charCodeAt(start);
+  const last = d.charCodeAt(end);
+  if (first === 123 /* { */) return last !== 125; /* } */
+  if (first === 91 /* [ */) return last !== 93; /* ] */
+  return true;
+}
+
 /** What a finished stream reports for usage and logs. */
 export interface StreamSummary {
   usage: Partial<IrUsage>;
@@ -159,7 +190,14 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const tapDecoder = plan.tap ? new TextDecoder() : undefined;
   const consume = (chunk: Uint8Array): Uint8Array | undefined => {
     let events: IrStreamEvent[] = [];
-    for (const msg of reader.push(chunk)) {
+    const messages = reader.push(chunk);
+    let bad = -1;
+    for (let i = 0; i < messages.length; i++) {
+      const msg = messages[i]!;
+      if (malformed(msg)) {
+        bad = i;
+        break;
+      }
       if (committed && skippedChars < SKIP_KEEP_CHARS && skipping?.skippable!(msg)) {
         skipped.push(msg);
         skippedChars += msg.data.length;
@@ -171,6 +209,8 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       plan.tap.upstream(raw);
       plan.tap.client(encoder ? text : raw);
     }
+    // What came before the bad line still goes out (re-serialized when passing through), then the error.
+    if (bad >= 0) throw new MalformedStreamError(encoder ? text : formatSseBatch(messages.slice(0, bad)));
     if (!encoder) return chunk;
     return text ? utf8.encode(text) : undefined;
   };
@@ -256,6 +296,9 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
     } catch (err) {
       ended = true;
       if (reply.aborted) return null;
+      // A malformed line ends the stream here: the upstream is released, nothing after it is relayed.
+      const before = err instanceof MalformedStreamError ? err.before : '';
+      reply.abort();
       const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
       summary.error = message;
       done();
@@ -265,7 +308,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       const tail = encoder
         ? [...encoder.write(error), ...encoder.end()]
         : getClientCodec(plan.clientFormat).encodeStreamError(error, { id: summary.response.id, model: summary.response.model, ...decoder.position?.() });
-      return utf8.encode(formatSseBatch(tail));
+      return utf8.encode(before + formatSseBatch(tail));
     }
   }
 
