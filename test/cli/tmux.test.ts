@@ -61,8 +61,8 @@ afterAll(async () => {
 });
 
 /** Starts a CLI command in a new 80x24 tmux window; after it exits the pane prints its exit code. */
-function launch(name: string, args: string) {
-  const cmd = `env CI=true ROUTER_CLI_CONFIG_DIR=${configDir} ${process.execPath} ${BIN} ${args} --home ${router.home}; echo "__EXIT__ $?"; sleep 120`;
+function launch(name: string, args: string, env = '') {
+  const cmd = `env CI=true ${env} ROUTER_CLI_CONFIG_DIR=${configDir} ${process.execPath} ${BIN} ${args} --home ${router.home}; echo "__EXIT__ $?"; sleep 120`;
   try {
     tmux('new-session', '-d', '-s', name, '-x', '80', '-y', '24', cmd);
   } catch {
@@ -180,5 +180,18 @@ describe.skipIf(!HAS_TMUX)('TUIs in tmux', { timeout: 90_000 }, () => {
     s = await waitScreen(l, (x) => /\s400 openai\/gpt-gap\s/.test(x) && x.includes('● live'), 'the gap request in logs -f', 25_000);
     expect(s.match(/openai\/gpt-gap/g)).toHaveLength(1);
     for (const t of [d, l]) tmux('send-keys', '-t', t, 'q');
+  });
+
+  it('colour: errors red on a terminal; NO_COLOR turns every colour off', async () => {
+    await chat('openai/gpt-fail');
+    const coloured = launch('colour-on', 'dashboard');
+    const plain = launch('colour-off', 'dashboard', 'NO_COLOR=1');
+    for (const t of [coloured, plain]) await waitScreen(t, (x) => /^\d\d:\d\d:\d\d 400 openai\/gpt-fail/m.test(x) && x.includes('● live'), 'the error line');
+    const withEscapes = (t: string) => tmux('capture-pane', '-p', '-e', '-t', t);
+    const redLine = withEscapes(coloured).split('\n').find((l) => l.includes('400 openai/gpt-fail'))!;
+    expect(redLine).toMatch(/\u001b\[(\d+;)*31m/);
+    // no foreground colour at all (bold and inverse, which carry no colour, may stay)
+    expect(withEscapes(plain)).not.toMatch(/\u001b\[(\d+;)*(3[0-7]|9[0-7]|38)[;m]/);
+    for (const t of [coloured, plain]) tmux('send-keys', '-t', t, 'q');
   });
 });
