@@ -216,4 +216,11 @@ describe('positional system messages, every client x upstream', () => {
     const moved = { ...ir, messages: [ir.messages[0]!, ir.messages[2]!, ir.messages[3]!, ir.messages[1]!, ir.messages[4]!, ir.messages[5]!] };
     expect(cacheKey(moved, 'p')).not.toBe(cacheKey(ir, 'p'));
   });
+
+  it('keeps the developer role only for servers that know it (OpenAI); other Chat servers get system', () => {
+    const ir = { ...getClientCodec('openai-chat').decodeRequest(structuredClone(requests['openai-chat']!.body)), model: 'test-model' };
+    const roles = (developerRole: boolean) => (getUpstreamCodec('openai-chat').encodeRequest(ir, { developerRole }).messages as Array<{ role: string }>).map((m) => m.role);
+    expect(roles(true)).toEqual(['system', 'user', 'system', 'assistant', 'tool', 'developer', 'user']);
+    expect(roles(false)).toEqual(['system', 'user', 'system', 'assistant', 'tool', 'system', 'user']);
+  });
 });

@@ -30,6 +30,8 @@ export function encodeOptionsFor(target: Target): UpstreamEncodeOptions {
   const caps = modelCapabilities(target.provider, target.model);
   return {
     tokenLimitField: target.provider.chatTokenLimit ?? 'max_tokens',
+    // OpenAI's own API is the Chat Completions server known to take the `developer` role.
+    developerRole: target.provider.id === 'openai',
     reasoningEffort: caps.reasoningEffort,
     ...(caps.maxOutputTokens ? { maxOutputTokens: caps.maxOutputTokens } : {}),
   };

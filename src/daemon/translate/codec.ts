@@ -67,6 +67,8 @@ export interface StreamPosition {
 export interface UpstreamEncodeOptions {
   /** Chat Completions' output limit field (default `max_completion_tokens`, OpenAI's own name). */
   tokenLimitField?: 'max_tokens' | 'max_completion_tokens';
+  /** False for Chat Completions servers that do not know the `developer` role (all but OpenAI's): `system` then. */
+  developerRole?: boolean;
   /** False when the model does not take Chat Completions `reasoning_effort` (gpt-4o-class); it is then left out. */
   reasoningEffort?: boolean;
   /** The model's own output maximum: the limit a Messages request asks for when the client set none. */

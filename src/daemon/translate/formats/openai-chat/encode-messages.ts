@@ -92,19 +92,23 @@ export function systemMessage(system: TextPart[]): ChatMessageOut[] {
   return [{ role: 'system', content: system.map((p) => ({ type: 'text', text: p.text })) }];
 }
 
-/** A system message later in the conversation, at its place, in the role the client gave it. */
-function positionalSystem(message: IrMessage): ChatMessageOut {
+/**
+ * A system message later in the conversation, at its place. A `developer` message keeps that role only for
+ * servers that know it (`developerRole`, OpenAI's own API); other Chat Completions servers get `system`,
+ * since chat templates of open models reject roles they do not know.
+ */
+function positionalSystem(message: IrMessage, developerRole: boolean): ChatMessageOut {
   const text = systemText(message.parts);
   const only = text[0];
   const content = text.length === 1 && only ? only.text : text.map((p) => ({ type: 'text', text: p.text }));
-  return { role: message.developer ? 'developer' : 'system', content };
+  return { role: message.developer && developerRole ? 'developer' : 'system', content };
 }
 
 /** IR conversation -> Chat Completions `messages`. */
-export function encodeMessages(request: IrRequest): ChatMessageOut[] {
+export function encodeMessages(request: IrRequest, developerRole = true): ChatMessageOut[] {
   const out = systemMessage(request.system);
   for (const m of request.messages) {
-    if (m.role === 'system') out.push(positionalSystem(m));
+    if (m.role === 'system') out.push(positionalSystem(m, developerRole));
     else if (m.role === 'assistant') out.push(assistantMessage(m, request));
     else if (m.role === 'tool') out.push(...toolMessages(m, request));
     else out.push({ role: 'user', content: userContent(m.parts, request), ...(m.name ? { name: m.name } : {}) });

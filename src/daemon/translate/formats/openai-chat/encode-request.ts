@@ -59,7 +59,7 @@ function addTooling(body: Body, request: IrRequest): void {
  * whether or not the client asked. `top_k` has no equivalent and is dropped.
  */
 export function encodeChatRequest(request: IrRequest, options: UpstreamEncodeOptions = {}): Body {
-  const body: Body = { model: request.model, messages: encodeMessages(request) };
+  const body: Body = { model: request.model, messages: encodeMessages(request, options.developerRole !== false) };
   addTooling(body, request);
   const simple: Body = {
     [options.tokenLimitField ?? 'max_completion_tokens']: request.maxTokens,
