@@ -89,6 +89,7 @@ describe('clients that leave before the first byte', () => {
     ['a streaming chat request (upstream hangs)', hang, '/v1/chat/completions', { ...chat, stream: true }],
     ['a streaming chat request (headers, then nothing)', silentStream, '/v1/chat/completions', { ...chat, stream: true }],
     ['a translated /v1/messages stream (headers, then nothing)', silentStream, '/v1/messages', { ...chat, max_tokens: 10, stream: true }],
+    ['an embeddings request (upstream hangs)', hang, '/v1/embeddings', { model: 'openai/text-embedding-3-small', input: 'hi' }],
   ])('%s: every upstream socket is closed within 1 s', async (_name, behavior, path, body) => {
     await abandon(5, behavior, path, body);
     expect(held).toHaveLength(5);

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { FastResponse } from 'srvx';
 import { randomUUID } from 'node:crypto';
 import { badRequest, RouterError } from '../http/errors.js';
@@ -42,7 +43,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
     {
       prepare: (target) => prepare(target, raw),
       async attempt(target, req, outcome, limits) {
-        const reply = await postJson(target, req.url, req.body, limits);
+        const reply = await postJson(target, req.url, req.body, limits, { sink: ctx.event.req.runtime?.node?.res as ServerResponse | undefined });
         const usage = embeddingUsage(reply.text);
         outcome.status = 200;
         outcome.usage = usage;

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Target } from './target.js';
 import { credentialSecrets, requestHeaders, withRequestHeaders } from './target.js';
 import { httpAttemptError, networkAttemptError } from './upstream-error.js';
@@ -22,12 +23,13 @@ export async function postJson(
   url: string,
   body: string,
   limits: AttemptLimits,
-  options: { maxBytes?: number; headers?: Record<string, string> } = {},
+  options: { maxBytes?: number; headers?: Record<string, string>; sink?: ServerResponse } = {},
 ): Promise<JsonReply> {
   const tSend = performance.now();
   const headers = withRequestHeaders(requestHeaders(target, false), options.headers);
   const { exchange, response } = UpstreamExchange.send({ url, headers, body });
-  const guard = new AttemptGuard(exchange, undefined, limits);
+  // The client's response, when there is one: its leaving ends the attempt at once.
+  const guard = new AttemptGuard(exchange, options.sink, limits);
   try {
     const reply = await response.catch((err) => {
       throw guard.cause() ?? networkAttemptError(err, false);
