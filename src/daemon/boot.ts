@@ -35,6 +35,7 @@ import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { cacheScopeMiddleware } from './cache/scope.js';
+import { BackupService, backupBeforeMigrations } from './backups/service.js';
 
 export interface BootOptions {
   home: string;
@@ -43,6 +44,7 @@ export interface BootOptions {
   log?: Logger;
   migrationsDir?: string;
   requestShutdown?: (reason: string) => void;
+  requestRestart?: (reason: string, beforeStart?: () => void) => void;
   /** Clock of the time-based limits (quotas); tests move it. Default: wall time. */
   clock?: () => number;
 }
@@ -56,7 +58,10 @@ export function bootServices(opts: BootOptions): Services {
   mkdirSync(paths.home, { recursive: true, mode: 0o700 });
   const log = opts.log ?? new Logger({ file: paths.log });
   const db = openDatabase(paths.db);
+  let preMigration;
   try {
+    preMigration = backupBeforeMigrations(db, paths, opts.migrationsDir);
+    if (preMigration) log.info('database backed up before migrations', { id: preMigration.id });
     migrate(db, opts.migrationsDir);
   } catch (err) {
     db.close();
@@ -120,7 +125,20 @@ export function bootServices(opts: BootOptions): Services {
     log,
     routeTable: ROUTES,
     requestShutdown: opts.requestShutdown ?? (() => {}),
+    requestRestart: opts.requestRestart ?? (() => {}),
+    backups: new BackupService({
+      db,
+      paths,
+      settings,
+      log,
+      migrationsDir: opts.migrationsDir,
+      flush: async () => {
+        keys.flush();
+        await usage.flush();
+      },
+    }),
   };
+  if (preMigration) services.backups.prune();
   // The memory engine needs the finished services (provider directory, stage registry): started last.
   services.memory.start(services);
   return services;
@@ -143,6 +161,7 @@ export function closeServices(services: Services): void {
   services.memory.close();
   services.cache.close();
   services.tokenRefresher.stop();
+  services.backups.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
   services.events.clear();

@@ -11,6 +11,7 @@ import { claimPidFile, releasePidFile, updatePidFile } from '../shared/pidfile.j
 import type { Services } from './services.js';
 import { attachLive } from './live/attach.js';
 import { fastPathListener } from './http/fast-path.js';
+import { spawnSuccessor } from './system/respawn.js';
 
 export interface DaemonOptions {
   home?: string;
@@ -102,20 +103,42 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   let stopping: Promise<void> | undefined;
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => (resolveStopped = r));
+  let restartPlan: { reason: string; beforeStart?: () => void } | undefined;
   const stop = (reason: string) => {
     if (stopping) return;
     log.info('stopping', { reason });
     stopping = shutdown(node, services, opts.graceMs ?? SHUTDOWN_GRACE_MS)
       .catch((err) => log.error('error during shutdown', { error: String(err) }))
-      .finally(() => {
+      .then(() => {
         releasePidFile(paths.pid, process.pid);
         log.info('stopped');
+        if (restartPlan) return restartAfterStop(restartPlan);
+      })
+      .catch((err) => log.error('restart failed', { error: String(err) }))
+      .finally(() => {
         log.flushSync();
         resolveStopped();
       });
   };
+  /** The second half of a restart: the database is closed and the pid file released; start the successor. */
+  const restartAfterStop = async (plan: { reason: string; beforeStart?: () => void }) => {
+    try {
+      plan.beforeStart?.();
+    } catch (err) {
+      log.error('restart: the step before the new start failed; starting with the database as it was', { error: (err as Error).message });
+    }
+    log.flushSync();
+    const outcome = await spawnSuccessor({ home, host, port: services.listen.port, foreground: opts.foreground === true, log });
+    if (outcome.exited) await outcome.exited;
+  };
+  /** Restart: stop gracefully (after the current reply is sent), then start a new daemon process. */
+  const restart = (reason: string, beforeStart?: () => void) => {
+    if (stopping || restartPlan) return;
+    restartPlan = { reason, beforeStart };
+    setTimeout(() => stop(`restart: ${reason}`), 20);
+  };
   try {
-    services = bootServices({ home, host, port, log, requestShutdown: stop });
+    services = bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart });
   } catch (err) {
     releasePidFile(paths.pid, process.pid);
     log.error('start failed', { error: (err as Error).message });
@@ -143,6 +166,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
     log.warn('allowPrivateWebhookDestinations is on: webhooks may target private and loopback addresses');
   }
   services.tokenRefresher.start();
+  services.backups.start();
   const flushTimer = setInterval(() => services.keys.flush(), 30_000);
   flushTimer.unref();
   stopped.then(() => clearInterval(flushTimer));

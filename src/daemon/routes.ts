@@ -17,9 +17,10 @@ import { playgroundRoutes } from './playground/routes.js';
 import { cacheRoutes } from './cache/routes.js';
 import { guardrailRoutes } from './guardrails/routes.js';
 import { compressionRoutes } from './compression/routes.js';
+import { backupRoutes } from './backups/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes];

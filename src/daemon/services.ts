@@ -25,6 +25,7 @@ import type { ResponseCache } from './cache/store.js';
 import type { CacheKeyModes } from './cache/key-modes.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 import type { TrafficCapture } from './inspect/capture.js';
+import type { BackupService } from './backups/service.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -83,4 +84,11 @@ export interface Services {
   routeTable: readonly RouteDef[];
   /** Begins a graceful shutdown (used by the shutdown route). */
   requestShutdown: (reason: string) => void;
+  /**
+   * Restarts the daemon: a graceful stop, then `beforeStart` (with the database closed: an import swaps
+   * the file there), then a fresh process on the same address (main.ts). A no-op in in-process tests.
+   */
+  requestRestart: (reason: string, beforeStart?: () => void) => void;
+  /** Database backups, export and import. */
+  backups: BackupService;
 }

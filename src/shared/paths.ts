@@ -19,6 +19,8 @@ export function statePaths(home: string) {
     startLock: join(home, 'start.lock'),
     cliSalt: join(home, 'cli-token.salt'),
     secretKey: join(home, 'secret.key'),
+    /** Database backups (folder 0700, files 0600): `router backup`, daily and before migrations. */
+    backups: join(home, 'backups'),
   };
 }
 export type StatePaths = ReturnType<typeof statePaths>;

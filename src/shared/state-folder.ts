@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What `ensureStateFolder` had to do; the daemon logs each tightening. */
@@ -10,6 +10,9 @@ export interface StateFolderReport {
 
 /** Files of a state folder that hold secrets or private data: owner read/write only. */
 const PRIVATE_FILES = ['router.db', 'router.db-wal', 'router.db-shm', 'router.log', 'secret.key', 'cli-token.salt', 'router.pid'];
+
+/** The folder of database backups inside the state folder (see paths.ts `backups`). */
+const BACKUPS_FOLDER = 'backups';
 
 /** Creates the state folder owner-only (0700), missing parents included; true when it did not exist. */
 export function createStateFolder(home: string): boolean {
@@ -42,5 +45,15 @@ export function ensureStateFolder(home: string): StateFolderReport {
   };
   tighten(home, 0o700);
   for (const name of PRIVATE_FILES) tighten(join(home, name), 0o600);
+  // Database backups hold what the database holds: the folder and every file in it are owner-only.
+  const backups = join(home, BACKUPS_FOLDER);
+  tighten(backups, 0o700);
+  let names: string[] = [];
+  try {
+    names = readdirSync(backups);
+  } catch {
+    // no backups yet
+  }
+  for (const name of names) tighten(join(backups, name), 0o600);
   return { created, tightened };
 }

@@ -44,6 +44,7 @@ function captureRefusal(event: H3Event, services: Services, reply: Response): Pr
 
 /** Body limit for a route: client (proxy) routes carry prompts and images; everything else is small. */
 export function bodyLimitFor(def: RouteDef, services: Services): number {
+  if (def.bodyLimit !== undefined) return def.bodyLimit;
   const s = services.settings.get();
   return def.tier === 'client' ? s.maxRequestBodyBytes : s.maxManagementBodyBytes;
 }
@@ -55,7 +56,7 @@ export function bodyLimitFor(def: RouteDef, services: Services): number {
 export function wrap(def: RouteDef, services: Services) {
   return async function routeHandler(event: H3Event): Promise<unknown> {
     try {
-      guardRequest(event, services);
+      guardRequest(event, services, def.bodyTypes);
       const auth = authorize(def.tier, event, services);
       const limit = bodyLimitFor(def, services);
       const declared = event.req.headers.get('content-length');

@@ -62,7 +62,9 @@ function operation(def: RouteDef): Record<string, unknown> {
     },
   };
   if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } };
-  else if (def.rawBody) op.requestBody = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
+  else if (def.bodyTypes) {
+    op.requestBody = { required: true, content: Object.fromEntries(def.bodyTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])) };
+  } else if (def.rawBody) op.requestBody = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
   return op;
 }
 

@@ -16,6 +16,8 @@ import { RouterError } from './errors.js';
  *   (another port of 127.0.0.1 is one) is refused whatever credentials it carries.
  * - Content-Type: a POST must say application/json, which a page cannot send cross-origin without a
  *   preflight. PUT, PATCH and DELETE always need a preflight, so their bodies are checked by readJsonBody.
+ *   Upload routes (database import) name the other types they take (`bodyTypes`); those are honoured only
+ *   when they are not CORS-safelisted (a form or text/plain never passes), so they are as safe as JSON.
  * Clients that are not browsers send no Origin and no Sec-Fetch-Site, and keep working.
  */
 
@@ -113,13 +115,30 @@ export function isJsonMediaType(value: string | null | undefined): boolean {
   return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase() === 'application/json';
 }
 
+/** Media types a page may send cross-origin without a preflight (the Fetch standard's CORS-safelisted ones). */
+const SAFELISTED_TYPES: ReadonlySet<string> = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']);
+
+/** The essence of a Content-Type value (`type/subtype`, lower case, no parameters). */
+export function mediaTypeEssence(value: string | null | undefined): string {
+  if (!value) return '';
+  const semi = value.indexOf(';');
+  return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
+}
+
+/** True when a POST's Content-Type is one the route declared for uploads and a page cannot forge. */
+function uploadTypeAllowed(value: string | null, bodyTypes: readonly string[] | undefined): boolean {
+  if (!bodyTypes || value === null) return false;
+  const essence = mediaTypeEssence(value);
+  return !SAFELISTED_TYPES.has(essence) && bodyTypes.includes(essence);
+}
+
 const forbidden = (message: string) => new RouterError(403, message);
 
 /**
  * Runs before every route's authorization (see the comment at the top of this file). On the proxy hot
  * path it costs a few header reads, a set lookup and a string compare.
  */
-export function guardRequest(event: H3Event, services: Services): void {
+export function guardRequest(event: H3Event, services: Services, bodyTypes?: readonly string[]): void {
   const headers = event.req.headers;
   // Every browser sends Host (HTTP/1.1 requires it); a request without one is no page's, so nothing to check.
   const host = headers.get('host');
@@ -142,7 +161,12 @@ export function guardRequest(event: H3Event, services: Services): void {
     const site = headers.get('sec-fetch-site');
     if (site === 'cross-site' || site === 'same-site') throw forbidden('Requests from another web site are refused.');
   }
-  if (method === 'POST' && !isJsonMediaType(headers.get('content-type'))) {
-    throw new RouterError(415, 'Content-Type must be application/json (also for a POST without a body).');
+  if (method === 'POST' && !isJsonMediaType(headers.get('content-type')) && !uploadTypeAllowed(headers.get('content-type'), bodyTypes)) {
+    throw new RouterError(
+      415,
+      bodyTypes
+        ? `Content-Type must be ${bodyTypes.join(' or ')}.`
+        : 'Content-Type must be application/json (also for a POST without a body).',
+    );
   }
 }

@@ -41,6 +41,13 @@ export interface RouteDef<B = any, Q = any> {
   query?: z.ZodType<Q>;
   /** Handler reads the raw body itself (proxy routes); the size limit still applies. */
   rawBody?: boolean;
+  /**
+   * Media types a raw-body route accepts instead of JSON (uploads). Only types a web page cannot send
+   * cross-origin without a CORS preflight are honoured (never a form or text/plain; request-guard.ts).
+   */
+  bodyTypes?: readonly string[];
+  /** Body limit of this route in bytes, instead of the tier's setting (large uploads stream to disk). */
+  bodyLimit?: number;
   /** Documented success status (default 200). */
   status?: number;
   handler: (ctx: RouteContext<B, Q>) => unknown | Promise<unknown>;

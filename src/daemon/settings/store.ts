@@ -63,6 +63,10 @@ export const settingsSchema = z.object({
   cacheMaxEntries: z.number().int().min(1).max(1_000_000).default(10_000),
   /** Bytes of cached replies held at most (in memory and in the database); LRU eviction beyond it. */
   cacheMaxBytes: z.number().int().min(1024).max(4096 * MiB).default(64 * MiB),
+  /** A backup of the database every day (state folder `backups/`; docs/operations.md). */
+  dailyBackups: z.boolean().default(true),
+  /** Automatic backups (daily, before a migration, before an import) kept; older ones are removed. Manual ones stay. */
+  backupRetention: z.number().int().min(1).max(1000).default(10),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
 });

@@ -64,8 +64,13 @@ export function loadSecretKey(keyFile: string): Buffer {
  * data, so a ciphertext copied to another row or purpose fails to decrypt instead of being accepted.
  */
 export function encryptSecret(plaintext: string, keyFile: string, context = ''): string {
+  return encryptWithKey(plaintext, loadSecretKey(keyFile), context);
+}
+
+/** `encryptSecret` with a key in hand (backups re-encrypt an imported database's secrets with this machine's key). */
+export function encryptWithKey(plaintext: string, key: Buffer, context = ''): string {
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', loadSecretKey(keyFile), iv);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return [PREFIX, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
@@ -73,10 +78,16 @@ export function encryptSecret(plaintext: string, keyFile: string, context = ''):
 
 /** Decrypts a value made by `encryptSecret` with the same key file and context; throws `SecretError` otherwise. */
 export function decryptSecret(encoded: string, keyFile: string, context = ''): string {
+  if (!encoded.startsWith(`${PREFIX}.`)) throw new SecretError('not an encrypted secret');
+  // Loaded outside decryptWithKey's try: a missing or unreadable key file must say so.
+  return decryptWithKey(encoded, loadSecretKey(keyFile), context);
+}
+
+/** `decryptSecret` with a key in hand; throws `SecretError` when the key or context does not match. */
+export function decryptWithKey(encoded: string, key: Buffer, context = ''): string {
   const parts = encoded.split('.');
   if (parts.length !== 4 || parts[0] !== PREFIX) throw new SecretError('not an encrypted secret');
   const [, iv, tag, ct] = parts as [string, string, string, string];
-  const key = loadSecretKey(keyFile); // outside the try: a missing or unreadable key file must say so
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(context, 'utf8'));

@@ -1,7 +1,8 @@
 import { FastResponse } from 'srvx';
 import { route, json, type RouteDef } from '../http/routes.js';
 import { buildOpenApi } from '../http/openapi.js';
-import { SHUTDOWN_GRACE_MS, type HealthReply, type ShutdownReply, type StatusReply } from '../../shared/wire.js';
+import { SHUTDOWN_GRACE_MS, type HealthReply, type RestartReply, type ShutdownReply, type StatusReply } from '../../shared/wire.js';
+import { hostFacts } from './host.js';
 
 let openApiCache: { routes: readonly RouteDef[]; doc: string } | undefined;
 
@@ -33,7 +34,7 @@ export const systemRoutes: RouteDef[] = [
     path: '/api/system/status',
     tier: 'management',
     tag: 'system',
-    summary: 'Daemon status: pid, URL, version, uptime, state folder',
+    summary: 'Daemon status: pid, URL, version, uptime, state folder, and host facts (Node, platform, database, listening addresses)',
     handler: ({ services }): StatusReply => ({
       running: true,
       pid: process.pid,
@@ -41,7 +42,21 @@ export const systemRoutes: RouteDef[] = [
       version: services.version,
       uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
       home: services.paths.home,
+      host: hostFacts(services),
     }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/system/restart',
+    tier: 'local',
+    tag: 'system',
+    summary: 'Restart: answer, stop gracefully, then start a new daemon process on the same address and state folder',
+    status: 202,
+    handler: ({ services }) => {
+      services.requestRestart('restart route');
+      const reply: RestartReply = { ok: true, pid: process.pid, restarting: true };
+      return json(202, reply);
+    },
   }),
   route({
     method: 'POST',
