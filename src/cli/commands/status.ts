@@ -24,7 +24,8 @@ export async function readStatus(opts: CommonOptions): Promise<StatusView> {
   const target = resolveTarget(opts);
   const client = new DaemonClient(target, () => {});
   try {
-    const s = await client.request<StatusReply>('GET', '/api/system/status', undefined, 3_000);
+    // Host facts (Node, platform, database...) stay in the API reply; `router status --json` keeps its shape.
+    const { host: _host, ...s } = await client.request<StatusReply>('GET', '/api/system/status', undefined, 3_000);
     return { ...s, accepted: true };
   } catch (err) {
     const status = (err as CliError).status;
