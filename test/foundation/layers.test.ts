@@ -31,6 +31,11 @@ export function importsOf(file: string): string[] {
 const RULES: Array<[string, string[]]> = [
   ['cli', ['daemon']],
   ['shared', ['daemon', 'cli']],
+  // Codecs know formats, not HTTP, storage or the proxy: they raise CodecError and the HTTP layer maps it.
+  ['daemon/translate', ['daemon/http', 'daemon/store', 'daemon/proxy']],
+  // Routing and resilience decide from their own types; the proxy acts on their decisions.
+  ['daemon/routing', ['daemon/proxy']],
+  ['daemon/resilience', ['daemon/proxy']],
 ];
 
 describe('layers', () => {
@@ -52,5 +57,8 @@ describe('layers', () => {
     expect(imports).toContain('shared/pidfile.js');
     // dynamic import() is seen too (the CLI loads its command groups that way)
     expect(importsOf(join(SRC, 'cli', 'index.ts'))).toContain('cli/commands/start.js');
+    // type-only imports count: a codec's error type and resilience's own attempt types are seen
+    expect(importsOf(join(SRC, 'daemon', 'translate', 'util', 'validate.ts'))).toContain('daemon/translate/errors.js');
+    expect(importsOf(join(SRC, 'daemon', 'resilience', 'attempts.ts'))).toContain('daemon/routing/provider-error.js');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RouterError } from '../../src/daemon/http/errors.js';
+import { asRouterError, RouterError } from '../../src/daemon/http/errors.js';
+import { CodecError } from '../../src/daemon/translate/errors.js';
 import type { WireFormat } from '../../src/daemon/translate/ir.js';
 import { getClientCodec } from '../../src/daemon/translate/registry.js';
 
@@ -9,8 +10,9 @@ function badRequestOf(format: WireFormat, body: unknown): RouterError {
   try {
     getClientCodec(format).decodeRequest(body);
   } catch (error) {
-    expect(error).toBeInstanceOf(RouterError);
-    return error as RouterError;
+    // Codecs raise their own error; the HTTP layer maps it to the standard 400 (status, code, param).
+    expect(error).toBeInstanceOf(CodecError);
+    return asRouterError(error) as RouterError;
   }
   throw new Error('expected a 400');
 }

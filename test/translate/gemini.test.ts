@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RouterError } from '../../src/daemon/http/errors.js';
+import { asRouterError, RouterError } from '../../src/daemon/http/errors.js';
+import { CodecError } from '../../src/daemon/translate/errors.js';
 import { decodeGeminiRequest, geminiClient as client, geminiUpstream as upstream } from '../../src/daemon/translate/formats/gemini/index.js';
 import { SKIP_SIGNATURE } from '../../src/daemon/translate/formats/gemini/encode-contents.js';
 import { openAiResponsesClient } from '../../src/daemon/translate/formats/openai-responses/index.js';
@@ -11,7 +12,8 @@ function errorOf(fn: () => unknown): RouterError {
   try {
     fn();
   } catch (e) {
-    if (e instanceof RouterError) return e;
+    // Codecs raise their own error; the HTTP layer maps it to the standard 400 (status, code, param).
+    if (e instanceof CodecError) return asRouterError(e) as RouterError;
     throw e;
   }
   throw new Error('expected a RouterError');

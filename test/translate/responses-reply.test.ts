@@ -4,7 +4,8 @@ import {
   openAiResponsesUpstream as upstream,
 } from '../../src/daemon/translate/formats/openai-responses/index.js';
 import type { IrStreamEvent, SseMessage } from '../../src/daemon/translate/ir.js';
-import { RouterError } from '../../src/daemon/http/errors.js';
+import { asRouterError, RouterError } from '../../src/daemon/http/errors.js';
+import { CodecError } from '../../src/daemon/translate/errors.js';
 
 const base = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-test', input: 'hi', ...extra });
 
@@ -12,7 +13,8 @@ function badRequestOf(fn: () => unknown): RouterError {
   try {
     fn();
   } catch (e) {
-    if (e instanceof RouterError) return e;
+    // Codecs raise their own error; the HTTP layer maps it to the standard 400 (status, code, param).
+    if (e instanceof CodecError) return asRouterError(e) as RouterError;
     throw e;
   }
   throw new Error('expected a RouterError');

@@ -1,6 +1,6 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import { HEADER } from '../../shared/headers.js';
-import { RouterError } from '../http/errors.js';
+import { asRouterError, RouterError } from '../http/errors.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { circuitOpenError } from '../routing/errors.js';
 import type { Services } from '../services.js';
@@ -90,7 +90,8 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
   const planned: { plan?: Plan } = {};
   try {
     return await run(req, policy, planned);
-  } catch (err) {
+  } catch (thrown) {
+    const err = asRouterError(thrown);
     if (err instanceof RouterError) {
       if (!req.call.recorded) recordRefusal(req, planned.plan, err);
       // The error reply carries this request's trace id (the one of its log row and capture).
@@ -125,7 +126,8 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
     let prepared: P | EarlyReply<R>;
     try {
       prepared = await policy.prepare(target, outcome);
-    } catch (err) {
+    } catch (thrown) {
+      const err = asRouterError(thrown);
       // A target that cannot take this request (tools to a no-tool provider, stored state another format
       // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
       // block, a bad request) stands for every target.
@@ -148,7 +150,8 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
       const reply = await policy.attempt(target, prepared, outcome, limits);
       attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, req.sessionKey);
       return reply;
-    } catch (err) {
+    } catch (thrown) {
+      const err = asRouterError(thrown);
       if (err instanceof RouterError) throw err;
       const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
       // A client that left says nothing about the provider: no breaker, no cooldown, no next target.

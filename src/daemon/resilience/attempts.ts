@@ -1,14 +1,47 @@
 import { RouterError } from '../http/errors.js';
-import type { Plan } from '../proxy/plan.js';
-import type { Target } from '../proxy/target.js';
-import type { AttemptError } from '../proxy/upstream-error.js';
 import { fetchUpstreamModels } from '../providers/sync.js';
 import { canRefresh, refreshConnection } from '../providers/oauth.js';
+import type { Credential, ProviderDef } from '../providers/types.js';
 import { allUnavailableError } from '../routing/errors.js';
+import type { ClassifiedFailure } from '../routing/provider-error.js';
 import type { Services } from '../services.js';
 
+/*
+ * Routing decides from its own types; the proxy acts. These are what resilience reads of an attempt: the
+ * proxy's Target, Plan and AttemptError fit them as they are, and resilience never imports the proxy.
+ */
+
+/** The provider, model and account an attempt used. */
+export interface AttemptTarget {
+  provider: ProviderDef;
+  /** Model id as the upstream knows it. */
+  model: string;
+  /** The model as the client named it (latency and combo bookkeeping). */
+  publicModel: string;
+  connectionId?: string;
+  /** The credential the attempt was sent with (an auth failure is confirmed only while it is current). */
+  credential: Credential;
+  /** The combo entry the target came from, when routed through a combo. */
+  comboEntry?: string;
+}
+
+/** What resilience reads of a request's plan. */
+export interface AttemptPlan {
+  combo?: { id: string; name: string };
+  targets: ReadonlyArray<{ model: string; connectionId?: string }>;
+  /** Why the strategy's first choice was left out, when it was. */
+  leadSkipped?: 'circuit_open' | 'cooldown';
+}
+
+/** A failed attempt as classified when it was built (proxy/upstream-error.ts). */
+export interface FailedAttempt {
+  status: number;
+  message: string;
+  failure: ClassifiedFailure;
+}
+
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
-export function attemptSucceeded(services: Services, plan: Plan, target: Target, ms: number, index: number, sessionKey?: string): void {
+export function attemptSucceeded(services: Services, plan: AttemptPlan, target: AttemptTarget, ms: number, index: number, sessionKey?: string): void {
   const r = services.resilience;
   r.breakers.recordSuccess(target.provider.id, target.model);
   if (target.connectionId) {
@@ -38,7 +71,7 @@ export function attemptSucceeded(services: Services, plan: Plan, target: Target,
  * one does not count, but releases a half-open probe slot, since the provider did answer), and the
  * reactive expiry check on auth failures.
  */
-export function attemptFailed(services: Services, target: Target, error: AttemptError): void {
+export function attemptFailed(services: Services, target: AttemptTarget, error: FailedAttempt): void {
   const r = services.resilience;
   const failure = error.failure;
   if (target.connectionId && failure.coolSeconds !== undefined) {
@@ -55,7 +88,7 @@ export function attemptFailed(services: Services, target: Target, error: Attempt
  * recovery check fails too. A credential rotated since the request started is never expired; a check
  * that fails for any other reason (network, 5xx) leaves the connection active.
  */
-export async function confirmAuthFailure(services: Services, target: Target): Promise<void> {
+export async function confirmAuthFailure(services: Services, target: AttemptTarget): Promise<void> {
   const conn = services.connections.get(target.connectionId!);
   if (!conn || !conn.isActive) return;
   if (JSON.stringify(conn.credential) !== JSON.stringify(target.credential)) return;
@@ -81,7 +114,7 @@ export async function confirmAuthFailure(services: Services, target: Target): Pr
 }
 
 /** The error a client gets when every target failed (spec "Errors" table). */
-export function allFailedError(services: Services, plan: Plan, last: AttemptError): RouterError | undefined {
+export function allFailedError(services: Services, plan: AttemptPlan, last: FailedAttempt): RouterError | undefined {
   if (plan.combo) {
     return new RouterError(502, `All targets of combo '${plan.combo.name}' failed; last error: ${last.message}`, { code: 'combo_failed' });
   }

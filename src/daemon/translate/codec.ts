@@ -38,7 +38,7 @@ export interface StreamDecoder {
 export interface ClientCodec {
   format: WireFormat;
   /**
-   * Parses and validates a client body into IR. Throws a 400 RouterError on invalid input. `headers` are the
+   * Parses and validates a client body into IR. Throws a 400 CodecError on invalid input. `headers` are the
    * client's request headers, for the formats that read some (Anthropic `anthropic-beta`).
    */
   decodeRequest(body: unknown, headers?: Headers): IrRequest;

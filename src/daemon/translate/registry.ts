@@ -1,6 +1,6 @@
 import type { ClientCodec, UpstreamCodec } from './codec.js';
 import type { WireFormat } from './ir.js';
-import { RouterError } from '../http/errors.js';
+import { CodecError } from './errors.js';
 import { anthropicClient, anthropicUpstream } from './formats/anthropic/index.js';
 import { openAiChatClient, openAiChatUpstream } from './formats/openai-chat/index.js';
 import { openAiCompletionsClient } from './formats/openai-completions/index.js';
@@ -29,13 +29,13 @@ export const upstreamCodecs: Partial<Record<UpstreamFormat, UpstreamCodec>> = {
 /** The client codec of a format; throws (500) when none is registered, which is a wiring bug. */
 export function getClientCodec(format: WireFormat): ClientCodec {
   const codec = clientCodecs[format];
-  if (!codec) throw new RouterError(500, `No client codec is registered for '${format}'.`);
+  if (!codec) throw new CodecError(500, `No client codec is registered for '${format}'.`);
   return codec;
 }
 
 /** The upstream codec of a format; throws (500) when none is registered. */
 export function getUpstreamCodec(format: UpstreamFormat): UpstreamCodec {
   const codec = upstreamCodecs[format];
-  if (!codec) throw new RouterError(500, `No upstream codec is registered for '${format}'.`);
+  if (!codec) throw new CodecError(500, `No upstream codec is registered for '${format}'.`);
   return codec;
 }

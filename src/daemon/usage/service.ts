@@ -1,6 +1,7 @@
 import type { EventBus } from '../events/bus.js';
 import type { RequestFailedData } from '../events/types.js';
-import { sanitizeMessage, statusInfo } from '../http/errors.js';
+import { sanitizeMessage } from '../http/errors.js';
+import { statusInfo } from '../../shared/error-status.js';
 import type { Logger } from '../logger.js';
 import type { Outcome } from '../proxy/outcome.js';
 import type { SettingsStore } from '../settings/store.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { badRequest } from '../../http/errors.js';
+import { decodeError } from '../errors.js';
 
 /** Renders a zod issue path the way API errors name parameters: `messages[0].content`. */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
@@ -17,14 +17,14 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
  */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw badRequest('The request body must be a JSON object.');
+    throw decodeError('The request body must be a JSON object.');
   }
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const param = issue ? formatPath(issue.path) : undefined;
   const message = issue ? `Invalid value for '${param || 'body'}': ${issue.message}` : 'Invalid request body.';
-  throw badRequest(message, param || undefined);
+  throw decodeError(message, param || undefined);
 }
 
 /**
@@ -37,5 +37,5 @@ export function parseAt<S extends z.ZodType>(schema: S, value: unknown, prefix: 
   const issue = result.error.issues[0];
   const rest = issue ? formatPath(issue.path) : '';
   const param = rest ? (rest.startsWith('[') ? `${prefix}${rest}` : `${prefix}.${rest}`) : prefix;
-  throw badRequest(`Invalid value for '${param}': ${issue?.message ?? 'invalid input'}`, param);
+  throw decodeError(`Invalid value for '${param}': ${issue?.message ?? 'invalid input'}`, param);
 }

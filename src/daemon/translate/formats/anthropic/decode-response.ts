@@ -1,5 +1,5 @@
 import type { IrPart, IrResponse } from '../../ir.js';
-import { RouterError } from '../../../http/errors.js';
+import { CodecError } from '../../errors.js';
 import { isRecord } from '../../util/json.js';
 import { completeUsage, decodeAnthropicUsage, decodeStopReason } from './usage.js';
 
@@ -28,7 +28,7 @@ export function replyPart(block: Record<string, unknown>): IrPart | undefined {
 
 /** Messages `message` -> IR reply. */
 export function decodeMessagesResponse(body: unknown): IrResponse {
-  if (!isRecord(body) || !Array.isArray(body.content)) throw new RouterError(502, 'The upstream reply is not a message.');
+  if (!isRecord(body) || !Array.isArray(body.content)) throw new CodecError(502, 'The upstream reply is not a message.');
   const parts = body.content.filter(isRecord).flatMap((b): IrPart[] => {
     const part = replyPart(b);
     return part ? [part] : [];

@@ -1,5 +1,5 @@
 import type { IrResponse } from '../../ir.js';
-import { RouterError } from '../../../http/errors.js';
+import { CodecError } from '../../errors.js';
 import { isRecord } from '../../util/json.js';
 import { callIdCounter, decodeModelParts } from './decode-parts.js';
 import { decodeFinish, decodeUsage } from './usage.js';
@@ -20,7 +20,7 @@ export function promptBlocked(body: Record<string, unknown>): boolean {
  * prompt (no candidates, `promptFeedback.blockReason`) is an empty `content_filter` reply.
  */
 export function decodeGeminiResponse(body: unknown): IrResponse {
-  if (!isRecord(body)) throw new RouterError(502, 'The upstream returned a reply that is not a GenerateContentResponse.');
+  if (!isRecord(body)) throw new CodecError(502, 'The upstream returned a reply that is not a GenerateContentResponse.');
   const id = typeof body.responseId === 'string' ? body.responseId : '';
   const candidate = firstCandidate(body);
   const content = isRecord(candidate?.content) ? candidate.content : {};

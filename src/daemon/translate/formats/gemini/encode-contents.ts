@@ -1,5 +1,5 @@
 import type { IrMessage, IrPart, IrRequest, ThinkingPart, ToolResultPart } from '../../ir.js';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 import { noteDropped } from '../../util/dropped.js';
 import { argumentsToObject } from '../../util/json.js';
 import { encodeMedia } from './media.js';
@@ -102,7 +102,7 @@ function toolParts(parts: IrPart[], names: Map<string, string>, request: IrReque
   const media = results.flatMap((r) => userParts(r.content.filter((c) => c.type !== 'text'), request));
   const responses = results.map((r) => {
     const name = r.name ?? names.get(r.toolCallId);
-    if (!name) throw badRequest(`The tool result for call '${r.toolCallId}' matches no earlier tool call; Gemini needs the tool's name.`);
+    if (!name) throw decodeError(`The tool result for call '${r.toolCallId}' matches no earlier tool call; Gemini needs the tool's name.`);
     const text = r.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
     return { functionResponse: { id: r.toolCallId, name, response: r.isError ? { error: text } : { output: text } } };
   });

@@ -1,5 +1,5 @@
 import type { IrMessage, IrPart, TextPart, ToolResultPart } from '../../ir.js';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 import { sourceFromUrl } from '../../util/media.js';
 import { splitLeadingSystem } from '../../util/system.js';
 import type { ChatAssistantMessage, ChatMessage, ChatThinkingBlock, ChatUserPart } from './schema.js';
@@ -33,7 +33,7 @@ export function decodeUserPart(part: ChatUserPart, param: string): IrPart {
       const name = filename ? { filename } : {};
       if (file_id) return { type: 'document', source: { kind: 'file', fileId: file_id }, ...name };
       if (file_data) return { type: 'document', source: sourceFromUrl(file_data, 'application/pdf'), ...name };
-      throw badRequest("A file content part needs 'file_id' or 'file_data'.", `${param}.file`);
+      throw decodeError("A file content part needs 'file_id' or 'file_data'.", `${param}.file`);
     }
   }
 }

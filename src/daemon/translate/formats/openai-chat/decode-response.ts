@@ -1,5 +1,5 @@
 import type { IrPart, IrResponse } from '../../ir.js';
-import { RouterError } from '../../../http/errors.js';
+import { CodecError } from '../../errors.js';
 import { randomId } from '../../util/ids.js';
 import { isRecord } from '../../util/json.js';
 import { decodeChatFinish, decodeChatUsage } from './usage.js';
@@ -47,7 +47,7 @@ export function decodeChatMessage(message: Record<string, unknown>): IrPart[] {
  */
 export function decodeChatResponse(body: unknown): IrResponse {
   const choice = isRecord(body) && Array.isArray(body.choices) ? body.choices.find(isRecord) : undefined;
-  if (!isRecord(body) || !choice) throw new RouterError(502, 'The upstream reply has no choices.');
+  if (!isRecord(body) || !choice) throw new CodecError(502, 'The upstream reply has no choices.');
   const parts = decodeChatMessage(isRecord(choice.message) ? choice.message : {});
   let finishReason = decodeChatFinish(choice.finish_reason);
   if (finishReason === 'stop' && parts.some((p) => p.type === 'tool_call')) finishReason = 'tool_calls';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { IrRequest } from '../../ir.js';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 import { noteDropped } from '../../util/dropped.js';
 import { parseBody } from '../../util/validate.js';
 
@@ -29,10 +29,10 @@ const completionRequestSchema = z.looseObject({
 /** The prompt as one string: a string, or an array holding exactly one string. */
 function promptText(prompt: string | unknown[]): string {
   if (typeof prompt === 'string') return prompt;
-  if (prompt.every((p) => typeof p === 'number') || prompt.some((p) => Array.isArray(p))) throw badRequest(TOKEN_PROMPT, 'prompt');
-  if (prompt.length > 1) throw badRequest('Batched prompts are not supported: send one prompt per request.', 'prompt');
+  if (prompt.every((p) => typeof p === 'number') || prompt.some((p) => Array.isArray(p))) throw decodeError(TOKEN_PROMPT, 'prompt');
+  if (prompt.length > 1) throw decodeError('Batched prompts are not supported: send one prompt per request.', 'prompt');
   const only = prompt[0];
-  if (typeof only !== 'string') throw badRequest('prompt must be a string or an array of strings.', 'prompt');
+  if (typeof only !== 'string') throw decodeError('prompt must be a string or an array of strings.', 'prompt');
   return only;
 }
 

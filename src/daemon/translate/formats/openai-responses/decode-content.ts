@@ -1,5 +1,5 @@
 import type { DocumentPart, ImagePart, IrPart, MediaSource, TextPart } from '../../ir.js';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 import { sourceFromUrl } from '../../util/media.js';
 import type { ResponsesContentPart } from './schema.js';
 
@@ -10,7 +10,7 @@ function decodeImage(part: ImageInput, param: string): ImagePart {
   const detail = part.detail ? { detail: part.detail } : {};
   if (part.image_url) return { type: 'image', source: sourceFromUrl(part.image_url, 'image/png'), ...detail };
   if (part.file_id) return { type: 'image', source: { kind: 'file', fileId: part.file_id }, ...detail };
-  throw badRequest("An input_image part needs 'image_url' or 'file_id'.", param);
+  throw decodeError("An input_image part needs 'image_url' or 'file_id'.", param);
 }
 
 /** `file_data` is documented as a data URL, but bare base64 is common too; its type then comes from the name. */
@@ -26,7 +26,7 @@ function decodeFile(part: FileInput, param: string): DocumentPart {
   if (part.file_id) return { type: 'document', source: { kind: 'file', fileId: part.file_id }, ...name };
   if (part.file_data) return { type: 'document', source: fileDataSource(part.file_data, filename), ...name };
   if (part.file_url) return { type: 'document', source: { kind: 'url', url: part.file_url }, ...name };
-  throw badRequest("An input_file part needs 'file_id', 'file_data' or 'file_url'.", param);
+  throw decodeError("An input_file part needs 'file_id', 'file_data' or 'file_url'.", param);
 }
 
 /** One content part of a message or of a `function_call_output`, as an IR part. */

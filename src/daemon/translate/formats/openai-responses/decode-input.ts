@@ -1,5 +1,5 @@
 import type { IrMessage, IrPart, IrRequest, TextPart, ToolResultPart } from '../../ir.js';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 import { noteDropped } from '../../util/dropped.js';
 import { splitLeadingSystem } from '../../util/system.js';
 import { decodeContent, decodeToolOutput, systemText } from './decode-content.js';
@@ -49,7 +49,7 @@ class InputBuilder {
         return this.reasoning(raw, param);
       case 'item_reference':
         // A reference names an item stored by OpenAI; router cannot fetch it, and no other format could use it.
-        throw badRequest('item_reference input items are not supported; send the referenced items in full.', `${param}.type`);
+        throw decodeError('item_reference input items are not supported; send the referenced items in full.', `${param}.type`);
       default:
         // Built-in tool call records (web_search_call, computer_call...) have no IR equivalent.
         noteDropped(this.request, `${param} (${type})`);

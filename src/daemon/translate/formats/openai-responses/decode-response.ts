@@ -1,5 +1,5 @@
 import type { IrPart, IrResponse } from '../../ir.js';
-import { RouterError } from '../../../http/errors.js';
+import { CodecError } from '../../errors.js';
 import { isRecord } from '../../util/json.js';
 import { decodeUsage, finishFor, statusForErrorCode, type ResponsesUsage } from './usage.js';
 
@@ -47,10 +47,10 @@ function itemParts(item: Item): IrPart[] {
 
 /** Response object (non-streaming reply of a Responses upstream) -> IR. A `failed` response is an error. */
 export function decodeResponsesResponse(body: unknown): IrResponse {
-  if (!isRecord(body)) throw new RouterError(502, 'The upstream returned a reply that is not a response object.');
+  if (!isRecord(body)) throw new CodecError(502, 'The upstream returned a reply that is not a response object.');
   if (body.status === 'failed' && isRecord(body.error)) {
     const message = typeof body.error.message === 'string' ? body.error.message : 'The upstream response failed.';
-    throw new RouterError(statusForErrorCode(body.error.code), message, { code: String(body.error.code ?? 'upstream_error') });
+    throw new CodecError(statusForErrorCode(body.error.code), message, { code: String(body.error.code ?? 'upstream_error') });
   }
   const items = Array.isArray(body.output) ? body.output.filter(isRecord) : [];
   const parts = items.flatMap(itemParts);

@@ -1,4 +1,4 @@
-import { statusInfo } from '../../../http/errors.js';
+import { statusInfo } from '../../../../shared/error-status.js';
 import type { StreamPosition } from '../../codec.js';
 import type { IrError, SseMessage } from '../../ir.js';
 

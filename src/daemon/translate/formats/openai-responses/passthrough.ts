@@ -1,5 +1,5 @@
 import type { IrRequest, WireFormat } from '../../ir.js';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 
 /**
  * Request fields only a Responses upstream understands. They ride in `IrRequest.passthrough` and are merged
@@ -50,7 +50,7 @@ export function assertResponsesStatePortable(request: IrRequest, upstream: WireF
   if (!pass || pass.format !== 'openai-responses' || upstream === 'openai-responses') return;
   for (const field of STATEFUL_FIELDS) {
     if (pass.fields[field] == null) continue;
-    throw badRequest(
+    throw decodeError(
       `'${field}' needs state stored by the OpenAI Responses API, but model '${request.model}' is served by a ${upstream} upstream. Send the whole conversation in 'input' instead.`,
       field,
     );

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { badRequest } from '../../../http/errors.js';
+import { decodeError } from '../../errors.js';
 import { formatPath } from '../../util/validate.js';
 
 /**
@@ -12,5 +12,5 @@ export function parseAt<S extends z.ZodType>(schema: S, value: unknown, param: s
   const issue = result.error.issues[0];
   const sub = issue ? formatPath(issue.path) : '';
   const full = sub === '' ? param : sub.startsWith('[') ? `${param}${sub}` : `${param}.${sub}`;
-  throw badRequest(`Invalid value for '${full}': ${issue?.message ?? 'invalid'}`, full);
+  throw decodeError(`Invalid value for '${full}': ${issue?.message ?? 'invalid'}`, full);
 }
