@@ -3,7 +3,7 @@
 // build with the queue disabled (ROUTER_USAGE_DISABLED=1 read at boot). Not a test.
 //
 //   npx tsc -p tsconfig.json && node bench/usage-overhead.mjs [--seconds 12] [--rounds 6] [--connections 16] [--stream]
-//     [--prefill N] [--cpu-prof DIR]
+//     [--prefill N] [--cpu-prof DIR] [--durability reply [--against-batched]]
 //
 // Starts one daemon per mode side by side on temp homes, each with an OpenAI connection pointed at a
 // canned mock upstream (its own process), warms both up, then drives POST /v1/chat/completions with an
@@ -39,6 +39,11 @@ const STREAM = args.includes('--stream');
 const PREFILL = opt('prefill', 0);
 // --cpu-prof DIR: both daemons write V8 CPU profiles (one per thread) to DIR/off and DIR/on on stop (summarize with bench/profile-summary.mjs).
 const PROF_DIR = args.includes('--cpu-prof') ? args[args.indexOf('--cpu-prof') + 1] : undefined;
+// --durability reply: the "on" daemon runs with usageDurability 'reply' (each reply waits for its row's
+// commit and fsync). --against-batched: the "off" daemon records usage too, with the default 'batched', so
+// the difference is the cost of durable replies alone.
+const DURABILITY = args.includes('--durability') ? args[args.indexOf('--durability') + 1] : undefined;
+const AGAINST_BATCHED = args.includes('--against-batched');
 
 // A canned upstream in its own process: Chat Completions JSON (or SSE with usage) for every POST.
 const MOCK = `
@@ -71,7 +76,7 @@ function startMock() {
 async function startDaemon(disabled) {
   const home = mkdtempSync(join(tmpdir(), 'router-bench-usage-'));
   const env = { ...process.env, ROUTER_START_NONCE: 'bench' };
-  if (disabled) env.ROUTER_USAGE_DISABLED = '1';
+  if (disabled && !AGAINST_BATCHED) env.ROUTER_USAGE_DISABLED = '1';
   else delete env.ROUTER_USAGE_DISABLED;
   const execArgv = [...DAEMON_NODE_FLAGS, ...(PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', join(PROF_DIR, disabled ? 'off' : 'on')] : [])];
   const child = fork(ENTRY, ['--home', home, '--host', '127.0.0.1', '--port', '0'], { env, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -115,11 +120,14 @@ async function drive(url, key, seconds) {
   const until = performance.now() + seconds * 1000;
   let ok = 0;
   let failed = 0;
+  const latencies = [];
   const worker = async () => {
     while (performance.now() < until) {
       try {
+        const t = performance.now();
         const r = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers, body });
         await r.body.text();
+        latencies.push(performance.now() - t);
         if (r.statusCode === 200) ok++;
         else failed++;
       } catch {
@@ -131,7 +139,7 @@ async function drive(url, key, seconds) {
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
   const elapsed = (performance.now() - t0) / 1000;
   await pool.close();
-  return { rps: ok / elapsed, ok, failed };
+  return { rps: ok / elapsed, ok, failed, latencies };
 }
 
 /** Starts a daemon in one mode with a key and an OpenAI connection pointed at the mock. */
@@ -140,6 +148,7 @@ async function prepare(mock, disabled) {
   const { key } = await d.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
   await d.manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mock.port}/v1` } });
   if (!disabled && PREFILL > 0) prefill(join(d.home, 'router.db'), PREFILL);
+  if (!disabled && DURABILITY) await d.manage('PATCH', '/api/settings', { usageDurability: DURABILITY });
   return { d, key };
 }
 
@@ -181,7 +190,7 @@ const mock = await startMock();
 // Both daemons run side by side and are driven in alternating slices, so both modes see the same
 // background load (a shared machine changes speed from one second to the next).
 const modes = { off: await prepare(mock, true), on: await prepare(mock, false) };
-const totals = { off: { ok: 0, failed: 0, secs: 0, cpu: 0, main: 0 }, on: { ok: 0, failed: 0, secs: 0, cpu: 0, main: 0 } };
+const totals = { off: { ok: 0, failed: 0, secs: 0, cpu: 0, main: 0, lat: [] }, on: { ok: 0, failed: 0, secs: 0, cpu: 0, main: 0, lat: [] } };
 const perRound = { off: [], on: [] };
 try {
   for (const m of ['off', 'on']) await drive(modes[m].d.url, modes[m].key, Math.min(3, SECONDS)); // warm-up
@@ -200,6 +209,7 @@ try {
       t.ok += r.ok;
       t.failed += r.failed;
       t.secs += slice;
+      for (const l of r.latencies) t.lat.push(l);
       if (cpu0 !== undefined && cpu1 !== undefined) t.cpu += cpu1 - cpu0;
       if (main0 !== undefined && main1 !== undefined) t.main += main1 - main0;
       perRound[m].push(r.rps);
@@ -212,11 +222,20 @@ try {
   mock.stop();
 }
 console.log(`${STREAM ? 'streamed' : 'non-streamed'} chat, ${CONNECTIONS} connections, ${SECONDS * 2}s per mode in ${ROUNDS * 2} alternating slices`);
+const pct = (xs, p) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] : NaN;
+};
+const label = {
+  off: AGAINST_BATCHED ? ' (usageDurability batched)' : ' (ROUTER_USAGE_DISABLED=1)',
+  on: DURABILITY ? ` (usageDurability ${DURABILITY})`.padEnd(26) : ''.padEnd(26),
+};
 for (const m of ['off', 'on']) {
   const t = totals[m];
   console.log(
-    `usage ${m.padEnd(3)}${m === 'off' ? ' (ROUTER_USAGE_DISABLED=1)' : '                          '}: ${(t.ok / t.secs).toFixed(0).padStart(5)} req/s (median slice ${median(perRound[m]).toFixed(0)}), ` +
-      `${t.cpu ? ((t.cpu * 1000) / t.ok).toFixed(0) : '?'} us daemon CPU per request (main thread ${t.main ? ((t.main * 1000) / t.ok).toFixed(0) : '?'}), ${t.failed} failed`,
+    `usage ${m.padEnd(3)}${label[m]}: ${(t.ok / t.secs).toFixed(0).padStart(5)} req/s (median slice ${median(perRound[m]).toFixed(0)}), ` +
+      `${t.cpu ? ((t.cpu * 1000) / t.ok).toFixed(0) : '?'} us daemon CPU per request (main thread ${t.main ? ((t.main * 1000) / t.ok).toFixed(0) : '?'}), ` +
+      `latency p50 ${pct(t.lat, 50).toFixed(1)} ms p99 ${pct(t.lat, 99).toFixed(1)} ms, ${t.failed} failed`,
   );
 }
 const rOff = totals.off.ok / totals.off.secs;

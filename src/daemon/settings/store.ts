@@ -17,6 +17,12 @@ export const settingsSchema = z.object({
   allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
   /** Days usage rows (request log, analytics) are kept; older rows are pruned at start and daily. */
   usageRetentionDays: z.number().int().min(1).max(3650).default(30),
+  /**
+   * 'batched': usage rows are committed within about 100 ms of a request's end (a crash of the daemon loses
+   * at most the last ~200 ms of rows). 'reply': a proxied reply ends only once its row is committed and
+   * fsynced (costs latency per reply; docs/usage.md).
+   */
+  usageDurability: z.enum(['batched', 'reply']).default('batched'),
   /** Body limit of client (proxy) routes. */
   maxRequestBodyBytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
   /** Consecutive breaker-eligible failures (network, timeout, 5xx) that open a provider's circuit. */

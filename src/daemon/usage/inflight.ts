@@ -18,6 +18,8 @@ export class InflightTracker {
   private readonly open = new Set<Entry>();
   /** Called when a tracked request ends (response finished or connection closed). */
   onSettled?: () => void;
+  /** Called when a proxied request starts, with its response (durable replies wrap its end). */
+  onTrack?: (res: ServerResponse) => void;
   /** True once wired to a listener (main.ts); in-process use has no tracker. */
   attached = false;
 
@@ -26,6 +28,7 @@ export class InflightTracker {
     if (!PROXY_PATH_RE.test(req.url ?? '')) return;
     const entry: Entry = { start: performance.now(), res };
     this.open.add(entry);
+    this.onTrack?.(res);
     res.once('close', () => {
       this.open.delete(entry);
       this.onSettled?.();

@@ -8,6 +8,7 @@ import type { SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
 import type { WireFormat } from '../translate/ir.js';
 import { promptTokens, requestText, TokenEstimator } from './estimate.js';
+import { holdReplyEnd } from './durable-reply.js';
 import { InflightTracker } from './inflight.js';
 import { PricingStore } from './pricing.js';
 import { BoundedQueue } from './queue.js';
@@ -39,6 +40,12 @@ export interface UsageOptions {
   capacity?: number;
   /** Queue length that triggers a flush before the timer. */
   batchSize?: number;
+  /**
+   * Longest time a row waits in memory before it is handed to the writer (default 100 ms): what a crash
+   * (kill -9) can lose is the rows of about this long, plus the writer's commit (docs/usage.md).
+   */
+  flushDelayMs?: number;
+  /** Period of the housekeeping tick (request.failed finalization, a flush that was missed). */
   flushIntervalMs?: number;
   /** Estimations in progress at most; beyond it rows are stored without tokens. */
   maxEstimating?: number;
@@ -58,6 +65,8 @@ interface Meta {
 }
 
 interface Job {
+  /** Resolved when the row is queued (durable replies wait for it); created on demand. */
+  queued?: { promise: Promise<void>; resolve: () => void };
   rec: UsageRecord;
   meta: Meta;
   format: WireFormat;
@@ -75,6 +84,7 @@ interface PendingFailure {
 }
 
 const DAY_MS = 86_400_000;
+const DEFAULT_FLUSH_DELAY_MS = 100;
 /** Rows written per event-loop turn by background flushes. */
 const SLICE_ROWS = 64;
 
@@ -118,6 +128,10 @@ export class UsageService {
   private readonly writer: UsageWriter;
   private readonly timers: NodeJS.Timeout[] = [];
   private flushScheduled = false;
+  private flushTimer?: NodeJS.Timeout;
+  private readonly flushDelayMs: number;
+  /** The flush that durable replies (usageDurability 'reply') of this event-loop turn wait for. */
+  private durableFlush?: Promise<void>;
   private finalizeScheduled = false;
   private closed = false;
   private droppedLogged = 0;
@@ -132,9 +146,14 @@ export class UsageService {
     this.queue = new BoundedQueue(opts.capacity ?? 10_000);
     this.batchSize = opts.batchSize ?? 500;
     this.maxEstimating = opts.maxEstimating ?? 256;
+    this.flushDelayMs = opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS;
     this.estimator = opts.estimator ?? new TokenEstimator();
     this.inflight.onSettled = () => {
       if (this.failures.size) this.scheduleFinalize();
+    };
+    // usageDurability 'reply': a proxied reply ends only once its row is committed (durable-reply.ts).
+    this.inflight.onTrack = (res) => {
+      if (this.durableReplies) holdReplyEnd(res, this.durableWait);
     };
     // Disabled (benchmark baseline): no worker thread either.
     this.writer = new UsageWriter({ db: opts.db, log: opts.log, workerUrl: this.enabled ? opts.writerUrl : null });
@@ -229,10 +248,15 @@ export class UsageService {
    */
   private flushInSlices(): void {
     this.flushScheduled = false;
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
     if (this.closed || this.queue.length === 0) return;
     this.logDrops();
     if (this.writer.viaWorker) {
-      while (this.queue.length > 0 && this.writer.backlog < this.queue.capacity) void this.writer.write(this.queue.drain(this.batchSize));
+      const sync = this.durableReplies;
+      while (this.queue.length > 0 && this.writer.backlog < this.queue.capacity) void this.writer.write(this.queue.drain(this.batchSize), this.batchSize, sync);
       return;
     }
     void this.writer.write(this.queue.drain(SLICE_ROWS));
@@ -247,11 +271,40 @@ export class UsageService {
    * row handed to the writer before are in the database: a read after `await flush()` sees everything
    * recorded so far. On the main-thread writer the rows are written before this returns.
    */
-  flush(): Promise<number> {
+  flush(sync = false): Promise<number> {
     this.flushScheduled = false;
     if (this.closed) return Promise.resolve(0);
     this.logDrops();
-    return this.writer.write(this.queue.drain(), this.batchSize);
+    return this.writer.write(this.queue.drain(), this.batchSize, sync);
+  }
+
+  /**
+   * Setting usageDurability 'reply': settles once every row recorded so far, those still being estimated
+   * included, is committed and synced to disk; undefined when nothing is pending. Replies that end in the
+   * same event-loop turn share one flush (one transaction, one fsync).
+   */
+  whenDurable(): Promise<void> | undefined {
+    if (this.closed) return undefined;
+    if (this.jobs.size > 0) return Promise.all([...this.jobs].map(queuedPromise)).then(() => this.durableBatch());
+    if (this.queue.length === 0 && this.writer.backlog === 0) return undefined;
+    return this.durableBatch();
+  }
+
+  private readonly durableWait = (): Promise<void> | undefined => this.whenDurable();
+
+  /** Setting usageDurability is 'reply' (and recording is on). */
+  private get durableReplies(): boolean {
+    return this.enabled && this.opts.settings.get().usageDurability === 'reply';
+  }
+
+  private durableBatch(): Promise<void> {
+    this.durableFlush ??= new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.durableFlush = undefined;
+        this.flush(true).then(() => resolve(), () => resolve());
+      });
+    });
+    return this.durableFlush;
   }
 
   /** Deletes rows older than the retention setting; returns the number deleted. */
@@ -309,6 +362,7 @@ export class UsageService {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    clearTimeout(this.flushTimer);
     for (const job of [...this.jobs]) {
       if (job.done) continue;
       job.done = true;
@@ -343,6 +397,7 @@ export class UsageService {
       this.opts.log.warn('usage estimation failed', { error: err instanceof Error ? err.message : String(err) });
       job.rec.costUsd = this.pricing.cost(job.rec.provider, job.rec.model, usageOf(job.rec));
       this.commit(job.rec, job.meta);
+      job.queued?.resolve();
     }
   }
 
@@ -353,14 +408,26 @@ export class UsageService {
     rec.estimated = true;
     rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec));
     this.commit(rec, job.meta);
+    job.queued?.resolve();
   }
 
-  /** Queues a finished record, then tells listeners and the event bus. */
+  /**
+   * Queues a finished record, then tells listeners and the event bus. The queue is handed to the writer
+   * within flushDelayMs of its first row (at once when a batch is full): that delay bounds what a crash
+   * loses.
+   */
   private commit(rec: UsageRecord, meta: Meta): void {
     if (!this.queue.push(rec)) this.warnRateLimited('usage queue full: dropping the oldest rows', { dropped: this.queue.dropped });
-    if (this.queue.length >= this.batchSize && !this.flushScheduled && !this.closed) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flushInSlices());
+    if (!this.closed) {
+      if (this.queue.length >= this.batchSize) {
+        if (!this.flushScheduled) {
+          this.flushScheduled = true;
+          setImmediate(() => this.flushInSlices());
+        }
+      } else if (!this.flushTimer) {
+        this.flushTimer = setTimeout(this.onFlushTimer, this.flushDelayMs);
+        this.flushTimer.unref();
+      }
     }
     this.countRate(rec.ts);
     for (const fn of this.listeners) {
@@ -404,6 +471,11 @@ export class UsageService {
     });
     this.scheduleFinalize();
   }
+
+  private readonly onFlushTimer = (): void => {
+    this.flushTimer = undefined;
+    this.flushInSlices();
+  };
 
   private scheduleFinalize(): void {
     if (this.finalizeScheduled || this.closed) return;
@@ -462,6 +534,16 @@ export class UsageService {
     this.lastDropLog = now;
     this.opts.log.warn(msg, data);
   }
+}
+
+/** A promise that settles when an estimation job's row is queued (made on first use). */
+function queuedPromise(job: Job): Promise<void> {
+  if (!job.queued) {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    job.queued = { promise, resolve };
+  }
+  return job.queued.promise;
 }
 
 function count(n: number | undefined): number {

@@ -56,8 +56,11 @@ export interface WriterInit {
   busyTimeoutMs: number;
 }
 
-/** Main thread -> worker, in order: a batch to write in one transaction, or the final close. */
-export type ToWriter = { t: 'rows'; seq: number; data: unknown[] } | { t: 'close' };
+/**
+ * Main thread -> worker, in order: a batch to write in one transaction (`sync`: commit it with
+ * synchronous = FULL, an fsync of the WAL), or the final close.
+ */
+export type ToWriter = { t: 'rows'; seq: number; data: unknown[]; sync?: boolean } | { t: 'close' };
 
 /** Worker -> main thread: a batch's outcome (written 0 and an error when its transaction failed). */
 export type FromWriter = { t: 'done'; seq: number; written: number; error?: string } | { t: 'fatal'; error: string };

@@ -50,9 +50,17 @@ const writeBatch = db.transaction((data: unknown[]) => {
   for (; i < data.length; i += FIELDS) one.run(data.slice(i, i + FIELDS));
 });
 
+/** synchronous = FULL in effect (batches a durable reply waits for); NORMAL otherwise. */
+let fullSync = false;
+
 parentPort!.on('message', (msg: ToWriter) => {
   if (msg.t === 'rows') {
     try {
+      const sync = msg.sync === true;
+      if (sync !== fullSync) {
+        db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
+        fullSync = sync;
+      }
       if (msg.data.length > 0) writeBatch(msg.data);
       reply({ t: 'done', seq: msg.seq, written: msg.data.length / FIELDS });
     } catch (err) {

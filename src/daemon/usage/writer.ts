@@ -98,16 +98,18 @@ export class UsageWriter {
    * Writes rows: on this thread now (the promise is already settled when this returns), or in the worker
    * in batches of at most `chunk` rows per transaction. Resolves with the rows written once they, and
    * every batch sent before them, are committed; an empty call just waits for what was sent before.
+   * `sync`: the worker commits with synchronous = FULL (the WAL is fsynced: the rows survive a power cut
+   * too, not only a crash of the process).
    */
-  write(rows: readonly UsageRecord[], chunk = 500): Promise<number> {
+  write(rows: readonly UsageRecord[], chunk = 500, sync = false): Promise<number> {
     if (this.closed) return Promise.resolve(0);
-    if (rows.length === 0) return this.worker && this.unacked.size ? this.send(this.worker, [], 0) : Promise.resolve(0);
+    if (rows.length === 0) return this.worker && this.unacked.size ? this.send(this.worker, [], 0, sync) : Promise.resolve(0);
     const worker = this.ensureWorker();
     if (!worker) return Promise.resolve(this.writeHere(encodeRows(rows), rows.length));
     const parts: Array<Promise<number>> = [];
     for (let i = 0; i < rows.length; i += chunk) {
       const part = rows.slice(i, i + chunk);
-      parts.push(this.send(worker, encodeRows(part), part.length));
+      parts.push(this.send(worker, encodeRows(part), part.length, sync));
     }
     return parts.length === 1 ? parts[0]! : Promise.all(parts).then((ns) => ns.reduce((a, b) => a + b, 0));
   }
@@ -157,12 +159,12 @@ export class UsageWriter {
     this.stopWorker();
   }
 
-  private send(worker: Worker, data: unknown[], rows: number): Promise<number> {
+  private send(worker: Worker, data: unknown[], rows: number, sync = false): Promise<number> {
     const seq = this.nextSeq++;
     return new Promise<number>((resolve) => {
       this.unacked.set(seq, { seq, data, rows, resolve });
       this.unackedRows += rows;
-      const msg: ToWriter = { t: 'rows', seq, data };
+      const msg: ToWriter = { t: 'rows', seq, data, sync };
       worker.postMessage(msg);
     });
   }
