@@ -130,8 +130,9 @@ export class UsageService {
   private flushScheduled = false;
   private flushTimer?: NodeJS.Timeout;
   private readonly flushDelayMs: number;
-  /** The flush that durable replies (usageDurability 'reply') of this event-loop turn wait for. */
-  private durableFlush?: Promise<void>;
+  /** usageDurability 'reply': the durable batch being committed, and the one replies wait for next. */
+  private durableCurrent?: Promise<void>;
+  private durableNext?: Promise<void>;
   private finalizeScheduled = false;
   private closed = false;
   private droppedLogged = 0;
@@ -297,14 +298,25 @@ export class UsageService {
     return this.enabled && this.opts.settings.get().usageDurability === 'reply';
   }
 
+  /**
+   * Group commit: one durable batch (a transaction and an fsync) at a time. Replies that end while one is
+   * being committed all wait for the next, which takes every row queued by then when the current one is
+   * done; the first one waits for the end of this event-loop turn.
+   */
   private durableBatch(): Promise<void> {
-    this.durableFlush ??= new Promise<void>((resolve) => {
-      setImmediate(() => {
-        this.durableFlush = undefined;
-        this.flush(true).then(() => resolve(), () => resolve());
+    if (this.durableNext) return this.durableNext;
+    const run = (): Promise<void> => {
+      this.durableNext = undefined;
+      const batch = this.flush(true).then(noop, noop);
+      this.durableCurrent = batch;
+      void batch.then(() => {
+        if (this.durableCurrent === batch) this.durableCurrent = undefined;
       });
-    });
-    return this.durableFlush;
+      return batch;
+    };
+    const after = this.durableCurrent ?? new Promise<void>((resolve) => setImmediate(resolve));
+    this.durableNext = after.then(run);
+    return this.durableNext;
   }
 
   /** Deletes rows older than the retention setting; returns the number deleted. */
@@ -535,6 +547,8 @@ export class UsageService {
     this.opts.log.warn(msg, data);
   }
 }
+
+function noop(): void {}
 
 /** A promise that settles when an estimation job's row is queued (made on first use). */
 function queuedPromise(job: Job): Promise<void> {
