@@ -70,13 +70,14 @@ export async function openLive(client: DaemonClient, handlers: LiveHandlers): Pr
     if (m.type === 'request') {
       if (!seen.add(entryKey(m))) return;
       const t = Date.parse(m.timestamp);
-      if (!(lastRequestMs! >= t)) lastRequestMs = t;
+      if (lastRequestMs === undefined || t > lastRequestMs) lastRequestMs = t;
     }
     handlers.onMessage(m);
   };
   const backfill = async (from: number) => {
     if (closed) return;
     try {
+      // The newest 500 of the gap at most: a TUI holds fewer, and a gap that busy is summarized by usage.
       const { logs } = await client.request<{ logs: LogEntry[] }>('GET', `/api/logs?from=${from}&limit=500`, undefined, 5_000);
       for (const { id: _id, ...e } of [...logs].reverse()) if (!closed) deliver({ type: 'request', ...e } as LiveRequest);
     } catch {
