@@ -36,6 +36,7 @@ import { CacheKeyModes } from './cache/key-modes.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { cacheScopeMiddleware } from './cache/scope.js';
 import { BackupService, backupBeforeMigrations } from './backups/service.js';
+import { Metrics } from './observability/metrics.js';
 
 export interface BootOptions {
   home: string;
@@ -90,6 +91,8 @@ export function bootServices(opts: BootOptions): Services {
   const guardrails = new GuardrailService(db);
   stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
+  const resilience = new Resilience(db, connections, settings, events, log);
+  const metrics = new Metrics({ usage, resilience, connections, label: (id) => providerDirectory.label(id), version: VERSION }).attach();
   const services: Services = {
     db,
     paths,
@@ -106,7 +109,8 @@ export function bootServices(opts: BootOptions): Services {
     nodes,
     syncedModels,
     providers: providerDirectory,
-    resilience: new Resilience(db, connections, settings, events, log),
+    resilience,
+    metrics,
     stages,
     guardrails,
     cache,
@@ -155,6 +159,7 @@ export function closeServices(services: Services): void {
   services.keys.flush();
   // Live clients are told goodbye; queued usage rows are written while the database is still open.
   services.live.close();
+  services.metrics.close();
   services.usage.close();
   services.quotas.close();
   services.resilience.close();

@@ -18,9 +18,10 @@ import { cacheRoutes } from './cache/routes.js';
 import { guardrailRoutes } from './guardrails/routes.js';
 import { compressionRoutes } from './compression/routes.js';
 import { backupRoutes } from './backups/routes.js';
+import { observabilityRoutes } from './observability/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];

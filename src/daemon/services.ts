@@ -26,6 +26,7 @@ import type { CacheKeyModes } from './cache/key-modes.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 import type { TrafficCapture } from './inspect/capture.js';
 import type { BackupService } from './backups/service.js';
+import type { Metrics } from './observability/metrics.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -75,6 +76,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Usage rows (batched writes), pricing, the in-flight tracker; fed by recordOutcome. */
   usage: UsageService;
+  /** Prometheus metrics (GET /metrics): counted from usage records and Server-Timing, snapshots read at scrape. */
+  metrics: Metrics;
   /** The live dashboard WebSocket channel (GET /api/live). */
   live: LiveHub;
   /** The CLI token this daemon accepts (derived once at start). */

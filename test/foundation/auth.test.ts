@@ -107,6 +107,12 @@ const EXPECTED: Record<Tier, Record<CallerName, number>> = {
     'proxykey@lo': 403, 'proxykey@remote': 403, 'managekey@lo': 200, 'managekey@remote': 403,
     'session@lo': 200, 'session@remote': 403, 'cli@lo': 200, 'cli@remote': 403, 'badcli@lo': 401,
   },
+  // Management unless the metricsOpenOnLoopback opt-in is on (test/observability/metrics.test.ts).
+  metrics: {
+    'anon@lo': 401, 'anon@remote': 401, 'badkey@lo': 401, 'badkey@remote': 401, 'inactivekey@lo': 401,
+    'proxykey@lo': 403, 'proxykey@remote': 403, 'managekey@lo': 200, 'managekey@remote': 200,
+    'session@lo': 200, 'session@remote': 200, 'cli@lo': 200, 'cli@remote': 403, 'badcli@lo': 401,
+  },
 };
 
 const ERROR_TYPES: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error', 429: 'rate_limit_error' };
@@ -158,7 +164,7 @@ describe('authorization tiers x callers', () => {
     services.settings.update({ requireLogin: false });
     try {
       const open = { ...EXPECTED };
-      for (const tier of ['management', 'local', 'spawn', 'copilot'] as const) {
+      for (const tier of ['management', 'local', 'spawn', 'copilot', 'metrics'] as const) {
         open[tier] = { ...EXPECTED[tier], 'anon@lo': 200 };
       }
       for (const tier of TIERS) {
@@ -176,6 +182,19 @@ describe('authorization tiers x callers', () => {
       services.settings.update({ requireLogin: true });
     }
     expect((await call(app, '/api/keys', CALLERS['anon@lo']!)).status).toBe(401);
+  });
+
+  it('metrics: every loopback caller, credential or not, with the metricsOpenOnLoopback opt-in; remote ones as before', async () => {
+    services.settings.update({ metricsOpenOnLoopback: true });
+    try {
+      const table = await statusTable('metrics');
+      const expected = { ...EXPECTED.metrics };
+      for (const name of Object.keys(CALLERS)) if (CALLERS[name]!.addr === LO) expected[name] = 200;
+      expect(table).toEqual(expected);
+      expect((await call(tierApp, '/test-only/metrics', CALLERS['anon@lo']!)).body.via).toBe('open-loopback');
+    } finally {
+      services.settings.update({ metricsOpenOnLoopback: false });
+    }
   });
 
   it('copilot: a manage-scope key from a remote caller only with the copilotAllowManageKey opt-in', async () => {

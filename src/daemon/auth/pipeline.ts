@@ -132,6 +132,10 @@ export function authorize(tier: Tier, event: H3Event, services: Services): AuthI
     case 'spawn':
       // Spawn-capable routes can start processes on this machine: no API key may open them, whatever its scope.
       return info(managementAuth(c, services, loopback, false), undefined);
+    case 'metrics':
+      // Prometheus scrapes without credentials; on loopback that can be allowed (opt-in setting).
+      if (loopback && services.settings.get().metricsOpenOnLoopback) return info('open-loopback', undefined);
+      return info(managementAuth(c, services, loopback, true), c.key);
     case 'copilot': {
       if (loopback) return info(managementAuth(c, services, loopback, true), c.key);
       if (c.key?.scopes.includes('manage') && services.settings.get().copilotAllowManageKey) return info('api-key', c.key);

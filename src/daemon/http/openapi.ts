@@ -13,6 +13,7 @@ const SECURITY: Record<Tier, Array<Record<string, string[]>>> = {
   local: [{ ManagementSessionAuth: [] }, { BearerAuth: [] }, { CliToken: [] }],
   spawn: [{ ManagementSessionAuth: [] }, { CliToken: [] }],
   copilot: [{ ManagementSessionAuth: [] }, { CliToken: [] }, { BearerAuth: [] }],
+  metrics: [{ ManagementSessionAuth: [] }, { BearerAuth: [] }, { CliToken: [] }, {}],
 };
 
 const ERROR_SCHEMA = {

@@ -14,9 +14,11 @@ import type { AuthInfo } from '../auth/pipeline.js';
  * - local: management credentials AND a loopback caller (AgentBridge, traffic inspector, CLI-tool runtime).
  * - spawn: loopback only and never opened by a manage-scope key (routes that can start processes).
  * - copilot: loopback with management credentials, or a manage-scope key when the opt-in setting is on.
+ * - metrics: management; also any loopback caller without a credential when the metricsOpenOnLoopback
+ *   setting is on (a Prometheus server on this machine scraping /metrics).
  */
-export type Tier = 'public' | 'client' | 'management' | 'local' | 'spawn' | 'copilot';
-export const TIERS: readonly Tier[] = ['public', 'client', 'management', 'local', 'spawn', 'copilot'];
+export type Tier = 'public' | 'client' | 'management' | 'local' | 'spawn' | 'copilot' | 'metrics';
+export const TIERS: readonly Tier[] = ['public', 'client', 'management', 'local', 'spawn', 'copilot', 'metrics'];
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 

@@ -156,9 +156,11 @@ function legacyUsage(parsed: unknown): IrResponse['usage'] {
   return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
 }
 
-function timing(t0: number, upstreamMs: number): string {
-  const total = performance.now() - t0;
-  return `router;dur=${Math.max(0, total - upstreamMs).toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`;
+/** The Server-Timing header of a served reply; the same figures feed /metrics (router overhead, first byte). */
+function timing(services: Services, outcome: Outcome, upstreamMs: number): string {
+  const routerMs = Math.max(0, performance.now() - outcome.t0 - upstreamMs);
+  services.metrics.serverTiming(outcome.target.provider.id, routerMs, upstreamMs, outcome.call.stream);
+  return `router;dur=${routerMs.toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`;
 }
 
 /**
@@ -305,7 +307,7 @@ async function jsonReply(
   finishOutcome(services, outcome, usage);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
-    'server-timing': timing(outcome.t0, upstreamMs),
+    'server-timing': timing(services, outcome, upstreamMs),
     'x-router-version': services.version,
     'x-router-trace-id': outcome.traceId,
   };
@@ -370,7 +372,7 @@ async function streamReply(
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
-    'server-timing': timing(outcome.t0, upstreamMs),
+    'server-timing': timing(services, outcome, upstreamMs),
     'x-router-version': services.version,
     'x-router-trace-id': outcome.traceId,
     ...prepared.stageCtx?.headers,

@@ -73,6 +73,7 @@ export function attemptSucceeded(services: Services, plan: AttemptPlan, target: 
  */
 export function attemptFailed(services: Services, target: AttemptTarget, error: FailedAttempt): void {
   const r = services.resilience;
+  services.metrics.upstreamError(target.provider.id, error.failure.kind, error.status);
   const failure = error.failure;
   if (target.connectionId && failure.coolSeconds !== undefined) {
     r.cooldowns.set(target.connectionId, target.model, failure.coolSeconds, error.message.slice(0, 200));

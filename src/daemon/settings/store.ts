@@ -73,6 +73,8 @@ export const settingsSchema = z.object({
   dailyBackups: z.boolean().default(true),
   /** Automatic backups (daily, before a migration, before an import) kept; older ones are removed. Manual ones stay. */
   backupRetention: z.number().int().min(1).max(1000).default(10),
+  /** Let loopback callers read GET /metrics without a credential (a local Prometheus); off: management auth. */
+  metricsOpenOnLoopback: z.boolean().default(false),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
 });
