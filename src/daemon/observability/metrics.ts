@@ -9,8 +9,9 @@ import { CappedLabel, statusClass } from './labels.js';
 /** Models kept as labels before the rest count under "other" (also combos and providers, each its own cap). */
 export const MAX_MODEL_LABELS = 100;
 const MAX_OTHER_LABELS = 100;
-/** Cached label combinations of the record path; past this the cache restarts (cells stay in their families). */
+/** Cached models (and combinations per model) of the record path; past this the cache restarts (cells stay in their families). */
 const MAX_SERIES_CACHE = 5_000;
+const MAX_SERIES_PER_MODEL = 64;
 
 /** Seconds; whole requests and upstream waits (LLM replies take from tens of ms to minutes). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -29,8 +30,13 @@ export interface MetricsSources {
   spansDropped?: () => number;
 }
 
-/** The cells one usage record adds to, looked up once per label combination. */
+/** The cells one usage record adds to, looked up once per label combination (the record's raw fields). */
 interface Series {
+  endpoint: string;
+  clientFormat: string | null;
+  provider: string;
+  combo: string | null;
+  status: number;
   requests: Cell;
   duration: HistogramCell;
   upstream: HistogramCell;
@@ -50,8 +56,10 @@ export class Metrics {
   private readonly combos = new CappedLabel(MAX_OTHER_LABELS);
   private readonly providers = new CappedLabel(MAX_OTHER_LABELS);
   private readonly routes = new CappedLabel(MAX_OTHER_LABELS);
-  private readonly series = new Map<string, Series>();
-  private readonly timingCells = new Map<string, { overhead: HistogramCell; ttfb: HistogramCell | undefined }>();
+  /** Series by the record's model, then a short list compared field by field (no key string per record). */
+  private readonly series = new Map<string, Series[]>();
+  /** Server-Timing cells by provider id: [json replies, streams]. */
+  private readonly timingCells = [new Map<string, { overhead: HistogramCell; ttfb: HistogramCell | undefined }>(), new Map<string, { overhead: HistogramCell; ttfb: HistogramCell | undefined }>()] as const;
   private readonly errorCells = new Map<string, Cell>();
   private readonly providerLabels = new Map<string, string>();
   private unsubscribe?: () => void;
@@ -85,8 +93,7 @@ export class Metrics {
 
   /** Counts one usage record (the record listener; also called directly by tests). */
   record(rec: UsageRecord): void {
-    const key = `${rec.endpoint}\u0000${rec.clientFormat}\u0000${rec.provider}\u0000${rec.model}\u0000${rec.combo}\u0000${rec.status}`;
-    const s = this.series.get(key) ?? this.newSeries(key, rec);
+    const s = this.find(rec) ?? this.newSeries(rec);
     s.requests.value++;
     observe(s.duration, rec.latencyMs / 1000);
     if (rec.upstreamMs !== null) observe(s.upstream, rec.upstreamMs / 1000);
@@ -101,12 +108,12 @@ export class Metrics {
 
   /** The Server-Timing figures of one served reply (ms), as sent in its header. */
   serverTiming(providerId: string, routerMs: number, upstreamMs: number, stream: boolean): void {
-    const key = stream ? `s${providerId}` : `j${providerId}`;
-    let c = this.timingCells.get(key);
+    const cells = this.timingCells[stream ? 1 : 0];
+    let c = cells.get(providerId);
     if (!c) {
       const provider = this.provider(providerId);
       c = { overhead: this.overhead.cell(provider, stream ? 'stream' : 'json'), ttfb: stream ? this.ttfb.cell(provider) : undefined };
-      this.timingCells.set(key, c);
+      if (cells.size < MAX_SERIES_CACHE) cells.set(providerId, c);
     }
     observe(c.overhead, routerMs / 1000);
     if (c.ttfb) observe(c.ttfb, (routerMs + upstreamMs) / 1000);
@@ -133,20 +140,39 @@ export class Metrics {
     this.unsubscribe = undefined;
   }
 
-  private newSeries(key: string, rec: UsageRecord): Series {
-    if (this.series.size >= MAX_SERIES_CACHE) this.series.clear();
+  private find(rec: UsageRecord): Series | undefined {
+    const list = this.series.get(rec.model);
+    if (list === undefined) return undefined;
+    for (const s of list) {
+      if (s.status === rec.status && s.provider === rec.provider && s.endpoint === rec.endpoint && s.combo === rec.combo && s.clientFormat === rec.clientFormat) return s;
+    }
+    return undefined;
+  }
+
+  private newSeries(rec: UsageRecord): Series {
+    let list = this.series.get(rec.model);
+    if (list === undefined || list.length >= MAX_SERIES_PER_MODEL) {
+      if (this.series.size >= MAX_SERIES_CACHE) this.series.clear();
+      list = [];
+      this.series.set(rec.model, list);
+    }
     const route = this.routes.of(rec.endpoint);
     const provider = this.provider(rec.provider);
     const model = this.models.of(rec.model);
     const cls = statusClass(rec.status);
     const s: Series = {
+      endpoint: rec.endpoint,
+      clientFormat: rec.clientFormat,
+      provider: rec.provider,
+      combo: rec.combo,
+      status: rec.status,
       requests: this.requests.cell(route, rec.clientFormat ?? '', provider, model, rec.combo === null ? '' : this.combos.of(rec.combo), cls),
       duration: this.duration.cell(route, provider, model, cls),
       upstream: this.upstream.cell(provider, model),
       tokens: TOKEN_KINDS.map((k) => this.tokens.cell(provider, model, k)),
       cost: this.cost.cell(provider, model),
     };
-    this.series.set(key, s);
+    list.push(s);
     return s;
   }
 
