@@ -3,17 +3,12 @@ import { sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
 import { redactSecrets } from './mask.js';
+import { getUpstreamCodec } from '../translate/registry.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 
-/** Reads the model ids out of an OpenAI, Anthropic or Gemini model-list reply. */
+/** Reads the model ids out of a model-list reply in the provider's format (the codec knows its shape). */
 export function parseModelList(format: ProviderDef['format'], body: unknown): ModelInfo[] {
-  const b = body as { data?: Array<{ id?: string; context_length?: number }>; models?: Array<{ name?: string; inputTokenLimit?: number }> };
-  if (format === 'gemini') {
-    return (b.models ?? [])
-      .filter((m) => typeof m.name === 'string')
-      .map((m) => ({ id: m.name!.replace(/^models\//, ''), contextLength: m.inputTokenLimit }));
-  }
-  return (b.data ?? []).filter((m) => typeof m.id === 'string').map((m) => ({ id: m.id!, contextLength: m.context_length }));
+  return getUpstreamCodec(format).parseModels(body);
 }
 
 /** Lists a connection's models upstream (`GET {base}/models`); throws with a formatted provider error. */
@@ -29,7 +24,7 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Prom
     format: def.format,
   };
   const reply = await sendUpstream({
-    url: joinUrl(target.baseUrl, 'models'),
+    url: joinUrl(target.baseUrl, getUpstreamCodec(def.format).modelsPath),
     method: 'GET',
     headers: targetHeaders(target, 'application/json'),
     signal: AbortSignal.timeout(15_000),

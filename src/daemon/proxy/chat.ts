@@ -210,17 +210,6 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
   return res instanceof DirectStream ? res.send() : res;
 }
 
-/**
- * Whether a same-format stream's upstream will report usage at its end: Anthropic always does; Chat
- * Completions only when the client asked (`stream_options.include_usage`). Only then are text deltas
- * forwarded unparsed (otherwise their text is needed for the output estimate anyway).
- */
-function usageExpected(call: ChatCall): boolean {
-  if (call.clientFormat === 'anthropic') return true;
-  if (call.clientFormat !== 'openai-chat') return false;
-  const options = call.raw.stream_options as { include_usage?: unknown } | undefined;
-  return options?.include_usage === true;
-}
 
 async function attempt(
   services: Services,
@@ -347,7 +336,7 @@ async function streamReply(
     transform: prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
     // Passthrough with nobody reading the assembled reply but token estimation: text deltas after the
     // commit are forwarded unparsed.
-    skipText: prepared.native && !prepared.capture && !prepared.stages.length && usageExpected(call),
+    skipText: prepared.native && !prepared.capture && !prepared.stages.length && getClientCodec(call.clientFormat).usageReported(call.raw),
     tap: prepared.capture && {
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
 import { HEADER } from '../../shared/headers.js';
-import { getClientCodec } from '../translate/registry.js';
+import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import type { IrRequest } from '../translate/ir.js';
 import { execute, finishOutcome } from './execute.js';
 import { postJson } from './json-call.js';
@@ -42,11 +42,10 @@ type CountFormat = 'anthropic' | 'gemini';
 
 /** The native count call of a target that speaks the client's format. */
 function nativeRequest(format: CountFormat, target: Target, raw: Record<string, unknown>): { url: string; body: string } {
-  if (format === 'anthropic') return { url: joinUrl(target.baseUrl, 'messages/count_tokens'), body: JSON.stringify({ ...raw, model: target.model }) };
+  const url = joinUrl(target.baseUrl, getUpstreamCodec(format).countTokensPath!(target.model));
+  if (format === 'anthropic') return { url, body: JSON.stringify({ ...raw, model: target.model }) };
   const { model: _m, ...rest } = raw;
-  // Model ids may hold `/` (tuned models, node prefixes) but nothing else that would change the path.
-  const model = encodeURIComponent(target.model).replace(/%2F/g, '/');
-  return { url: joinUrl(target.baseUrl, `models/${model}:countTokens`), body: JSON.stringify(rest) };
+  return { url, body: JSON.stringify(rest) };
 }
 
 async function estimate(format: CountFormat, raw: Record<string, unknown>, headers: Headers): Promise<object> {

@@ -1,5 +1,6 @@
 import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
 import type { UpstreamEncodeOptions } from '../translate/codec.js';
+import { getUpstreamCodec } from '../translate/registry.js';
 import { modelCapabilities } from '../providers/capabilities.js';
 
 /** One place a request can be sent: a provider, the model id it knows, and the account to use. */
@@ -42,21 +43,9 @@ export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }
 
-/** The URL of a chat-like call in the target's wire format. */
+/** The URL of a chat-like call in the target's wire format (the codec knows its paths). */
 export function chatUrl(target: Target, format: UpstreamFormat, stream: boolean): string {
-  switch (format) {
-    case 'openai-chat':
-      return joinUrl(target.baseUrl, 'chat/completions');
-    case 'openai-responses':
-      return joinUrl(target.baseUrl, 'responses');
-    case 'anthropic':
-      return joinUrl(target.baseUrl, 'messages');
-    case 'gemini':
-      return joinUrl(
-        target.baseUrl,
-        `models/${encodeURIComponent(target.model).replace(/%2F/g, '/')}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
-      );
-  }
+  return joinUrl(target.baseUrl, getUpstreamCodec(format).path(target.model, stream));
 }
 
 /** Headers for a call to the target: content type, provider fixed headers, node headers, credential. */

@@ -3,6 +3,7 @@ import { RouterError } from '../http/errors.js';
 import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { WireFormat } from '../translate/ir.js';
+import { getUpstreamCodec } from '../translate/registry.js';
 import { redactSecrets } from '../providers/mask.js';
 
 /** The kinds of failed attempt the proxy builds. */
@@ -86,7 +87,7 @@ export function networkAttemptError(err: unknown, timedOut: boolean): AttemptErr
  * message}}`, Gemini `{error: {code, message, status}}` (also wrapped in an array). An HTML error page, a
  * truncated body or any other JSON is not.
  */
-export function inErrorShape(format: string, body: string): boolean {
+export function inErrorShape(format: WireFormat, body: string): boolean {
   const start = body.trimStart()[0];
   if (start !== '{' && start !== '[') return false;
   let parsed: unknown;
@@ -95,13 +96,8 @@ export function inErrorShape(format: string, body: string): boolean {
   } catch {
     return false;
   }
-  if (format === 'gemini' && Array.isArray(parsed)) parsed = parsed[0];
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false;
-  const { error, type } = parsed as { error?: unknown; type?: unknown };
-  if (typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') return false;
-  if (format === 'anthropic') return type === 'error' && typeof (error as { type?: unknown }).type === 'string';
-  if (format === 'gemini') return typeof (error as { code?: unknown }).code === 'number';
-  return true;
+  // Legacy completions share OpenAI's error shape.
+  return getUpstreamCodec(format === 'openai-completions' ? 'openai-chat' : format).readError(parsed) !== undefined;
 }
 
 /**
@@ -112,7 +108,7 @@ export function inErrorShape(format: string, body: string): boolean {
  */
 export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat, upstreamFormat: string, version: string): Response | RouterError {
   const retryAfter = clientRetryAfter(err);
-  if (err.raw && clientFormat === upstreamFormat && err.status >= 400 && inErrorShape(upstreamFormat, err.raw.body)) {
+  if (err.raw && clientFormat === upstreamFormat && err.status >= 400 && inErrorShape(clientFormat, err.raw.body)) {
     const headers = new Headers();
     headers.set('content-type', err.raw.contentType);
     headers.set('x-router-version', version);

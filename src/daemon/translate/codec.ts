@@ -52,6 +52,12 @@ export interface ClientCodec {
    * their StreamEncoder, which writes the same shapes.
    */
   encodeStreamError(error: IrError, position?: StreamPosition): SseMessage[];
+  /**
+   * Whether an upstream of this same format reports usage at the end of a stream this client body asked for
+   * (Anthropic always does; Chat Completions only with `stream_options.include_usage`). Only then may a
+   * same-format stream be forwarded without reading its text for an output estimate.
+   */
+  usageReported(raw: Record<string, unknown>): boolean;
 }
 
 /** Where a stream stood when it failed: what an error event that must fit into it needs to know. */
@@ -83,4 +89,34 @@ export interface UpstreamCodec {
   requestHeaders?(request: IrRequest): Record<string, string>;
   decodeResponse(body: unknown): IrResponse;
   createStreamDecoder(): StreamDecoder;
+  /**
+   * The path of a generation call under the provider's base URL (`chat/completions`, `messages`,
+   * `models/{model}:streamGenerateContent?alt=sse`...).
+   */
+  path(model: string, stream: boolean): string;
+  /** The path of the native token count (`messages/count_tokens`, `models/{model}:countTokens`), when the format has one. */
+  countTokensPath?(model: string): string;
+  /** The path of the model list under the base URL. */
+  modelsPath: string;
+  /** Reads this format's model-list reply. */
+  parseModels(body: unknown): UpstreamModel[];
+  /**
+   * The error object of a parsed body in this format's error shape (what the format's SDKs read as an API
+   * error), else undefined: an HTML page, a cut body or another format's JSON is not.
+   */
+  readError(parsed: unknown): UpstreamErrorObject | undefined;
+}
+
+/** One model of an upstream's model list. */
+export interface UpstreamModel {
+  id: string;
+  contextLength?: number;
+}
+
+/** The fields of an upstream's error object that router reads (the rest is passed on as sent). */
+export interface UpstreamErrorObject {
+  message: string;
+  /** The most specific code: OpenAI `code`, Gemini `status`, Anthropic `type`. */
+  code?: string;
+  type?: string;
 }

@@ -9,8 +9,11 @@ import { geminiClient, geminiUpstream } from './formats/gemini/index.js';
 
 type UpstreamFormat = UpstreamCodec['format'];
 
-/** Codecs for the formats clients may call router in. Adding a format is one line here. */
-export const clientCodecs: Partial<Record<WireFormat, ClientCodec>> = {
+/**
+ * Codecs for the formats clients may call router in. Adding a format is one line here; the Record makes the
+ * compiler name every format without one.
+ */
+export const clientCodecs: Record<WireFormat, ClientCodec> = {
   'openai-chat': openAiChatClient,
   'openai-completions': openAiCompletionsClient,
   anthropic: anthropicClient,
@@ -19,7 +22,7 @@ export const clientCodecs: Partial<Record<WireFormat, ClientCodec>> = {
 };
 
 /** Codecs for the formats router can call providers in. Adding a format is one line here. */
-export const upstreamCodecs: Partial<Record<UpstreamFormat, UpstreamCodec>> = {
+export const upstreamCodecs: Record<UpstreamFormat, UpstreamCodec> = {
   'openai-chat': openAiChatUpstream,
   anthropic: anthropicUpstream,
   'openai-responses': openAiResponsesUpstream,

@@ -1,3 +1,4 @@
+import type { UpstreamErrorObject } from '../../codec.js';
 import type { IrError, SseMessage } from '../../ir.js';
 
 const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
@@ -19,4 +20,12 @@ export function encodeAnthropicError(error: IrError): Record<string, unknown> {
 /** The error as Anthropic streams one: `event: error` with the same body (the SDKs raise it as an APIError). */
 export function encodeAnthropicStreamError(error: IrError): SseMessage[] {
   return [{ event: 'error', data: JSON.stringify(encodeAnthropicError(error)) }];
+}
+
+/** Anthropic's error shape `{type: 'error', error: {type, message}}`; its `type` is the most specific code. */
+export function readAnthropicError(parsed: unknown): UpstreamErrorObject | undefined {
+  if (typeof parsed !== 'object' || parsed === null || (parsed as { type?: unknown }).type !== 'error') return undefined;
+  const error = (parsed as { error?: unknown }).error as { type?: unknown; message?: unknown } | undefined;
+  if (typeof error !== 'object' || error === null || typeof error.type !== 'string' || typeof error.message !== 'string') return undefined;
+  return { message: error.message, code: error.type, type: error.type };
 }

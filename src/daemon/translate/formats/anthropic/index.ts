@@ -6,6 +6,8 @@ import { encodeMessagesResponse } from './encode-response.js';
 import { encodeAnthropicError, encodeAnthropicStreamError } from './errors.js';
 import { MessagesStreamDecoder } from './stream-decoder.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
+import { parseDataModels } from '../../util/shapes.js';
+import { readAnthropicError } from './errors.js';
 
 /** Anthropic Messages as clients speak it (`POST /v1/messages`). */
 export const anthropicClient: ClientCodec = {
@@ -15,6 +17,7 @@ export const anthropicClient: ClientCodec = {
   createStreamEncoder: (request, options) => new MessagesStreamEncoder(request, options),
   encodeError: encodeAnthropicError,
   encodeStreamError: encodeAnthropicStreamError,
+  usageReported: () => true,
 };
 
 /** Anthropic Messages as an upstream. */
@@ -24,4 +27,9 @@ export const anthropicUpstream: UpstreamCodec = {
   requestHeaders: messagesRequestHeaders,
   decodeResponse: decodeMessagesResponse,
   createStreamDecoder: () => new MessagesStreamDecoder(),
+  path: () => 'messages',
+  countTokensPath: () => 'messages/count_tokens',
+  modelsPath: 'models',
+  parseModels: parseDataModels,
+  readError: readAnthropicError,
 };

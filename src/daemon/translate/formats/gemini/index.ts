@@ -3,11 +3,17 @@ import { decodeGeminiClientBody } from './decode-request.js';
 import { decodeGeminiResponse } from './decode-response.js';
 import { encodeGeminiRequest } from './encode-request.js';
 import { encodeGeminiResponse } from './encode-response.js';
-import { encodeGeminiError, encodeGeminiStreamError } from './errors.js';
+import { encodeGeminiError, encodeGeminiStreamError, readGeminiError } from './errors.js';
+import { parseGeminiModels } from './models.js';
 import { createGeminiStreamDecoder } from './stream-decoder.js';
 import { createGeminiStreamEncoder } from './stream-encoder.js';
 
 export { decodeGeminiRequest } from './decode-request.js';
+
+/** `models/<id>`: model ids may hold `/` (tuned models, node prefixes) but nothing else that would change the path. */
+function modelPath(model: string): string {
+  return `models/${encodeURIComponent(model).replace(/%2F/g, '/')}`;
+}
 
 /**
  * Gemini `models/{model}:generateContent` / `:streamGenerateContent?alt=sse` as a client format. The model
@@ -21,6 +27,7 @@ export const geminiClient: ClientCodec = {
   createStreamEncoder: createGeminiStreamEncoder,
   encodeError: encodeGeminiError,
   encodeStreamError: encodeGeminiStreamError,
+  usageReported: () => false,
 };
 
 /**
@@ -32,4 +39,9 @@ export const geminiUpstream: UpstreamCodec = {
   encodeRequest: encodeGeminiRequest,
   decodeResponse: decodeGeminiResponse,
   createStreamDecoder: createGeminiStreamDecoder,
+  path: (model, stream) => `${modelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+  countTokensPath: (model) => `${modelPath(model)}:countTokens`,
+  modelsPath: 'models',
+  parseModels: parseGeminiModels,
+  readError: readGeminiError,
 };

@@ -12,4 +12,5 @@ export const openAiCompletionsClient: ClientCodec = {
   createStreamEncoder: (request, options) => new CompletionStreamEncoder(request, options),
   encodeError: encodeOpenAiError,
   encodeStreamError: encodeOpenAiStreamError,
+  usageReported: () => false,
 };

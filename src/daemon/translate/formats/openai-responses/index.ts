@@ -7,6 +7,7 @@ import { encodeResponsesResponse } from './encode-response.js';
 import { encodeResponsesStreamError } from './errors.js';
 import { createResponsesStreamDecoder } from './stream-decoder.js';
 import { createResponsesStreamEncoder } from './stream-encoder.js';
+import { parseDataModels, readOpenAiError } from '../../util/shapes.js';
 
 export { assertResponsesStatePortable, STATEFUL_FIELDS } from './passthrough.js';
 
@@ -18,6 +19,8 @@ export const openAiResponsesClient: ClientCodec = {
   createStreamEncoder: createResponsesStreamEncoder,
   encodeError: encodeOpenAiError,
   encodeStreamError: (error, position) => encodeResponsesStreamError(error, position),
+  // Responses streams end with usage in response.completed, but their text is read for the reply anyway.
+  usageReported: () => false,
 };
 
 /** OpenAI Responses as an upstream format. */
@@ -26,4 +29,8 @@ export const openAiResponsesUpstream: UpstreamCodec = {
   encodeRequest: encodeResponsesRequest,
   decodeResponse: decodeResponsesResponse,
   createStreamDecoder: createResponsesStreamDecoder,
+  path: () => 'responses',
+  modelsPath: 'models',
+  parseModels: parseDataModels,
+  readError: readOpenAiError,
 };
