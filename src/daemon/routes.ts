@@ -5,6 +5,7 @@ import { keyRoutes } from './keys/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { systemRoutes } from './system/routes.js';
 import { providerRoutes } from './providers/routes.js';
+import { healthRoutes } from './providers/health.js';
 import { proxyRoutes } from './proxy/routes.js';
 import { resilienceRoutes } from './resilience/routes.js';
 import { inspectRoutes } from './inspect/routes.js';
@@ -24,4 +25,4 @@ import { observabilityRoutes } from './observability/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];

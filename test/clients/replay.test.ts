@@ -118,9 +118,8 @@ function assertComplete(format: ClientFormat, stream: boolean, text: string, why
  * (`*` for every request or target).
  */
 const KNOWN: Record<string, string> = {
-  // Gemini CLI replays `thoughtSignature: skip_thought_signature_validator` on its function calls; it
-  // reaches Anthropic as a thinking block with a foreign signature (issue 13 item 4).
-  'gemini-cli/gemini-passthrough.json#2->anthropic': 'foreign thought signature',
+  // Empty: Gemini CLI's replayed `skip_thought_signature_validator` no longer reaches Anthropic as a
+  // thinking block (signatures return only to their issuer).
 };
 
 function known(file: string, request: number, target: string): string | undefined {

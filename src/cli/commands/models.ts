@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { table } from '../io.js';
-import { int } from '../format.js';
+import { int, ms, usd } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
 /** One model of the catalog as `GET /api/models` lists it. */
@@ -31,8 +31,27 @@ export async function loadModels(ctx: CommandContext, opts: object, all = false)
   return models;
 }
 
+/** The reply of `POST /api/models/test`. */
+interface ModelTest {
+  ok: boolean;
+  model: string;
+  served?: { model: string; provider: string; connectionName: string | null };
+  latencyMs: number;
+  tokensIn?: number;
+  tokensOut?: number;
+  costUsd?: number;
+  error?: string;
+}
+
+export function formatModelTest(r: ModelTest): string {
+  if (!r.ok) return `failed: ${r.model}: ${r.error} (${ms(r.latencyMs)})`;
+  const via = r.served!.model === r.model ? '' : ` for ${r.model}`;
+  const account = r.served!.connectionName ? ` (account ${r.served!.connectionName})` : '';
+  return `ok: ${r.served!.model}${account} answered${via} in ${ms(r.latencyMs)}, ${r.tokensIn}>${r.tokensOut} tok, ${usd(r.costUsd ?? 0)}`;
+}
+
 export function register(program: Command, ctx: CommandContext): void {
-  examples(withCommon(program.command('models')), [
+  const models = examples(withCommon(program.command('models')), [
     'router models                      # what you can call now',
     'router models --provider openai',
     'router models --all --search sonnet  # the whole catalog, with why a model is unavailable',
@@ -50,6 +69,17 @@ export function register(program: Command, ctx: CommandContext): void {
         if (opts.search) rows = rows.filter((r) => r.id.toLowerCase().includes(String(opts.search).toLowerCase()));
         ctx.emit(opts, rows, () => formatModels(rows, Boolean(opts.all)));
         return 0;
+      }),
+    );
+
+  examples(withCommon(models.command('test <model>')), ['router models test openai/gpt-4o-mini', 'router models test my-combo --json'])
+    .description('send a real one-token request to a model or combo through router; says which target answered, latency and cost; exit 1 when it fails')
+    .option('--json', 'print {ok, model, served, latencyMs, tokensIn, tokensOut, costUsd | error}')
+    .action(
+      ctx.run(async (opts, model: string) => {
+        const r = await ctx.client(opts).request<ModelTest>('POST', '/api/models/test', { model }, 90_000);
+        ctx.emit(opts, r, () => formatModelTest(r));
+        return r.ok ? 0 : 1;
       }),
     );
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { DaemonClient } from '../client.js';
 import { CliError, table, type Io } from '../io.js';
-import { stamp } from '../format.js';
+import { ms, stamp } from '../format.js';
 import { askHidden, readStdin } from '../prompt.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 import type { CatalogProvider, ProviderNode, PublicConnection, ResilienceReply } from '../types.js';
@@ -147,12 +147,27 @@ export function register(program: Command, ctx: CommandContext): void {
       }),
     );
 
-  examples(withCommon(providers.command('test <connection>')), ['router providers test openai', 'router providers test 6f1c... --json'])
-    .description('check a connection against its upstream (lists its models); exit 1 when it fails')
-    .option('--json', 'print {ok, models | error, latencyMs}')
+  examples(withCommon(providers.command('test [connection]')), ['router providers test openai', 'router providers test 6f1c... --json', 'router providers test --all'])
+    .description('check a connection (or --all of them, 4 at a time) against its upstream (lists its models); exit 1 when one fails')
+    .option('--all', 'test every connection')
+    .option('--json', 'print {ok, models | error, latencyMs} (with --all: {ok, failed, results})')
     .action(
-      ctx.run(async (opts, ref: string) => {
+      ctx.run(async (opts, ref: string | undefined) => {
         const c = ctx.client(opts);
+        if (opts.all) {
+          type Result = { id: string; name: string; provider: string; ok: boolean; models?: number; error?: string; latencyMs: number };
+          const r = await c.request<{ ok: number; failed: number; results: Result[] }>('POST', '/api/providers/test-all', {}, 120_000);
+          ctx.emit(opts, r, () =>
+            r.results.length === 0
+              ? 'no connections yet: add one with `router providers add <provider>`'
+              : table(
+                  ['CONNECTION', 'PROVIDER', 'RESULT', 'LATENCY'],
+                  r.results.map((x) => [x.name, x.provider, x.ok ? `ok, ${x.models} models` : `failed: ${x.error}`, ms(x.latencyMs)]),
+                ),
+          );
+          return r.failed > 0 ? 1 : 0;
+        }
+        if (!ref) throw new CliError('name a connection (id, name or provider) or pass --all', 2);
         const conn = await findConnection(c, ref);
         const r = await c.request<{ ok: boolean; models?: number; error?: string; latencyMs: number }>('POST', `/api/providers/${encodeURIComponent(conn.id)}/test`, undefined, 60_000);
         ctx.emit(opts, r, () =>

@@ -1,72 +1,26 @@
-import { randomUUID } from 'node:crypto';
-import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from '../proxy/execute.js';
-import { postJson } from '../proxy/json-call.js';
-import type { Outcome, ProxyCall } from '../proxy/outcome.js';
+import { internalCall, internalChat, type InternalCall } from '../proxy/internal-call.js';
 import { resolveTargets } from '../proxy/resolve.js';
-import { chatUrl, encodeOptionsFor, joinUrl, type Target } from '../proxy/target.js';
-import { AttemptError } from '../proxy/upstream-error.js';
+import { joinUrl } from '../proxy/target.js';
 import type { Services } from '../services.js';
-import { getUpstreamCodec } from '../translate/registry.js';
-import type { IrRequest, IrUsage } from '../translate/ir.js';
 
 /**
  * The memory engine's calls to providers (remote embeddings, rerank, summarization and extraction
- * models). They take router's own executor, as a client request does: the model is resolved to targets
- * (`<provider>/<model>`, combos, accounts in priority order), breakers and cooldowns admit them, failures
- * fail over and count, each call writes a usage row (endpoint `memory:<kind>`), and credentials are
- * masked in every error. There is no API key, hence no key scopes or quotas.
+ * models), through router's own executor (proxy/internal-call.ts): resolved to targets, admitted by
+ * breakers and cooldowns, failed over, one usage row each (endpoint `memory:<kind>`), credentials masked.
  */
 
 const TIMEOUT_MS = 30_000;
 
-/** One JSON call of the memory engine: the endpoint label, the request per target and the reading of the reply. */
-interface MemoryCall<T> {
-  kind: 'embeddings' | 'rerank' | 'chat';
-  model: string;
-  timeoutMs: number;
-  request(target: Target): { url: string; body: unknown };
-  read(json: unknown, target: Target): { value: T; usage?: Partial<IrUsage> };
-}
+/** One JSON call of the memory engine: the endpoint kind, the request per target and the reading of the reply. */
+type MemoryCall<T> = Omit<InternalCall<T>, 'endpoint'> & { kind: 'embeddings' | 'rerank' | 'chat' };
 
 function errorText(err: unknown): string {
   if (err && typeof err === 'object' && 'message' in err) return String((err as Error).message);
   return String(err);
 }
 
-/** Runs a memory call through the executor; any failure becomes a plain Error with a safe, one-line message. */
 async function run<T>(services: Services, spec: MemoryCall<T>): Promise<T> {
-  const call: ProxyCall = { clientFormat: 'openai-chat', raw: {}, model: spec.model, stream: false, endpoint: `memory:${spec.kind}` };
-  const policy: ExecPolicy<{ url: string; body: string; provider: string }, T> = {
-    prepare(target) {
-      const r = spec.request(target);
-      return { url: r.url, body: JSON.stringify(r.body), provider: target.provider.id };
-    },
-    async attempt(target, req, outcome: Outcome, limits) {
-      const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 256 * 1024 * 1024 });
-      let read: { value: T; usage?: Partial<IrUsage> };
-      try {
-        read = spec.read(JSON.parse(reply.text) as unknown, target);
-      } catch (err) {
-        // A reply that is not what the endpoint promises: a broken upstream, worth the next target.
-        throw new AttemptError(`${target.provider.id} answered with an unreadable reply: ${errorText(err)}`, 502, 'invalid');
-      }
-      const { value, usage } = read;
-      outcome.status = 200;
-      outcome.usage = usage ?? { inputTokens: 0, outputTokens: 0 };
-      outcome.upstreamMs = reply.upstreamMs;
-      finishOutcome(services, outcome, usage);
-      return value;
-    },
-    fail(last: AttemptError, prepared) {
-      throw new Error(`${prepared.provider} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`);
-    },
-    targetTimeoutMs: spec.timeoutMs,
-  };
-  try {
-    return await execute({ services, auth: INTERNAL_AUTH, call, traceId: randomUUID(), t0: performance.now() }, policy);
-  } catch (err) {
-    throw err instanceof Error && err.constructor === Error ? err : new Error(errorText(err));
-  }
+  return (await internalCall(services, { ...spec, endpoint: `memory:${spec.kind}` })).value;
 }
 
 function decodeVector(v: unknown): Float32Array {
@@ -138,28 +92,5 @@ export async function remoteRerank(services: Services, model: string, query: str
  * through the codecs; returns the reply text.
  */
 export async function callModel(services: Services, model: string, system: string, user: string, maxTokens = 1024): Promise<string> {
-  return run(services, {
-    kind: 'chat',
-    model,
-    timeoutMs: 120_000,
-    request(t) {
-      const ir: IrRequest = {
-        model: t.model,
-        system: [{ type: 'text', text: system }],
-        messages: [{ role: 'user', parts: [{ type: 'text', text: user }] }],
-        maxTokens,
-        temperature: 0,
-        stream: false,
-      };
-      return { url: chatUrl(t, t.format, false), body: getUpstreamCodec(t.format).encodeRequest(ir, encodeOptionsFor(t)) };
-    },
-    read(json, t) {
-      const res = getUpstreamCodec(t.format).decodeResponse(json);
-      const text = res.parts
-        .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
-        .map((p) => p.text)
-        .join('');
-      return { value: text, usage: res.usage };
-    },
-  });
+  return (await internalChat(services, { endpoint: 'memory:chat', model, system, user, maxTokens, timeoutMs: 120_000 })).value;
 }

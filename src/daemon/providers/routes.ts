@@ -4,6 +4,7 @@ import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { publicConnection, type Connection } from './connections.js';
 import { fetchUpstreamModels } from './sync.js';
+import { testConnection } from './health.js';
 import { modelCatalog } from './available.js';
 import type { AuthKind, ProviderDef } from './types.js';
 
@@ -201,26 +202,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'Check a connection against its upstream (lists its models)',
-    handler: async ({ services, params }) => {
-      const c = connectionOr404(services, params.id);
-      const def = providerOf(services, c.provider);
-      const t0 = performance.now();
-      const result = await fetchUpstreamModels(def, c).then(
-        (models) => {
-          // A node has no shipped model list: what a successful test found becomes its catalog.
-          if (services.nodes.get(def.id)) services.syncedModels.replace(def.id, models);
-          return { ok: true as const, models: models.length };
-        },
-        (err: Error) => ({ ok: false as const, error: err.message }),
-      );
-      const latencyMs = Math.round(performance.now() - t0);
-      services.connections.update(c.id, {
-        testStatus: result.ok ? 'ok' : 'error',
-        lastError: result.ok ? null : result.error,
-        lastTestedAt: new Date().toISOString(),
-      });
-      return { ...result, latencyMs };
-    },
+    handler: async ({ services, params }) => testConnection(services, connectionOr404(services, params.id)),
   }),
   route({
     method: 'GET',

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { RouterError } from '../http/errors.js';
+import type { Services } from '../services.js';
+import type { IrRequest, IrUsage } from '../translate/ir.js';
+import { getUpstreamCodec } from '../translate/registry.js';
+import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from './execute.js';
+import { postJson } from './json-call.js';
+import type { Outcome, ProxyCall } from './outcome.js';
+import { chatUrl, encodeOptionsFor, type Target } from './target.js';
+import { AttemptError } from './upstream-error.js';
+
+/**
+ * Router's own calls to providers (the memory engine's embeddings, rerank and models; the model health
+ * test). They take the executor as a client request does: the model is resolved to targets
+ * (`<provider>/<model>`, combos, accounts in priority order), breakers and cooldowns admit them, failures
+ * fail over and count, each call writes a usage row under its own endpoint label, and credentials are
+ * masked in every error. There is no API key, hence no key scopes or quotas.
+ */
+
+/** One JSON call: the endpoint label of its usage row, the request per target and the reading of the reply. */
+export interface InternalCall<T> {
+  endpoint: string;
+  model: string;
+  timeoutMs: number;
+  request(target: Target): { url: string; body: unknown };
+  read(json: unknown, target: Target): { value: T; usage?: Partial<IrUsage> };
+}
+
+/** What a served call returns: its value and which target served it. */
+export interface InternalResult<T> {
+  value: T;
+  target: Target;
+  traceId: string;
+  usage?: Partial<IrUsage>;
+  /** Time waiting on the serving upstream, ms. */
+  upstreamMs: number;
+}
+
+function errorText(err: unknown): string {
+  if (err && typeof err === 'object' && 'message' in err) return String((err as Error).message);
+  return String(err);
+}
+
+/** Runs a call through the executor; any failure becomes a plain Error with a safe, one-line message. */
+export async function internalCall<T>(services: Services, spec: InternalCall<T>): Promise<InternalResult<T>> {
+  const call: ProxyCall = { clientFormat: 'openai-chat', raw: {}, model: spec.model, stream: false, endpoint: spec.endpoint };
+  const traceId = randomUUID();
+  const policy: ExecPolicy<{ url: string; body: string; provider: string }, InternalResult<T>> = {
+    prepare(target) {
+      const r = spec.request(target);
+      return { url: r.url, body: JSON.stringify(r.body), provider: target.provider.id };
+    },
+    async attempt(target, req, outcome: Outcome, limits) {
+      const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 256 * 1024 * 1024 });
+      let read: { value: T; usage?: Partial<IrUsage> };
+      try {
+        read = spec.read(JSON.parse(reply.text) as unknown, target);
+      } catch (err) {
+        // A reply that is not what the endpoint promises: a broken upstream, worth the next target.
+        throw new AttemptError(`${target.provider.id} answered with an unreadable reply: ${errorText(err)}`, 502, 'invalid');
+      }
+      outcome.status = 200;
+      outcome.usage = read.usage ?? { inputTokens: 0, outputTokens: 0 };
+      outcome.upstreamMs = reply.upstreamMs;
+      finishOutcome(services, outcome, read.usage);
+      return { value: read.value, target, traceId, usage: read.usage, upstreamMs: reply.upstreamMs };
+    },
+    fail(last: AttemptError, prepared) {
+      throw new Error(`${services.providers.label(prepared.provider)} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`);
+    },
+    targetTimeoutMs: spec.timeoutMs,
+  };
+  try {
+    return await execute({ services, auth: INTERNAL_AUTH, call, traceId, t0: performance.now() }, policy);
+  } catch (err) {
+    // Router's own refusals (unknown model, no connection, open circuits) keep their status; anything else
+    // becomes a plain Error with a safe, one-line message.
+    throw err instanceof RouterError || (err instanceof Error && err.constructor === Error) ? err : new Error(errorText(err));
+  }
+}
+
+/**
+ * One non-streamed chat call (system + user text) to a model or combo, in the target's own wire format
+ * through the codecs; the value is the reply text.
+ */
+export function internalChat(
+  services: Services,
+  opts: { endpoint: string; model: string; system?: string; user: string; maxTokens: number; timeoutMs: number },
+): Promise<InternalResult<string>> {
+  return internalCall(services, {
+    endpoint: opts.endpoint,
+    model: opts.model,
+    timeoutMs: opts.timeoutMs,
+    request(t) {
+      const ir: IrRequest = {
+        model: t.model,
+        system: opts.system ? [{ type: 'text', text: opts.system }] : [],
+        messages: [{ role: 'user', parts: [{ type: 'text', text: opts.user }] }],
+        maxTokens: opts.maxTokens,
+        temperature: 0,
+        stream: false,
+      };
+      return { url: chatUrl(t, t.format, false), body: getUpstreamCodec(t.format).encodeRequest(ir, encodeOptionsFor(t)) };
+    },
+    read(json, t) {
+      const res = getUpstreamCodec(t.format).decodeResponse(json);
+      const text = res.parts
+        .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
+        .map((p) => p.text)
+        .join('');
+      return { value: text, usage: res.usage };
+    },
+  });
+}
