@@ -3,6 +3,7 @@ import { badRequest, RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { BreakdownRow } from '../../shared/records.js';
+import { processStats } from './process-stats.js';
 import { breakdown, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
 
 const MAX_MS = 8.64e15;
@@ -205,7 +206,7 @@ export const usageRoutes: RouteDef[] = [
     path: '/api/telemetry/summary',
     tier: 'management',
     tag: 'usage',
-    summary: 'Latency p50/p95/p99 and error rate per provider over the last `minutes` (default 60)',
+    summary: 'Latency p50/p95/p99 and error rate per provider over the last `minutes` (default 60), the usage recorder, and the daemon process (memory, descriptors, event-loop delay)',
     query: telemetryQuery,
     handler: async ({ services, query }) => {
       await fresh(services);
@@ -216,6 +217,7 @@ export const usageRoutes: RouteDef[] = [
         window: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), minutes: query.minutes },
         providers: telemetry(services.db, from).map((t) => ({ ...t, provider: services.providers.label(t.providerId) })),
         recorder: { requestsPerSecond: services.usage.requestsPerSecond(), inFlight: services.usage.inflight.count, ...stats },
+        process: processStats(),
       };
     },
   }),
