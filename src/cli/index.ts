@@ -24,6 +24,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['logs', () => import('./commands/logs.js')],
   ['webhooks', () => import('./commands/webhooks.js')],
   ['memory', () => import('./commands/memory.js')],
+  ['backup', () => import('./commands/backup.js')],
   ['password', () => import('./commands/password.js')],
   ['token', () => import('./commands/token.js')],
   ['config-tool', () => import('./commands/config-tool.js')],

@@ -85,17 +85,20 @@ export function register(program: Command, ctx: CommandContext): void {
     .description('create an API key (shown once)')
     .requiredOption('--name <name>', 'a name for the key (unique unless --force)')
     .option('--scope <scope>', 'proxy, manage or model:<pattern>; repeatable (default: proxy; model:<pattern> alone implies proxy)', collect)
+    .option('--path <prefix>', 'only routes under this prefix (e.g. /v1/embeddings); repeatable; adds a path:<prefix> scope', collect)
     .option('--force', 'create it even when another key has this name')
     .option('--json', 'print {id, name, key, scopes}')
     .addHelpText(
       'after',
-      '\nExamples:\n  router keys add --name laptop\n  router keys add --name admin --scope proxy --scope manage --json\n  router keys add --name cheap --scope "model:openai/gpt-4o-mini*"   # proxy, restricted to those models',
+      '\nExamples:\n  router keys add --name laptop\n  router keys add --name admin --scope proxy --scope manage --json\n  router keys add --name cheap --scope "model:openai/gpt-4o-mini*"   # proxy, restricted to those models\n  router keys add --name embed --path /v1/embeddings   # proxy, embeddings only',
     )
     .action(
       ctx.run(async (opts) => {
         const c = ctx.client(opts);
         checkUniqueName(await listKeys(c), opts.name, opts.force);
-        const created = await c.request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes: opts.scope });
+        const paths = (opts.path ?? []).map((p: string) => `path:${p}`);
+        const scopes = opts.scope || paths.length ? [...(opts.scope ?? []), ...paths] : undefined;
+        const created = await c.request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes });
         if (opts.json) io.out(JSON.stringify({ id: created.id, name: created.name, key: created.key, scopes: created.scopes }));
         else io.out(`created key ${created.name} (${created.id}), scopes ${created.scopes.join(', ')}\n\n  ${created.key}\n\nStore it now: it is not shown again.`);
         return 0;

@@ -4,7 +4,7 @@ import { parseCookies } from 'h3';
 import { HEADER, SESSION_COOKIE } from '../../shared/headers.js';
 import { RouterError } from '../http/errors.js';
 import type { Tier } from '../http/routes.js';
-import type { KeyRecord } from '../keys/store.js';
+import { pathAllowed, type KeyRecord } from '../keys/store.js';
 import type { Services } from '../services.js';
 
 /** Who the pipeline decided the caller is. */
@@ -61,6 +61,18 @@ const unauthorized = (msg = 'Authentication is required: send an API key as Auth
   new RouterError(401, msg);
 const forbidden = (msg: string) => new RouterError(403, msg);
 
+/**
+ * A key with `path:` scopes may call only routes under them (spec Authentication 1: path-scoped keys).
+ * The URL is read only for such keys: the proxy fast path never builds it otherwise.
+ */
+function checkPathScopes(key: KeyRecord, event: H3Event): void {
+  if (!key.hasPathScopes) return;
+  const pathname = event.url.pathname;
+  if (!pathAllowed(key.scopes, pathname)) {
+    throw new RouterError(403, `This API key may not call ${pathname.slice(0, 200)} (see its path: scopes).`, { code: 'path_not_allowed' });
+  }
+}
+
 interface Credentials {
   key?: KeyRecord;
   keyInvalid: boolean;
@@ -86,12 +98,13 @@ function readCredentials(event: H3Event, services: Services, loopback: boolean):
   };
 }
 
-function managementAuth(c: Credentials, services: Services, loopback: boolean, allowKey: boolean): AuthInfo['via'] {
+function managementAuth(c: Credentials, services: Services, loopback: boolean, allowKey: boolean, event: H3Event): AuthInfo['via'] {
   if (c.cliToken) return 'cli-token';
   if (c.session) return 'session';
   if (c.key) {
     if (!allowKey) throw forbidden('API keys cannot open this route; use the CLI from this machine.');
     if (!c.key.scopes.includes('manage')) throw forbidden("This API key lacks the 'manage' scope.");
+    checkPathScopes(c.key, event);
     return 'api-key';
   }
   if (c.keyInvalid) throw unauthorized('The API key is invalid or inactive.');
@@ -119,6 +132,7 @@ export function authorize(tier: Tier, event: H3Event, services: Services): AuthI
     case 'client': {
       if (c.key) {
         if (!c.key.scopes.includes('proxy')) throw forbidden("This API key lacks the 'proxy' scope.");
+        checkPathScopes(c.key, event);
         services.keys.touch(c.key);
         return info('api-key', c.key);
       }
@@ -128,17 +142,20 @@ export function authorize(tier: Tier, event: H3Event, services: Services): AuthI
     }
     case 'management':
     case 'local':
-      return info(managementAuth(c, services, loopback, true), c.key);
+      return info(managementAuth(c, services, loopback, true, event), c.key);
     case 'spawn':
       // Spawn-capable routes can start processes on this machine: no API key may open them, whatever its scope.
-      return info(managementAuth(c, services, loopback, false), undefined);
+      return info(managementAuth(c, services, loopback, false, event), undefined);
     case 'metrics':
       // Prometheus scrapes without credentials; on loopback that can be allowed (opt-in setting).
       if (loopback && services.settings.get().metricsOpenOnLoopback) return info('open-loopback', undefined);
-      return info(managementAuth(c, services, loopback, true), c.key);
+      return info(managementAuth(c, services, loopback, true, event), c.key);
     case 'copilot': {
-      if (loopback) return info(managementAuth(c, services, loopback, true), c.key);
-      if (c.key?.scopes.includes('manage') && services.settings.get().copilotAllowManageKey) return info('api-key', c.key);
+      if (loopback) return info(managementAuth(c, services, loopback, true, event), c.key);
+      if (c.key?.scopes.includes('manage') && services.settings.get().copilotAllowManageKey) {
+        checkPathScopes(c.key, event);
+        return info('api-key', c.key);
+      }
       throw forbidden('This route is loopback-only unless the copilotAllowManageKey setting is on.');
     }
   }

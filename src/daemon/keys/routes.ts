@@ -4,7 +4,7 @@ import { route, json, noContent, type RouteDef } from '../http/routes.js';
 import { publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type TokenLimit } from './store.js';
 
 const name = z.string().trim().min(1).max(100);
-const scopes = z.array(z.string().regex(SCOPE_RE, 'unknown scope (use proxy, manage or model:<pattern>)')).max(20);
+const scopes = z.array(z.string().regex(SCOPE_RE, 'unknown scope (use proxy, manage, model:<pattern> or path:/<route prefix>)')).max(20);
 const idParam = z.string().uuid();
 
 /** Upper bounds that keep counters far below 2^53 while allowing any realistic budget. */

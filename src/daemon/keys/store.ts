@@ -2,17 +2,37 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { Db } from '../store/db.js';
 import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 
-/** Scopes a key may hold: `proxy` (client routes), `manage` (management routes), `model:<glob>` (restricts models). */
-export const SCOPE_RE = /^(proxy|manage|model:[A-Za-z0-9._:/*-]{1,200})$/;
+/**
+ * Scopes a key may hold: `proxy` (client routes), `manage` (management routes), `model:<glob>` (restricts
+ * models), `path:<prefix>` (restricts the routes the key may call, e.g. `path:/v1/embeddings`).
+ */
+export const SCOPE_RE = /^(proxy|manage|model:[A-Za-z0-9._:/*-]{1,200}|path:\/[A-Za-z0-9._~:/-]{0,200})$/;
+
+/**
+ * True when `pathname` is inside one of the key's `path:` scopes (a key without any may call every route
+ * its other scopes open). A prefix matches itself and what lies below it: `path:/v1/embeddings` opens
+ * `/v1/embeddings`, never `/v1/embeddings-other`.
+ */
+export function pathAllowed(scopes: readonly string[], pathname: string): boolean {
+  let restricted = false;
+  for (const scope of scopes) {
+    if (!scope.startsWith('path:')) continue;
+    restricted = true;
+    const prefix = scope.slice(5);
+    if (pathname === prefix || (pathname.startsWith(prefix) && (prefix.endsWith('/') || pathname.charAt(prefix.length) === '/'))) return true;
+  }
+  return !restricted;
+}
 export const DEFAULT_SCOPES = ['proxy'];
 
 /**
- * `model:<glob>` scopes restrict what a key may call; given alone they would leave a key that can call
- * nothing (client routes need `proxy`). So model scopes without `proxy` or `manage` imply `proxy`.
+ * `model:<glob>` and `path:<prefix>` scopes restrict what a key may call; given alone they would leave a
+ * key that can call nothing (client routes need `proxy`). So restricting scopes without `proxy` or
+ * `manage` imply `proxy`.
  */
 export function normalizeScopes(scopes: readonly string[]): string[] {
   const unique = [...new Set(scopes)];
-  const onlyModels = unique.length > 0 && unique.every((s) => s.startsWith('model:'));
+  const onlyModels = unique.length > 0 && unique.every((s) => s.startsWith('model:') || s.startsWith('path:'));
   return onlyModels ? ['proxy', ...unique] : unique;
 }
 
@@ -38,6 +58,8 @@ export interface KeyLimits {
 
 export interface KeyRecord extends ApiKeyRecord, KeyLimits {
   keyHash: Buffer;
+  /** Whether any scope is a `path:` one (set when cached, so requests of other keys never scan scopes). */
+  hasPathScopes?: boolean;
 }
 
 interface Row {
@@ -74,7 +96,7 @@ function fromRow(row: Row): KeyRecord {
 
 /** The public view of a key: never the hash, never the key. */
 export function publicKey(rec: KeyRecord): ApiKeyRecord & KeyLimits {
-  const { keyHash: _hash, ...rest } = rec;
+  const { keyHash: _hash, hasPathScopes: _paths, ...rest } = rec;
   return rest;
 }
 
@@ -93,6 +115,7 @@ export class KeyStore {
   }
 
   private cache(rec: KeyRecord): void {
+    rec.hasPathScopes = rec.scopes.some((s) => s.startsWith('path:'));
     this.byHash.set(rec.keyHash.toString('hex'), rec);
     this.byId.set(rec.id, rec);
   }

@@ -1,0 +1,89 @@
+/**
+ * Path-scoped API keys (spec Authentication 1): a key with `path:<prefix>` scopes may call only routes
+ * under those prefixes (403 elsewhere), alongside its model scopes; set through POST/PATCH /api/keys and
+ * `router keys add --path`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import { runRouter } from '../support/cli.js';
+import { addOpenAi, chat, startRouter, type RouterProcess } from './helpers.js';
+
+let mock: MockUpstream;
+let router: RouterProcess;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  router = await startRouter();
+  await addOpenAi(router, mock, 'sk-path-scope');
+}, 30_000);
+
+afterAll(async () => {
+  await router?.stop();
+  await mock?.close();
+});
+
+function embed(key: string) {
+  return fetch(`${router.url}/v1/embeddings`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/text-embedding-3-small', input: 'hello' }),
+  });
+}
+
+describe('path-scoped keys', () => {
+  it('a key scoped to /v1/embeddings embeds, and is refused with 403 on every other route', async () => {
+    const created = await router.manage('POST', '/api/keys', { name: 'embed-only', scopes: ['path:/v1/embeddings'] });
+    expect(created.status).toBe(201);
+    // A path scope alone implies proxy, like a model scope.
+    expect(created.json.scopes).toEqual(['proxy', 'path:/v1/embeddings']);
+    const key = created.json.key as string;
+
+    expect((await embed(key)).status).toBe(200);
+    const refused = await chat(router, key, 'openai/gpt-4o-mini');
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error).toMatchObject({ code: 'path_not_allowed', message: expect.stringContaining('/v1/chat/completions') });
+    const models = await fetch(`${router.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status).toBe(403);
+    // A prefix is a path segment boundary: /v1/embeddingsX is not under /v1/embeddings.
+    const near = await fetch(`${router.url}/v1/embeddingsX`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(near.status).not.toBe(200);
+
+    // PATCH widens it: chat completions too; and model scopes still apply beside path scopes.
+    const id = created.json.id as string;
+    const patched = await router.manage('PATCH', `/api/keys/${id}`, { scopes: ['proxy', 'path:/v1/embeddings', 'path:/v1/chat/completions', 'model:openai/gpt-4o-mini'] });
+    expect(patched.status).toBe(200);
+    expect((await chat(router, key, 'openai/gpt-4o-mini')).status).toBe(200);
+    expect((await chat(router, key, 'openai/gpt-4o')).status).toBe(403);
+    const responses = await fetch(`${router.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', input: 'hi' }),
+    });
+    expect(responses.status).toBe(403);
+  });
+
+  it('a manage key with a path scope reaches only those management routes', async () => {
+    const created = await router.manage('POST', '/api/keys', { name: 'usage-reader', scopes: ['manage', 'path:/api/usage'] });
+    const key = created.json.key as string;
+    const get = (path: string) => fetch(`${router.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await get('/api/usage/summary')).status).toBe(200);
+    expect((await get('/api/keys')).status).toBe(403);
+    expect((await get('/api/providers')).status).toBe(403);
+  });
+
+  it('bad path scopes are refused with 400', async () => {
+    for (const scope of ['path:v1/embeddings', 'path:/v1/<x>', 'path:/a b']) {
+      const r = await router.manage('POST', '/api/keys', { name: 'bad', scopes: [scope] });
+      expect(r.status, scope).toBe(400);
+    }
+  });
+
+  it('router keys add --path creates a path-scoped key', async () => {
+    const r = await runRouter(['keys', 'add', '--name', 'cli-embed', '--path', '/v1/embeddings', '--json', '--home', router.home, '--port', String(router.port)]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.scopes).toEqual(['proxy', 'path:/v1/embeddings']);
+    expect((await embed(out.key)).status).toBe(200);
+    expect((await chat(router, out.key, 'openai/gpt-4o-mini')).status).toBe(403);
+  });
+});
