@@ -1,5 +1,6 @@
 import { authRoutes } from './auth/routes.js';
 import { comboRoutes } from './combos/routes.js';
+import { fallbackChainRoutes } from './combos/fallback-chains.js';
 import type { RouteDef } from './http/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { settingsRoutes } from './settings/routes.js';
@@ -25,4 +26,4 @@ import { observabilityRoutes } from './observability/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];
