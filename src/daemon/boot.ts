@@ -11,6 +11,7 @@ import { Logger } from './logger.js';
 import { ROUTES } from './routes.js';
 import type { Services } from './services.js';
 import { SettingsStore } from './settings/store.js';
+import { configureOutboundProxy } from './net/outbound-proxy.js';
 import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { EventBus } from './events/bus.js';
@@ -71,6 +72,10 @@ export function bootServices(opts: BootOptions): Services {
   const cliToken = deriveCliToken(paths.cliSalt, true);
   if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
   const settings = new SettingsStore(db, paths.secretKey);
+  configureOutboundProxy(settings.get().outboundProxy);
+  settings.onChange((next, changed) => {
+    if (changed.includes('outboundProxy')) configureOutboundProxy(next.outboundProxy);
+  });
   const keys = new KeyStore(db);
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);

@@ -4,6 +4,7 @@ import { fallbackChainRoutes } from './combos/fallback-chains.js';
 import type { RouteDef } from './http/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { settingsRoutes } from './settings/routes.js';
+import { netRoutes } from './net/routes.js';
 import { systemRoutes } from './system/routes.js';
 import { providerRoutes } from './providers/routes.js';
 import { healthRoutes } from './providers/health.js';
@@ -26,4 +27,4 @@ import { observabilityRoutes } from './observability/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];

@@ -1,4 +1,5 @@
 import { RouterError } from '../http/errors.js';
+import { connectionProxy } from '../net/outbound-proxy.js';
 import type { Target } from '../proxy/target.js';
 import type { ConnectionStore } from './connections.js';
 import type { SyncedModels } from './models.js';
@@ -113,6 +114,7 @@ export class ProviderDirectory {
       credential: c.credential,
       baseUrl: typeof c.providerSpecificData.baseUrl === 'string' ? c.providerSpecificData.baseUrl : def.baseUrl,
       headers: {},
+      proxy: connectionProxy(c),
     }));
   }
 

@@ -1,3 +1,4 @@
+import { connectionProxy } from '../net/outbound-proxy.js';
 import { sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection, ConnectionStore } from './connections.js';
@@ -43,6 +44,7 @@ async function doRefresh(def: ProviderDef, c: Connection, store: ConnectionStore
     headers: { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json', accept: 'application/json' },
     body: form ? new URLSearchParams(fields).toString() : JSON.stringify(fields),
     signal: AbortSignal.timeout(20_000),
+    route: { provider: def, proxy: connectionProxy(c) },
   });
   const text = await reply.text(1024 * 1024);
   const secrets = [c.credential.refreshToken, c.credential.accessToken];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
+import { proxyUrlProblem } from '../net/outbound-proxy.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { publicConnection, type Connection } from './connections.js';
@@ -17,7 +18,11 @@ const httpUrl = z
 const specificData = z
   .record(z.string().max(100), z.unknown())
   .refine((d) => Object.keys(d).length <= 50, 'at most 50 keys')
-  .refine((d) => d.baseUrl === undefined || httpUrl.safeParse(d.baseUrl).success, 'baseUrl must be an http(s) URL');
+  .refine((d) => d.baseUrl === undefined || httpUrl.safeParse(d.baseUrl).success, 'baseUrl must be an http(s) URL')
+  .refine(
+    (d) => d.proxy === undefined || d.proxy === null || d.proxy === 'direct' || (typeof d.proxy === 'string' && proxyUrlProblem(d.proxy) === null),
+    'proxy must be an http://, https:// or socks5:// URL, "direct" or null',
+  );
 const expiresAt = z.union([z.string().datetime({ offset: true }), z.number().int().positive()]);
 
 const connectionFields = {

@@ -1,4 +1,5 @@
 import { joinUrl, targetHeaders, type Target } from '../proxy/target.js';
+import { connectionProxy } from '../net/outbound-proxy.js';
 import { sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
@@ -22,12 +23,14 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Prom
     baseUrl: typeof c.providerSpecificData.baseUrl === 'string' ? c.providerSpecificData.baseUrl : def.baseUrl,
     headers: {},
     format: def.format,
+    proxy: connectionProxy(c),
   };
   const reply = await sendUpstream({
     url: joinUrl(target.baseUrl, getUpstreamCodec(def.format).modelsPath),
     method: 'GET',
     headers: targetHeaders(target, 'application/json'),
     signal: AbortSignal.timeout(15_000),
+    route: target,
   });
   const text = await reply.text(16 * 1024 * 1024);
   if (reply.statusCode >= 400) {

@@ -222,7 +222,7 @@ async function attempt(
   const tSend = performance.now();
   const headers = withRequestHeaders(requestHeaders(target, call.stream), prepared.headers);
   prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
-  const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body });
+  const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body, route: target });
   // Timeouts (first byte: headers, or a stream's first content; then the whole attempt) and the client
   // leaving end the exchange at once, whatever its reader is doing.
   const guard = new AttemptGuard(exchange, call.sink, limits);

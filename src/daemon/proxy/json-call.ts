@@ -27,7 +27,7 @@ export async function postJson(
 ): Promise<JsonReply> {
   const tSend = performance.now();
   const headers = withRequestHeaders(requestHeaders(target, false), options.headers);
-  const { exchange, response } = UpstreamExchange.send({ url, headers, body });
+  const { exchange, response } = UpstreamExchange.send({ url, headers, body, route: target });
   // The client's response, when there is one: its leaving ends the attempt at once.
   const guard = new AttemptGuard(exchange, options.sink, limits);
   try {

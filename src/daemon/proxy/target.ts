@@ -20,6 +20,8 @@ export interface Target {
   format: UpstreamFormat;
   /** The combo entry this target came from (`<comboId>#<index>`), when routed through a combo. */
   comboEntry?: string;
+  /** The connection's outbound proxy (`providerSpecificData.proxy`): a URL, null for none, undefined to inherit. */
+  proxy?: string | null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
+import { closeOutboundProxies, outboundDispatcher, type OutboundRoute } from '../net/outbound-proxy.js';
 
 /** A keep-alive connection pool (undici's Agent, loaded without the rest of undici: see undici-agent.d.ts). */
 export function createAgent(options: UndiciAgent.Options): UndiciAgent {
@@ -29,6 +30,8 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
   /** Another pool than the shared upstream agent (webhooks use their own, with vetted DNS lookups). */
   dispatcher?: Dispatcher;
+  /** The target (provider, connection's proxy) the call is for: picks the outbound proxy (net/outbound-proxy.ts). */
+  route?: OutboundRoute;
 }
 
 /** Origin and path of upstream URLs already seen (a few per target): parsed once, not per request. */
@@ -125,7 +128,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     response.catch(() => {});
     const url = splitUrl(req.url);
     try {
-      (req.dispatcher ?? agent).dispatch({ origin: url.origin, path: url.path, method: req.method ?? 'POST', headers: req.headers, body: req.body ?? null }, exchange);
+      (req.dispatcher ?? outboundDispatcher(url.origin, req.route) ?? agent).dispatch({ origin: url.origin, path: url.path, method: req.method ?? 'POST', headers: req.headers, body: req.body ?? null }, exchange);
     } catch (err) {
       exchange.onError(err as Error);
     }
@@ -352,7 +355,7 @@ export function sendUpstream(req: UpstreamRequest): Promise<UpstreamExchange> {
   return response;
 }
 
-/** Closes pooled connections (daemon shutdown). */
-export function closeUpstreams(): Promise<void> {
-  return agent.close();
+/** Closes pooled connections, direct and proxied (daemon shutdown). */
+export async function closeUpstreams(): Promise<void> {
+  await Promise.all([agent.close(), closeOutboundProxies()]);
 }

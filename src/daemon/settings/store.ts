@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
 import { compressionSettingsSchema } from '../compression/settings.js';
+import { outboundProxySettingsSchema } from '../net/settings.js';
 
 const MiB = 1024 * 1024;
 
@@ -77,6 +78,8 @@ export const settingsSchema = z.object({
   metricsOpenOnLoopback: z.boolean().default(false),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
+  /** Outbound proxy for upstream, OAuth token and webhook calls (docs/operations.md "Outbound proxy"). */
+  outboundProxy: outboundProxySettingsSchema.prefault({}),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -1,12 +1,13 @@
 import type { Agent, Dispatcher } from 'undici';
 import { createAgent } from '../proxy/upstream.js';
+import { outboundDispatcher } from '../net/outbound-proxy.js';
 import type { EventBus } from '../events/bus.js';
 import type { AnyRouterEvent } from '../events/types.js';
 import type { Logger } from '../logger.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
 import { SecretError } from '../store/secrets.js';
-import { checkDestinationUrl, DestinationError, parseHttpUrl, systemResolver, vettedLookup, type Resolver } from './destination.js';
+import { checkDestinationUrl, DestinationError, parseHttpUrl, resolvePublic, systemResolver, vettedLookup, type Resolver } from './destination.js';
 import { DEFAULT_POLICY, deliveryHeaders, failedAttempt, postOnce, withRetries, type AttemptResult, type DeliveryPolicy } from './delivery.js';
 import { buildPayload, PayloadError, TELEGRAM_API_BASE } from './format.js';
 import { WebhookStore, type WebhookKind, type WebhookRecord } from './store.js';
@@ -57,6 +58,7 @@ export class WebhookService {
   private readonly vetted: Agent;
   /** Plain resolution: Telegram, and every kind while private destinations are allowed. */
   private readonly open: Agent;
+  private readonly resolve: Resolver;
   private readonly pending = new Set<Promise<void>>();
   private readonly inFlight = new Map<string, number>();
   private readonly lastDropLog = new Map<string, number>();
@@ -71,6 +73,7 @@ export class WebhookService {
     this.telegramApiBase = opts.telegramApiBase;
     this.maxInFlight = opts.maxInFlightPerWebhook ?? 100;
     const resolve = opts.resolve ?? systemResolver;
+    this.resolve = resolve;
     // Short keep-alive: receivers are called rarely, and idle sockets should not pin a daemon's exit.
     const common = { keepAliveTimeout: 4_000, connections: 16 };
     this.vetted = createAgent({ ...common, connect: { lookup: vettedLookup(resolve, () => true) } });
@@ -199,13 +202,40 @@ export class WebhookService {
       const safe = err instanceof DestinationError || err instanceof PayloadError || err instanceof SecretError;
       return failedAttempt(safe ? err.message : 'delivery could not be prepared');
     }
-    const dispatcher: Dispatcher = rec.kind !== 'telegram' && this.checksDestinations ? this.vetted : this.open;
-    return postOnce(url, body, deliveryHeaders(event, body, secret), {
+    const vet = rec.kind !== 'telegram' && this.checksDestinations;
+    let dispatcher: Dispatcher = vet ? this.vetted : this.open;
+    let headers = deliveryHeaders(event, body, secret);
+    const proxied = outboundDispatcher(new URL(url).origin);
+    if (proxied) {
+      dispatcher = proxied;
+      if (vet) {
+        try {
+          ({ url, headers } = await this.pinToPublic(url, headers));
+        } catch (err) {
+          if (err instanceof DestinationError) return failedAttempt(err.message);
+          return failedAttempt(`network error (${(err as { code?: string }).code ?? 'DNS'})`, true);
+        }
+      }
+    }
+    return postOnce(url, body, headers, {
       dispatcher,
       timeoutMs: this.policy.timeoutMs,
       captureBytes,
       signal: this.shutdown.signal,
     });
+  }
+
+  /**
+   * Through a proxy, the proxy would resolve the name, out of the vetted lookup's reach: resolve and check
+   * it here and send to the checked address (Host header and TLS name stay the original), so the guard
+   * still judges the final destination and a name cannot re-bind between check and connect.
+   */
+  private async pinToPublic(raw: string, headers: Record<string, string>): Promise<{ url: string; headers: Record<string, string> }> {
+    const url = new URL(raw);
+    const [first] = await resolvePublic(url.hostname, this.resolve);
+    const host = url.host;
+    url.hostname = first!.family === 6 ? `[${first!.address}]` : first!.address;
+    return { url: url.toString(), headers: { ...headers, host } };
   }
 
   private logDrop(id: string): void {
