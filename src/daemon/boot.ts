@@ -38,6 +38,7 @@ import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { cacheScopeMiddleware } from './cache/scope.js';
 import { BackupService, backupBeforeMigrations } from './backups/service.js';
 import { Metrics } from './observability/metrics.js';
+import { tracingFromSettings } from './observability/setup.js';
 
 export interface BootOptions {
   home: string;
@@ -97,7 +98,9 @@ export function bootServices(opts: BootOptions): Services {
   stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
   const resilience = new Resilience(db, connections, settings, events, log);
-  const metrics = new Metrics({ usage, resilience, connections, label: (id) => providerDirectory.label(id), version: VERSION }).attach();
+  const label = (id: string) => providerDirectory.label(id);
+  const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
+  const metrics = new Metrics({ usage, resilience, connections, label, version: VERSION, spansDropped: tracing && (() => tracing.dropped) }).attach();
   const services: Services = {
     db,
     paths,
@@ -116,6 +119,7 @@ export function bootServices(opts: BootOptions): Services {
     providers: providerDirectory,
     resilience,
     metrics,
+    tracing,
     stages,
     guardrails,
     cache,
@@ -165,6 +169,7 @@ export function closeServices(services: Services): void {
   // Live clients are told goodbye; queued usage rows are written while the database is still open.
   services.live.close();
   services.metrics.close();
+  void services.tracing?.close();
   services.usage.close();
   services.quotas.close();
   services.resilience.close();

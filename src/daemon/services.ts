@@ -27,6 +27,7 @@ import type { TokenRefresher } from './resilience/refresher.js';
 import type { TrafficCapture } from './inspect/capture.js';
 import type { BackupService } from './backups/service.js';
 import type { Metrics } from './observability/metrics.js';
+import type { Tracing } from './observability/tracing.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -78,6 +79,8 @@ export interface Services {
   usage: UsageService;
   /** Prometheus metrics (GET /metrics): counted from usage records and Server-Timing, snapshots read at scrape. */
   metrics: Metrics;
+  /** OpenTelemetry trace export; absent when no OTLP endpoint is configured (zero cost). */
+  tracing?: Tracing;
   /** The live dashboard WebSocket channel (GET /api/live). */
   live: LiveHub;
   /** The CLI token this daemon accepts (derived once at start). */

@@ -184,6 +184,7 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
       traceId,
       t0,
       sessionKey: h.get(HEADER.session) ?? undefined,
+      traceparent: h.get('traceparent'),
       relay: call.endpoint === RELAY_PATH,
       client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
     },
@@ -220,7 +221,9 @@ async function attempt(
   limits: AttemptLimits,
 ): Promise<ChatReply | DirectStream> {
   const tSend = performance.now();
-  const headers = withRequestHeaders(requestHeaders(target, call.stream), prepared.headers);
+  // W3C trace context to the upstream only when tracing is on and its propagation setting allows it.
+  const traceparent = services.tracing?.traceparent(outcome.traceId);
+  const headers = withRequestHeaders(requestHeaders(target, call.stream), traceparent ? { ...prepared.headers, traceparent } : prepared.headers);
   prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
   const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body, route: target });
   // Timeouts (first byte: headers, or a stream's first content; then the whole attempt) and the client

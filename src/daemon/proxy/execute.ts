@@ -32,6 +32,8 @@ export interface ExecRequest {
   sessionKey?: string;
   /** The relay route: its own per-minute limits per key and per client address. */
   relay?: boolean;
+  /** The client's W3C traceparent header (OpenTelemetry tracing honours it when on). */
+  traceparent?: string | null;
   /** Client headers kept for the request log. */
   client?: Outcome['client'];
 }
@@ -88,10 +90,13 @@ export function finishOutcome(services: Services, outcome: Outcome, usage: Parti
  */
 export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>): Promise<R> {
   const planned: { plan?: Plan } = {};
+  const { call, traceId } = req;
+  req.services.tracing?.begin({ traceId, endpoint: call.endpoint, model: call.model, stream: call.stream, traceparent: req.traceparent ?? null, raw: call.raw });
   try {
     return await run(req, policy, planned);
   } catch (thrown) {
     const err = asRouterError(thrown);
+    req.services.tracing?.settle(traceId, { status: err instanceof RouterError ? err.status : 500, message: (err as Error).message ?? String(err) });
     if (err instanceof RouterError) {
       if (!req.call.recorded) recordRefusal(req, planned.plan, err);
       // The error reply carries this request's trace id (the one of its log row and capture).

@@ -76,6 +76,15 @@ export const settingsSchema = z.object({
   backupRetention: z.number().int().min(1).max(1000).default(10),
   /** Let loopback callers read GET /metrics without a credential (a local Prometheus); off: management auth. */
   metricsOpenOnLoopback: z.boolean().default(false),
+  /**
+   * OTLP/HTTP traces URL (e.g. `http://127.0.0.1:4318/v1/traces`); '' = off unless OTEL_EXPORTER_OTLP_ENDPOINT
+   * or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Read at start (docs/observability.md).
+   */
+  otelEndpoint: z.union([z.literal(''), z.string().url().max(500)]).default(''),
+  /** Export prompt content on request spans (credentials masked as in traffic capture); off by default. */
+  otelCaptureContent: z.boolean().default(false),
+  /** Send a W3C traceparent (router's request span as parent) to upstream providers. */
+  otelPropagateTraceparent: z.boolean().default(false),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
   /** Outbound proxy for upstream, OAuth token and webhook calls (docs/operations.md "Outbound proxy"). */

@@ -1,0 +1,285 @@
+import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { ExportResultCode, parseTraceParent, type ExportResult } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Logger } from '../logger.js';
+import { redactSecrets } from '../providers/mask.js';
+import type { ConnectionStore } from '../providers/connections.js';
+import type { UsageRecord } from '../usage/record.js';
+import type { UsageService } from '../usage/service.js';
+
+/** Spans waiting for export at most; beyond it new spans are dropped (and counted) rather than queued. */
+const MAX_QUEUE = 2048;
+/** A request whose reply never got recorded is closed after this long (its entry freed). */
+const STALE_MS = 15 * 60_000;
+/** Characters of prompt content exported per span when content export is on. */
+const MAX_CONTENT = 16_000;
+
+export interface TracingOptions {
+  /** OTLP/HTTP traces URL (`.../v1/traces`); undefined: the exporter reads the OTEL_EXPORTER_OTLP_* variables. */
+  url?: string;
+  /** Export prompt content (masked like traffic capture); off by default. */
+  captureContent: boolean;
+  /** Send a W3C traceparent to upstreams (the request span as parent). */
+  propagate: boolean;
+  usage: UsageService;
+  connections: ConnectionStore;
+  label: (providerId: string) => string;
+  version: string;
+  log: Logger;
+  /** Batch delay, ms (default OTEL_BSP_SCHEDULE_DELAY or 1000). */
+  scheduleDelayMs?: number;
+}
+
+/** What the executor tells tracing when a request begins. */
+export interface TraceStart {
+  traceId: string;
+  endpoint: string;
+  /** The model the client named (a `<provider>/<model>` id or a combo). */
+  model: string;
+  stream: boolean;
+  /** The client's W3C traceparent header, when it sent one. */
+  traceparent: string | null;
+  /** The client's request body (content export only). */
+  raw: Record<string, unknown>;
+}
+
+interface Open {
+  span: Span;
+  /** Epoch ms the next attempt span starts at (the request start, then each attempt's end). */
+  cursor: number;
+  content?: string;
+  opened: number;
+}
+
+/** Trace ids of router's own requests are their X-Router-Trace-Id (a UUID is 32 hex digits). */
+class RouterIdGenerator extends RandomIdGenerator {
+  next: string | undefined;
+  override generateTraceId = (): string => this.next ?? new RandomIdGenerator().generateTraceId();
+}
+
+/** Counts spans that never reached the collector: queue full, or an export that failed. */
+class CountingExporter implements SpanExporter {
+  dropped = 0;
+  pending = 0;
+  constructor(private readonly inner: SpanExporter) {}
+  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
+    this.inner.export(spans, (r) => {
+      this.pending -= spans.length;
+      if (r.code !== ExportResultCode.SUCCESS) this.dropped += spans.length;
+      done(r);
+    });
+  }
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+}
+
+/** A batch processor that refuses spans beyond MAX_QUEUE waiting for export, counting them. */
+class BoundedProcessor implements SpanProcessor {
+  constructor(
+    private readonly inner: SpanProcessor,
+    private readonly exporter: CountingExporter,
+  ) {}
+  onStart(): void {}
+  onEnd(span: ReadableSpan): void {
+    if (this.exporter.pending >= MAX_QUEUE) {
+      this.exporter.dropped++;
+      return;
+    }
+    this.exporter.pending++;
+    this.inner.onEnd(span);
+  }
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+}
+
+/** `gen_ai.operation.name` of a route. */
+function operation(endpoint: string): string {
+  if (endpoint.endsWith('/embeddings')) return 'embeddings';
+  if (endpoint.endsWith('/completions') && !endpoint.endsWith('/chat/completions')) return 'text_completion';
+  return 'chat';
+}
+
+/**
+ * OpenTelemetry traces, exported over OTLP/HTTP (JSON) in batches. One span per client request, begun by
+ * the executor (the client's traceparent honoured), and one child span per upstream attempt, built from
+ * the attempt's usage record when it is committed: GenAI semantic-convention attributes plus router's own.
+ * Exists only when an endpoint is configured; otherwise the hooks are a property check.
+ */
+export class Tracing {
+  private readonly provider: BasicTracerProvider;
+  private readonly tracer: Tracer;
+  private readonly ids = new RouterIdGenerator();
+  private readonly exporter: CountingExporter;
+  private readonly open = new Map<string, Open>();
+  private readonly unsubscribe: () => void;
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(private readonly opts: TracingOptions) {
+    this.exporter = new CountingExporter(new OTLPTraceExporter(opts.url ? { url: opts.url } : {}));
+    const batch = new BatchSpanProcessor(this.exporter, { maxQueueSize: MAX_QUEUE, scheduledDelayMillis: opts.scheduleDelayMs });
+    this.provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME || 'router', 'service.version': opts.version }),
+      idGenerator: this.ids,
+      spanProcessors: [new BoundedProcessor(batch, this.exporter)],
+    });
+    this.tracer = this.provider.getTracer('router', opts.version);
+    this.unsubscribe = opts.usage.onRecord((rec) => this.attempt(rec));
+    this.sweep = setInterval(() => this.closeStale(), 60_000);
+    this.sweep.unref();
+  }
+
+  /** Spans dropped so far (queue full or failed exports), for /metrics. */
+  get dropped(): number {
+    return this.exporter.dropped;
+  }
+
+  get propagates(): boolean {
+    return this.opts.propagate;
+  }
+
+  /** A client request begins: its span starts, as a child of the client's traceparent when valid. */
+  begin(s: TraceStart): void {
+    const remote = s.traceparent ? parseTraceParent(s.traceparent) : null;
+    const parent = remote ? trace.setSpanContext(context.active(), remote) : context.active();
+    this.ids.next = remote ? undefined : s.traceId.replaceAll('-', '');
+    const span = this.tracer.startSpan(
+      `${operation(s.endpoint)} ${s.model}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'gen_ai.operation.name': operation(s.endpoint),
+          'gen_ai.request.model': s.model,
+          'http.route': s.endpoint,
+          'router.trace_id': s.traceId,
+          'router.stream': s.stream,
+        },
+      },
+      parent,
+    );
+    this.ids.next = undefined;
+    const entry: Open = { span, cursor: Date.now(), opened: Date.now() };
+    if (this.opts.captureContent) entry.content = contentOf(s.raw);
+    this.open.set(s.traceId, entry);
+  }
+
+  /** The W3C traceparent to send upstream for a request (its span as parent); undefined when not propagating. */
+  traceparent(traceId: string): string | undefined {
+    if (!this.opts.propagate) return undefined;
+    const ctx = this.open.get(traceId)?.span.spanContext();
+    return ctx ? `00-${ctx.traceId}-${ctx.spanId}-0${ctx.traceFlags.toString(16)}` : undefined;
+  }
+
+  /**
+   * The executor is done with a request. A failure ends its span now (its attempts were recorded
+   * before); a success ends it with the attempt's record, which for a stream comes at its end.
+   */
+  settle(traceId: string, failed: { status: number; message: string } | undefined): void {
+    if (!failed) return;
+    const o = this.open.get(traceId);
+    if (!o) return;
+    this.open.delete(traceId);
+    o.span.setAttribute('http.response.status_code', failed.status);
+    o.span.setStatus({ code: SpanStatusCode.ERROR, message: failed.message.slice(0, 500) });
+    o.span.end();
+  }
+
+  /** Flushes pending spans and stops exporting. */
+  async close(): Promise<void> {
+    this.unsubscribe();
+    clearInterval(this.sweep);
+    for (const o of this.open.values()) o.span.end();
+    this.open.clear();
+    await this.provider.shutdown().catch(() => {});
+  }
+
+  /** One upstream attempt, from its usage record: a child span of the request's. */
+  private attempt(rec: UsageRecord): void {
+    const o = this.open.get(rec.traceId);
+    if (!o) return;
+    const start = Math.min(o.cursor, rec.ts);
+    const provider = this.opts.label(rec.provider);
+    const attrs: Record<string, string | number | boolean | string[]> = {
+      'gen_ai.operation.name': operation(rec.endpoint),
+      'gen_ai.provider.name': provider,
+      'gen_ai.request.model': rec.requestedModel ?? rec.model,
+      'gen_ai.response.model': rec.model,
+      'gen_ai.usage.input_tokens': rec.tokensIn,
+      'gen_ai.usage.output_tokens': rec.tokensOut,
+      'http.response.status_code': rec.status,
+      'router.cost_usd': rec.costUsd,
+      'router.estimated_tokens': rec.estimated,
+      'router.streamed': rec.streamed,
+    };
+    if (rec.finishReason) attrs['gen_ai.response.finish_reasons'] = [rec.finishReason];
+    if (rec.combo) attrs['router.combo'] = rec.combo;
+    if (rec.connectionId) attrs['router.account'] = rec.connectionId;
+    if (rec.upstreamMs !== null) attrs['router.upstream_ms'] = rec.upstreamMs;
+    addNotes(attrs, rec.notes);
+    const span = this.tracer.startSpan(`attempt ${provider}/${rec.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, trace.setSpan(context.active(), o.span));
+    if (rec.error) span.setStatus({ code: SpanStatusCode.ERROR, message: rec.error.slice(0, 500) });
+    span.end(rec.ts);
+    o.cursor = rec.ts;
+    if (rec.status >= 400) return;
+    // The served attempt completes the request: its figures go on the request span too.
+    this.open.delete(rec.traceId);
+    const { span: root } = o;
+    for (const k of ['gen_ai.provider.name', 'gen_ai.response.model', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens', 'gen_ai.response.finish_reasons', 'router.cost_usd', 'router.combo', 'router.cache_hit', 'router.guardrails'] as const) {
+      if (attrs[k] !== undefined) root.setAttribute(k, attrs[k]!);
+    }
+    root.setAttribute('http.response.status_code', rec.status);
+    if (o.content !== undefined) root.setAttribute('gen_ai.input.messages', this.mask(o.content, rec.connectionId));
+    root.end(rec.ts);
+  }
+
+  /** Content as traffic capture keeps it: the serving account's credentials masked wherever they appear. */
+  private mask(text: string, connectionId: string | null): string {
+    const conn = connectionId ? this.opts.connections.get(connectionId) : undefined;
+    return conn ? redactSecrets(text, Object.values(conn.credential ?? {}).filter((v): v is string => typeof v === 'string')) : text;
+  }
+
+  private closeStale(): void {
+    const cutoff = Date.now() - STALE_MS;
+    for (const [id, o] of this.open) {
+      if (o.opened > cutoff) continue;
+      this.open.delete(id);
+      o.span.end();
+    }
+  }
+}
+
+/** Prompt content of a request body in any client format (messages, input, contents, prompt), capped. */
+function contentOf(raw: Record<string, unknown>): string {
+  const pick = raw.messages ?? raw.input ?? raw.contents ?? raw.prompt;
+  const system = raw.system ?? raw.instructions ?? raw.systemInstruction;
+  let text: string;
+  try {
+    text = JSON.stringify(system === undefined ? pick : { system, messages: pick }) ?? '';
+  } catch {
+    text = '';
+  }
+  return text.length > MAX_CONTENT ? `${text.slice(0, MAX_CONTENT)}...` : text;
+}
+
+/** Stage notes worth an attribute: a cache hit, guardrail findings. */
+function addNotes(attrs: Record<string, string | number | boolean | string[]>, notes: string | null): void {
+  if (!notes) return;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(notes) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  if (parsed.cacheHit === true) attrs['router.cache_hit'] = true;
+  // Guardrail findings per direction (counts per guardrail, kind and action), as the request log keeps them.
+  if (parsed.guardrails !== undefined) attrs['router.guardrails'] = JSON.stringify(parsed.guardrails).slice(0, 2000);
+}
