@@ -46,6 +46,8 @@ export interface ProviderNode {
   type: 'openai-compatible' | 'anthropic-compatible';
   baseUrl: string;
   apiType: 'chat' | 'responses';
+  /** OpenAI-compatible nodes: whether the endpoint serves legacy `/completions` (default true). */
+  completions: boolean;
   customHeaders: Record<string, string>;
   createdAt: string;
   updatedAt: string;

@@ -90,6 +90,28 @@ describe('provider nodes', () => {
     expect(req.json.model).toBe('gpt-x');
   });
 
+  it('legacy completions go to an openai-compatible node\'s /completions natively (n, suffix, prompt arrays kept); completions: false translates to chat', async () => {
+    const node = await createNode({ name: 'Completions node', prefix: 'cmpnode', type: 'openai-compatible', baseUrl: mock.openaiBase });
+    expect(node.completions).toBe(true);
+    const body = { model: 'cmpnode/base-model', prompt: ['def f(', 'class A'], suffix: '\n', n: 2, max_tokens: 8 };
+    let r = await call(router.url, key, 'POST', '/v1/completions', body);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.object).toBe('text_completion');
+    const req = lastRequest('openai.completions');
+    expect(req.path).toBe('/v1/completions');
+    expect(req.json).toEqual({ ...body, model: 'base-model' });
+
+    const off = await router.manage('PUT', `/api/provider-nodes/${node.id}`, { completions: false });
+    expect(off.status, JSON.stringify(off.json)).toBe(200);
+    expect(off.json.completions).toBe(false);
+    const before = mock.requests.filter((x) => x.endpoint === 'openai.completions').length;
+    r = await call(router.url, key, 'POST', '/v1/completions', { model: 'cmpnode/base-model', prompt: 'Say hi', max_tokens: 8 });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.object).toBe('text_completion');
+    expect(lastRequest('openai.chat').json.model).toBe('base-model');
+    expect(mock.requests.filter((x) => x.endpoint === 'openai.completions').length).toBe(before);
+  });
+
   it('anthropic-compatible: a trailing /messages is stripped; x-api-key and anthropic-version sent', async () => {
     const node = await createNode({
       name: 'Anthropic proxy',
@@ -172,6 +194,7 @@ describe('provider nodes', () => {
       ['slash in prefix', { ...base, prefix: 'a/b' }],
       ['empty prefix', { ...base, prefix: '' }],
       ['bad apiType', { ...base, apiType: 'completions' }],
+      ['completions not a boolean', { ...base, completions: 'yes' }],
       ['bad header name', { ...base, customHeaders: { 'bad header': 'x' } }],
       ['unknown field', { ...base, extra: 1 }],
       ['missing baseUrl', { name: 'x', prefix: 'okprefix', type: 'openai-compatible' }],

@@ -6,8 +6,9 @@ import type { ProviderNode } from '../../shared/records.js';
 
 export type { ProviderNode };
 
-export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'customHeaders'> & {
+export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'completions' | 'customHeaders'> & {
   apiType?: ProviderNode['apiType'];
+  completions?: boolean;
   customHeaders?: Record<string, string>;
 };
 
@@ -18,6 +19,7 @@ interface Row {
   type: ProviderNode['type'];
   base_url: string;
   api_type: ProviderNode['apiType'];
+  completions: number;
   custom_headers: string;
   created_at: string;
   updated_at: string;
@@ -30,6 +32,7 @@ const fromRow = (r: Row): ProviderNode => ({
   type: r.type,
   baseUrl: r.base_url,
   apiType: r.api_type,
+  completions: r.completions !== 0,
   customHeaders: JSON.parse(r.custom_headers) as Record<string, string>,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -58,7 +61,9 @@ export function nodeProvider(node: ProviderNode): ProviderDef {
       ...(anthropic ? { 'anthropic-version': '2023-06-01' } : {}),
       ...Object.fromEntries(Object.entries(node.customHeaders).map(([k, v]) => [k.toLowerCase(), v])),
     },
-    endpoints: anthropic ? { models: true } : { embeddings: true, models: true, responses: node.apiType === 'responses' },
+    endpoints: anthropic
+      ? { models: true }
+      : { embeddings: true, models: true, responses: node.apiType === 'responses', completions: node.completions },
     models: [],
   };
 }
@@ -92,9 +97,20 @@ export class NodeStore {
     const id = randomUUID();
     this.db
       .prepare(
-        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, completions, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(id, input.name, input.prefix, input.type, normalizeNodeBaseUrl(input.type, input.baseUrl), input.apiType ?? 'chat', JSON.stringify(input.customHeaders ?? {}), now, now);
+      .run(
+        id,
+        input.name,
+        input.prefix,
+        input.type,
+        normalizeNodeBaseUrl(input.type, input.baseUrl),
+        input.apiType ?? 'chat',
+        input.completions === false ? 0 : 1,
+        JSON.stringify(input.customHeaders ?? {}),
+        now,
+        now,
+      );
     this.reload();
     return this.get(id)!;
   }
@@ -105,8 +121,8 @@ export class NodeStore {
     const next = { ...cur, ...patch };
     next.baseUrl = normalizeNodeBaseUrl(next.type, next.baseUrl);
     this.db
-      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
-      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, JSON.stringify(next.customHeaders), new Date().toISOString(), id);
+      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, completions = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, next.completions ? 1 : 0, JSON.stringify(next.customHeaders), new Date().toISOString(), id);
     this.reload();
     return this.get(id);
   }
