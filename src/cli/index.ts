@@ -25,6 +25,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['webhooks', () => import('./commands/webhooks.js')],
   ['memory', () => import('./commands/memory.js')],
   ['backup', () => import('./commands/backup.js')],
+  ['sync', () => import('./commands/sync.js')],
   ['password', () => import('./commands/password.js')],
   ['token', () => import('./commands/token.js')],
   ['config-tool', () => import('./commands/config-tool.js')],

@@ -152,8 +152,14 @@ export class ConnectionStore {
     return this.get(id)!;
   }
 
-  /** Replaces the given fields; credential fields merge into the stored credential. */
-  update(id: string, patch: Partial<ConnectionInput> & { testStatus?: string | null; lastError?: string | null; lastTestedAt?: string | null }): Connection | undefined {
+  /**
+   * Replaces the given fields; credential fields merge into the stored credential. `updatedAt` (sync only)
+   * keeps the time of the remote's last change instead of now, so last-modified comparisons stay true.
+   */
+  update(
+    id: string,
+    patch: Partial<ConnectionInput> & { testStatus?: string | null; lastError?: string | null; lastTestedAt?: string | null; updatedAt?: string },
+  ): Connection | undefined {
     const cur = this.get(id);
     if (!cur) return undefined;
     const credential = patch.credential ? { ...cur.credential, ...patch.credential } : cur.credential;
@@ -166,7 +172,7 @@ export class ConnectionStore {
          is_active = ?, test_status = ?, last_error = ?, last_tested_at = ?, updated_at = ? WHERE id = ?`,
       )
       .run(next.name, next.authKind, this.encrypt(id, credential), next.expiresAt ?? null, next.priority, JSON.stringify(next.providerSpecificData),
-        next.isActive ? 1 : 0, next.testStatus, next.lastError, next.lastTestedAt, new Date().toISOString(), id);
+        next.isActive ? 1 : 0, next.testStatus, next.lastError, next.lastTestedAt, patch.updatedAt ?? new Date().toISOString(), id);
     this.reload();
     return this.get(id);
   }

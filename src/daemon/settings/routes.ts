@@ -1,6 +1,7 @@
 import { badRequest } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import { maskTelegramToken, publicSettings, settingsPatchSchema } from './store.js';
+import { SECRET_MASK } from '../sync/settings.js';
 
 /** Settings: read all, patch some (validated, unknown keys rejected). */
 export const settingsRoutes: RouteDef[] = [
@@ -28,6 +29,8 @@ export const settingsRoutes: RouteDef[] = [
         }
         delete body.telegramBotToken;
       }
+      // The same for the sync secret: its mask means "unchanged".
+      if (body.cloudSync?.secret === SECRET_MASK) body.cloudSync = { ...body.cloudSync, secret: services.settings.get().cloudSync.secret };
       return publicSettings(services.settings.update(body));
     },
   }),

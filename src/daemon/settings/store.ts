@@ -3,6 +3,7 @@ import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
 import { compressionSettingsSchema } from '../compression/settings.js';
 import { outboundProxySettingsSchema } from '../net/settings.js';
+import { cloudSyncSettingsSchema, SECRET_MASK } from '../sync/settings.js';
 
 const MiB = 1024 * 1024;
 
@@ -89,6 +90,8 @@ export const settingsSchema = z.object({
   compression: compressionSettingsSchema.prefault({}),
   /** Outbound proxy for upstream, OAuth token and webhook calls (docs/operations.md "Outbound proxy"). */
   outboundProxy: outboundProxySettingsSchema.prefault({}),
+  /** Sync with another router or an HTTPS endpoint (docs/operations.md "Sync between machines"). */
+  cloudSync: cloudSyncSettingsSchema.prefault({}),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -111,13 +114,19 @@ export function maskTelegramToken(token: string): string {
 
 /** Settings as replies show them: secrets masked. */
 export function publicSettings(s: Settings): Settings {
-  return { ...s, telegramBotToken: maskTelegramToken(s.telegramBotToken) };
+  return {
+    ...s,
+    telegramBotToken: maskTelegramToken(s.telegramBotToken),
+    cloudSync: { ...s.cloudSync, secret: s.cloudSync.secret ? SECRET_MASK : '' },
+  };
 }
 
 type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
 
 /** Settings that hold credentials: stored encrypted (`{"enc": ...}`), never as plain text. */
 const SECRET_SETTINGS: ReadonlySet<string> = new Set<keyof Settings>(['telegramBotToken']);
+/** Object settings with one credential field, stored encrypted the same way. */
+const NESTED_SECRETS: Readonly<Record<string, string>> = { cloudSync: 'secret' };
 
 /**
  * Settings with one owner: read from memory, written through to the database, listeners told of changes.
@@ -143,6 +152,10 @@ export class SettingsStore {
         if (opened === undefined) continue;
         if (typeof value === 'string' && value !== '' && keyFile) plainSecrets.push(row.key);
         stored[row.key] = opened;
+      } else if (NESTED_SECRETS[row.key] && value && typeof value === 'object') {
+        const field = NESTED_SECRETS[row.key]!;
+        const inner = (value as Record<string, unknown>)[field];
+        stored[row.key] = { ...value, [field]: inner === undefined ? '' : (this.open(`${row.key}.${field}`, inner) ?? '') };
       } else stored[row.key] = value;
     }
     // A stored value that no longer validates (older bounds) falls back to its default rather than failing start.
@@ -168,6 +181,13 @@ export class SettingsStore {
   private stored(key: keyof Settings, value: unknown): string {
     if (SECRET_SETTINGS.has(key) && this.keyFile && typeof value === 'string' && value !== '') {
       return JSON.stringify({ enc: encryptSecret(value, this.keyFile, `setting:${key}`) });
+    }
+    const field = NESTED_SECRETS[key];
+    if (field && this.keyFile && value && typeof value === 'object') {
+      const inner = (value as Record<string, unknown>)[field];
+      if (typeof inner === 'string' && inner !== '') {
+        return JSON.stringify({ ...value, [field]: { enc: encryptSecret(inner, this.keyFile, `setting:${key}.${field}`) } });
+      }
     }
     return JSON.stringify(value);
   }

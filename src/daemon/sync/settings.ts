@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/** Mask shown for a stored sync secret (GET /api/settings); a PATCH echoing it keeps the stored one. */
+export const SECRET_MASK = '********';
+
+/** The `cloudSync` setting (CONTRACT; docs/operations.md "Sync between machines"). */
+export const cloudSyncSettingsSchema = z
+  .object({
+    /** The remote: another router's `/api/sync/cloud/remote`, or an HTTPS endpoint speaking the same protocol. */
+    url: z.union([z.literal(''), z.string().max(2000).url().refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL')]).default(''),
+    /** Shared secret of both sides: signs every request and reply (X-Cloud-Sig) and seals credentials. */
+    secret: z.union([z.literal(''), z.literal(SECRET_MASK), z.string().min(16).max(256)]).default(''),
+    /** Sync on: this router syncs, and answers a remote's requests at /api/sync/cloud/remote. */
+    enabled: z.boolean().default(false),
+    /** Let tokens and providerSpecificData from the remote overwrite (and fill in) local ones. Off by default. */
+    overwriteCredentials: z.boolean().default(false),
+  })
+  .strict();
+export type CloudSyncSettings = z.infer<typeof cloudSyncSettingsSchema>;
