@@ -2,6 +2,7 @@ import type { DaemonMessage } from '../shared/wire.js';
 import { appendFileSync } from 'node:fs';
 import { resolveHome, statePaths } from '../shared/paths.js';
 import { runDaemon } from './main.js';
+import { closeUpstreams } from './proxy/upstream.js';
 
 /**
  * A detached daemon has no terminal: fatal errors go to its log file, synchronously, before exiting (and to
@@ -53,6 +54,9 @@ export async function daemonMain(): Promise<void> {
   // The starter disconnects after reading this; the daemon then lives on its own.
   process.on('disconnect', () => {});
   await outcome.stopped;
+  // Pooled upstream connections (direct and through outbound proxies) end with a close, not a reset. Here,
+  // where the process ends: an in-process daemon (tests) leaves the shared pool to the next one.
+  await Promise.race([closeUpstreams().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
   process.exit(0);
 }
 

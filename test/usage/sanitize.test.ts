@@ -35,4 +35,26 @@ describe('sanitizeHeaderValue', () => {
     expect(sanitizeHeaderValue(null)).toBeNull();
     expect(sanitizeHeaderValue('\r\n\t ')).toBeNull();
   });
+
+  // The relay route's log line uses the same function (spec relay rule 8); the table it had of its own.
+  const table: Array<[string, string | null | undefined, string | null]> = [
+    ['CR LF (log line forging) removed', 'ua\r\n{"level":"error"}', 'ua{"level":"error"}'],
+    ['NUL, TAB, ESC (C0) removed', 'a\u0000b\tc\u001b[31md', 'abc[31md'],
+    ['DEL removed', 'a\u007fb', 'ab'],
+    ['C1 controls removed (U+0080, U+0085 NEL, U+009B CSI, U+009F)', 'a\u0080b\u0085c\u009bd\u009fe', 'abcde'],
+    ['line/paragraph separators and bidi overrides removed', 'a\u2028b\u2029c\u202ed\u2066e', 'abcde'],
+    ['printable non-ASCII kept (U+00A0 and above)', 'caf\u00e9 \u00a0\u4e2d\u6587 \u{1f600}', 'caf\u00e9 \u00a0\u4e2d\u6587 \u{1f600}'],
+    ['only control characters -> null', '\r\n\t\u0000', null],
+    ['256 characters kept whole', 'x'.repeat(256), 'x'.repeat(256)],
+    ['257 characters capped at 256', 'x'.repeat(257), 'x'.repeat(256)],
+    ['a surrogate pair is never cut in half', 'x'.repeat(255) + '\u{1f600}z', 'x'.repeat(255)],
+  ];
+  it.each(table)('%s', (_name, input, want) => {
+    expect(sanitizeHeaderValue(input)).toBe(want);
+  });
+
+  it('accepts another cap; huge values cost the cap, not their size', () => {
+    expect(sanitizeHeaderValue('abcdef', 3)).toBe('abc');
+    expect(sanitizeHeaderValue('a'.repeat(20_000))!.length).toBe(256);
+  });
 });

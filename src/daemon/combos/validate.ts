@@ -64,25 +64,6 @@ export interface ComboContext {
   combos: ComboStore;
 }
 
-/** What a model string names: another combo, or a provider's model. */
-export type ComboTargetKind =
-  | { kind: 'combo'; combo: ComboRecord }
-  | { kind: 'provider'; def: ProviderDef; model: string };
-
-/**
- * Classifies a model string the way combos read it: an exact combo name first, then `<provider>/<model>`
- * with a known provider (id, alias, node id or node prefix). Undefined for anything else.
- */
-export function classifyModel(
-  model: string,
-  ctx: { providers: Pick<ProviderDirectory, 'split'>; combos: Pick<ComboLookup, 'byName'> },
-): ComboTargetKind | undefined {
-  const combo = ctx.combos.byName(model);
-  if (combo) return { kind: 'combo', combo };
-  const split = ctx.providers.split(model);
-  return split ? { kind: 'provider', def: split.def, model: split.model } : undefined;
-}
-
 /**
  * Checks a shape-valid body against the current state and returns what to store. `selfId` is the combo
  * being replaced (PUT). Throws RouterError:

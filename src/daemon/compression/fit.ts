@@ -1,7 +1,7 @@
 import { RouterError } from '../http/errors.js';
 import { estimateTokens } from '../proxy/count-tokens.js';
 import type { IrMessage, IrRequest } from '../translate/ir.js';
-import { tokenizer } from './tokens.js';
+import { tokenizer } from '../tokenizer.js';
 
 /** What fitting did to a request. */
 export interface FitResult {

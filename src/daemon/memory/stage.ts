@@ -1,3 +1,4 @@
+import { replyText } from '../translate/util/reply-text.js';
 import type { RequestStage } from '../proxy/stages.js';
 import { LruMap } from '../routing/lru.js';
 import { HEADER } from '../../shared/headers.js';
@@ -23,12 +24,6 @@ export function lastUserText(request: IrRequest): string {
   return request.legacy?.prompt ?? '';
 }
 
-function replyText(response: IrResponse): string {
-  return response.parts
-    .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
-    .map((p) => p.text)
-    .join('');
-}
 
 /** The leading system block injected into a request. */
 export function memoryBlock(memories: RetrievedMemory[]): string {

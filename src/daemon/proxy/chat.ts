@@ -1,3 +1,4 @@
+import { replyText } from '../translate/util/reply-text.js';
 import { FastResponse } from 'srvx';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -140,16 +141,6 @@ function prepare(
   };
 }
 
-/** The text of a reply (text, refusal, thinking, tool arguments), for estimating its tokens. */
-function replyText(res: IrResponse): string {
-  let out = '';
-  for (const p of res.parts) {
-    if (p.type === 'text' || p.type === 'refusal' || p.type === 'thinking') out += p.text;
-    else if (p.type === 'tool_call') out += p.name + p.arguments;
-  }
-  return out;
-}
-
 /** Usage of a legacy text completion (same field names as Chat Completions). */
 function legacyUsage(parsed: unknown): IrResponse['usage'] {
   const u = (parsed as { usage?: { prompt_tokens?: number; completion_tokens?: number } })?.usage;
@@ -290,7 +281,7 @@ async function jsonReply(
     prepared.capture.clientResponse(200, { 'content-type': 'application/json' }, body);
   }
   const usage = response?.usage ?? legacyUsage(parsed);
-  const outputText = usage === undefined && response ? replyText(response) : undefined;
+  const outputText = usage === undefined && response ? replyText(response, 'generated') : undefined;
   outcome.status = 200;
   outcome.usage = usage;
   outcome.finishReason = response?.finishReason;
@@ -345,7 +336,7 @@ async function streamReply(
       client: (t: string) => prepared.capture!.append('client', t),
     },
     onDone: (s: StreamSummary) => {
-      const outputText = s.usage.outputTokens === undefined ? replyText(s.response) : undefined;
+      const outputText = s.usage.outputTokens === undefined ? replyText(s.response, 'generated') : undefined;
       outcome.status = 200;
       outcome.usage = s.usage;
       outcome.finishReason = s.finishReason;

@@ -8,20 +8,13 @@ import type { IrRequest } from '../translate/ir.js';
 import { execute, finishOutcome } from './execute.js';
 import { postJson } from './json-call.js';
 import type { ProxyCall } from './outcome.js';
+import { tokenizer } from '../tokenizer.js';
 import { joinUrl, type Target } from './target.js';
 import { attemptErrorResponse } from './upstream-error.js';
 
-let tokenizer: Promise<(text: string) => number[]> | undefined;
-
-/** gpt-tokenizer, loaded on first use so an idle daemon does not carry its tables. */
-function encoder(): Promise<(text: string) => number[]> {
-  tokenizer ??= import('gpt-tokenizer').then((m) => m.encode);
-  return tokenizer;
-}
-
 /** Estimates the prompt tokens of an IR request: system, messages and tool definitions. */
 export async function estimateTokens(ir: IrRequest): Promise<number> {
-  const encode = await encoder();
+  const { encode } = await tokenizer();
   let text = ir.system.map((p) => p.text).join('\n');
   for (const msg of ir.messages) {
     for (const part of msg.parts) {

@@ -1,3 +1,4 @@
+import { replyText } from '../translate/util/reply-text.js';
 import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { Services } from '../services.js';
@@ -104,11 +105,7 @@ export function internalChat(
     },
     read(json, t) {
       const res = getUpstreamCodec(t.format).decodeResponse(json);
-      const text = res.parts
-        .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
-        .map((p) => p.text)
-        .join('');
-      return { value: text, usage: res.usage };
+      return { value: replyText(res), usage: res.usage };
     },
   });
 }

@@ -6,7 +6,7 @@ import { route, type RouteContext, type RouteDef } from '../http/routes.js';
 import type { WireFormat } from '../translate/ir.js';
 import { anthropicModelList, geminiModelList, openAiModelList } from './catalog.js';
 import { RELAY_PATH, runChat } from './chat.js';
-import { sanitizeHeaderValue } from '../quotas/headers.js';
+import { sanitizeHeaderValue } from '../usage/sanitize.js';
 import { countTokens } from './count-tokens.js';
 import { runEmbeddings } from './embeddings.js';
 

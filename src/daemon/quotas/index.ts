@@ -22,7 +22,6 @@ import { TokenBudgets, type BudgetScope, type ThresholdEvent, type TokenBudget }
 import type { SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
 
-export { sanitizeHeaderValue } from './headers.js';
 
 /** The `code` of a 429 refused by this module. */
 export type QuotaCode = 'daily_request_limit' | 'token_limit' | 'relay_rate_limit_key' | 'relay_rate_limit_ip';

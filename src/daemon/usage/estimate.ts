@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { getClientCodec } from '../translate/registry.js';
 import type { IrRequest, WireFormat } from '../translate/ir.js';
-import { countPieces, heuristicCount, type CountFn } from './token-count.js';
+import { countPieces, heuristicCount } from './token-count.js';
+import { tokenizer } from '../tokenizer.js';
 
 /** Per-message framing tokens the chat formats add (same allowance as /v1/messages/count_tokens). */
 const PER_MESSAGE = 3;
@@ -73,7 +74,6 @@ export class TokenEstimator {
   private workerFailed = false;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private tokenizer?: Promise<CountFn>;
   private closed = false;
 
   constructor(private readonly workerUrl: URL = new URL('./estimate-worker.js', import.meta.url)) {}
@@ -140,8 +140,7 @@ export class TokenEstimator {
   }
 
   private async inThread(texts: string[]): Promise<number[]> {
-    this.tokenizer ??= import('gpt-tokenizer').then((m) => m.countTokens as CountFn);
-    const count = await this.tokenizer;
+    const { countTokens: count } = await tokenizer();
     const out: number[] = [];
     for (const text of texts) {
       let total = 0;
