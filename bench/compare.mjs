@@ -4,7 +4,9 @@
 // else runs on the machine).
 //
 //   node bench/compare.mjs --a /path/to/checkoutA --b /path/to/checkoutB [--kind nonstream|stream|anthropic] [--b-node "--flag"]
-//                          [--rounds 4] [--ms 3000] [--connections 32]
+//                          [--rounds 4] [--ms 3000] [--connections 32] [--b-env "K=V K2=V2"]
+// --a-env / --b-env: extra environment for that build's daemon (e.g. a trace collector that does not answer:
+// --b-env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9"); A and B may then be the same checkout.
 // Each checkout needs dist/ (built) and node_modules/ (a symlink to this repo's is fine).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -40,7 +42,7 @@ for (const [name, dir] of Object.entries(builds)) {
   // --a-node / --b-node: extra Node flags for that build's daemon (e.g. "--max-semi-space-size=4").
   const nodeFlags = (arg(`${name.toLowerCase()}-node`) ?? '').split(' ').filter(Boolean);
   const h = spawnNode([...nodeFlags, '--import', pathToFileURL(join(LIB, 'probe.mjs')).href, join(dir, 'dist/daemon/entry.js'), '--home', home, '--host', '127.0.0.1', '--port', '0'], {
-    env: { ROUTER_START_NONCE: 'bench' },
+    env: { ROUTER_START_NONCE: 'bench', ...Object.fromEntries((arg(`${name.toLowerCase()}-env`) ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) },
     name: `router ${name}`,
   });
   const ready = await h.ready;

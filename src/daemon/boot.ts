@@ -39,6 +39,7 @@ import { cacheScopeMiddleware } from './cache/scope.js';
 import { BackupService, backupBeforeMigrations } from './backups/service.js';
 import { Metrics } from './observability/metrics.js';
 import { tracingFromSettings } from './observability/setup.js';
+import { traceContentStage, TRACE_CONTENT_STAGE_ORDER } from './observability/content-stage.js';
 
 export interface BootOptions {
   home: string;
@@ -100,6 +101,7 @@ export function bootServices(opts: BootOptions): Services {
   const resilience = new Resilience(db, connections, settings, events, log);
   const label = (id: string) => providerDirectory.label(id);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
+  if (tracing?.capturesContent) stages.register(traceContentStage(tracing), TRACE_CONTENT_STAGE_ORDER);
   const metrics = new Metrics({ usage, resilience, connections, label, version: VERSION, spansDropped: tracing && (() => tracing.dropped) }).attach();
   const services: Services = {
     db,

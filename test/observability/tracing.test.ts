@@ -36,11 +36,11 @@ async function daemon(env: Record<string, string>, home?: string): Promise<{ rou
   return { router, key };
 }
 
-async function chat(router: RouterProcess, key: string, model: string, headers: Record<string, string> = {}) {
+async function chat(router: RouterProcess, key: string, model: string, headers: Record<string, string> = {}, stream = false) {
   const res = await fetch(`${router.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'the secret word is pelican' }] }),
+    body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'the secret word is pelican' }] }),
   });
   return { status: res.status, traceId: res.headers.get('x-router-trace-id')!, text: await res.text() };
 }
@@ -91,6 +91,7 @@ describe('OTLP trace export', () => {
     expect(root.attributes).toMatchObject({ 'gen_ai.request.model': 'fo', 'gen_ai.response.model': 'b', 'router.trace_id': r.traceId, 'http.response.status_code': 200 });
     expect('router.cost_usd' in root.attributes).toBe(true);
     expect(JSON.stringify(spans)).not.toContain('pelican');
+    expect(JSON.stringify(spans)).not.toContain('gen_ai.output.messages');
     // Propagation is off by default: the upstream saw no traceparent.
     expect(mock.requests.every((q) => q.headers.traceparent === undefined)).toBe(true);
     mock.reset();
@@ -123,8 +124,17 @@ describe('content and propagation opt-ins', () => {
       const spans = await until(() => (traceSpans(id).length >= 2 ? traceSpans(id) : undefined));
       const root = spans.find((s) => s.parentSpanId === undefined)!;
       expect(String(root.attributes['gen_ai.input.messages'])).toContain('pelican');
+      // The completion too, as GenAI output messages: a whole reply and a streamed one.
+      expect(JSON.parse(String(root.attributes['gen_ai.output.messages']))).toEqual([
+        { role: 'assistant', parts: [{ type: 'text', content: 'served by b' }], finish_reason: 'stop' },
+      ]);
       const sent = mock.requests.at(-1)!.headers.traceparent as string;
       expect(sent).toMatch(new RegExp(`^00-${id}-${root.spanId}-01$`));
+      const streamed = await chat(router, key, 'groq/b', {}, true);
+      expect(streamed.status).toBe(200);
+      const sid = streamed.traceId.replaceAll('-', '');
+      const sroot = (await until(() => (traceSpans(sid).length >= 2 ? traceSpans(sid) : undefined))).find((s) => s.parentSpanId === undefined)!;
+      expect(String(sroot.attributes['gen_ai.output.messages'])).toContain('served by b');
     } finally {
       mock.reset();
       await router.stop();

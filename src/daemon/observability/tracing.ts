@@ -6,6 +6,7 @@ import { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator, type Readab
 import type { Logger } from '../logger.js';
 import { redactSecrets } from '../providers/mask.js';
 import type { ConnectionStore } from '../providers/connections.js';
+import type { IrResponse } from '../translate/ir.js';
 import type { UsageRecord } from '../usage/record.js';
 import type { UsageService } from '../usage/service.js';
 
@@ -13,7 +14,7 @@ import type { UsageService } from '../usage/service.js';
 const MAX_QUEUE = 2048;
 /** A request whose reply never got recorded is closed after this long (its entry freed). */
 const STALE_MS = 15 * 60_000;
-/** Characters of prompt content exported per span when content export is on. */
+/** Characters of prompt (and of completion) content exported per span when content export is on. */
 const MAX_CONTENT = 16_000;
 
 export interface TracingOptions {
@@ -50,6 +51,8 @@ interface Open {
   /** Epoch ms the next attempt span starts at (the request start, then each attempt's end). */
   cursor: number;
   content?: string;
+  /** The reply's content (content export only), when the reply is complete. */
+  output?: string;
   opened: number;
 }
 
@@ -121,6 +124,8 @@ export class Tracing {
   private readonly ids = new RouterIdGenerator();
   private readonly exporter: CountingExporter;
   private readonly open = new Map<string, Open>();
+  /** Requests served, whose span ends at the next turn (content export: the stream's completion comes then). */
+  private readonly ending = new Map<string, Open>();
   private readonly unsubscribe: () => void;
   private readonly sweep: NodeJS.Timeout;
 
@@ -145,6 +150,20 @@ export class Tracing {
 
   get propagates(): boolean {
     return this.opts.propagate;
+  }
+
+  /** Whether prompt and completion content are exported (the content stage runs only then). */
+  get capturesContent(): boolean {
+    return this.opts.captureContent;
+  }
+
+  /**
+   * A reply is complete (content export only): its content goes on the request span. A non-streamed reply
+   * completes before its usage record; a stream right after it, in the same turn (see `attempt`).
+   */
+  completion(traceId: string, response: IrResponse): void {
+    const o = this.open.get(traceId) ?? this.ending.get(traceId);
+    if (o) o.output = outputOf(response);
   }
 
   /** A client request begins: its span starts, as a child of the client's traceparent when valid. */
@@ -197,8 +216,9 @@ export class Tracing {
   async close(): Promise<void> {
     this.unsubscribe();
     clearInterval(this.sweep);
-    for (const o of this.open.values()) o.span.end();
+    for (const o of [...this.open.values(), ...this.ending.values()]) o.span.end();
     this.open.clear();
+    this.ending.clear();
     await this.provider.shutdown().catch(() => {});
   }
 
@@ -237,8 +257,18 @@ export class Tracing {
       if (attrs[k] !== undefined) root.setAttribute(k, attrs[k]!);
     }
     root.setAttribute('http.response.status_code', rec.status);
-    if (o.content !== undefined) root.setAttribute('gen_ai.input.messages', this.mask(o.content, rec.connectionId));
-    root.end(rec.ts);
+    if (o.content === undefined) {
+      root.end(rec.ts);
+      return;
+    }
+    root.setAttribute('gen_ai.input.messages', this.mask(o.content, rec.connectionId));
+    // A streamed reply's completion is handed over right after its usage record: end the span a turn later.
+    this.ending.set(rec.traceId, o);
+    setImmediate(() => {
+      this.ending.delete(rec.traceId);
+      if (o.output !== undefined) root.setAttribute('gen_ai.output.messages', this.mask(o.output, rec.connectionId));
+      root.end(rec.ts);
+    });
   }
 
   /** Content as traffic capture keeps it: the serving account's credentials masked wherever they appear. */
@@ -267,6 +297,17 @@ function contentOf(raw: Record<string, unknown>): string {
   } catch {
     text = '';
   }
+  return text.length > MAX_CONTENT ? `${text.slice(0, MAX_CONTENT)}...` : text;
+}
+
+/** A reply as GenAI `gen_ai.output.messages` JSON (text and tool calls), capped. */
+function outputOf(res: IrResponse): string {
+  const parts: Array<Record<string, string>> = [];
+  for (const p of res.parts) {
+    if (p.type === 'text' || p.type === 'refusal') parts.push({ type: 'text', content: p.text });
+    else if (p.type === 'tool_call') parts.push({ type: 'tool_call', name: p.name, arguments: p.arguments });
+  }
+  const text = JSON.stringify([{ role: 'assistant', parts, finish_reason: res.finishReason ?? null }]);
   return text.length > MAX_CONTENT ? `${text.slice(0, MAX_CONTENT)}...` : text;
 }
 
