@@ -320,7 +320,7 @@ describe('human output (snapshots with fixed data)', () => {
       ]),
     ).toMatchSnapshot();
     expect(
-      formatNodes([{ id: 'n1', name: 'GPU box', prefix: 'vllm', type: 'openai-compatible', baseUrl: 'http://gpu:8000/v1', apiType: 'chat', customHeaders: {}, createdAt: '2025-06-01T12:00:00.000Z', updatedAt: '' }]),
+      formatNodes([{ id: 'n1', name: 'GPU box', prefix: 'vllm', type: 'openai-compatible', baseUrl: 'http://gpu:8000/v1', apiType: 'chat', completions: true, customHeaders: {}, createdAt: '2025-06-01T12:00:00.000Z', updatedAt: '' }]),
     ).toMatchSnapshot();
   });
 

@@ -103,7 +103,7 @@ function req(over: Partial<LiveRequest> = {}): LiveRequest {
     userAgent: 'OpenAI/JS 6.1.0',
     forwardedFor: null,
     ...over,
-  };
+  } as LiveRequest;
 }
 
 /** Log rows come newest first, with ids. */

@@ -238,7 +238,7 @@ describe('API keys as client credentials', () => {
 
   it('accepts Authorization: Bearer, x-api-key and x-goog-api-key', async () => {
     for (const h of [{ authorization: `Bearer ${proxyKey}` }, { 'x-api-key': proxyKey }, { 'x-goog-api-key': proxyKey }]) {
-      const r = await call(tierApp, '/test-only/client', remote(h));
+      const r = await call(tierApp, '/test-only/client', remote(h as unknown as Record<string, string>));
       expect(r.status, JSON.stringify(Object.keys(h))).toBe(200);
       expect(r.body.via).toBe('api-key');
     }

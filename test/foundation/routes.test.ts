@@ -118,7 +118,7 @@ describe('X-Router-Version on every response', () => {
       // The shutdown route's callback is a no-op in bootServices without requestShutdown.
       const url = samplePath(r.path);
       const body = r.method === 'GET' || r.method === 'DELETE' ? undefined : '{}';
-      const headers = body ? { 'content-type': 'application/json' } : {};
+      const headers: Record<string, string> = body ? { 'content-type': 'application/json' } : {};
       await check(`${id(r)} anonymous remote`, url, { method: r.method, headers, body }, '203.0.113.1');
       await check(`${id(r)} CLI token`, url, { method: r.method, headers: { ...headers, ...cli }, body }, '127.0.0.1');
     }

@@ -210,7 +210,7 @@ describe('in process: the fast path against the h3 app', () => {
   }
 
   it('a missing or invalid key is the same 401 with the standard body', async () => {
-    for (const headers of [{ 'content-type': 'application/json' }, { authorization: 'Bearer sk-nope', 'content-type': 'application/json' }]) {
+    for (const headers of [{ 'content-type': 'application/json' }, { authorization: 'Bearer sk-nope', 'content-type': 'application/json' }] as Record<string, string>[]) {
       const { fast, viaH3 } = await both('/v1/chat/completions', { headers, body: JSON.stringify(chat) });
       expectStandardError(fast, 401);
       expect(stable(fast)).toEqual(stable(viaH3));

@@ -18,7 +18,7 @@ export async function raw(
   const res = await fetch(`${router.url}${path}`, {
     method,
     headers: { 'x-router-cli-token': router.cliToken, ...init.headers },
-    body: init.body,
+    body: init.body as BodyInit | undefined,
   });
   const bytes = Buffer.from(await res.arrayBuffer());
   let json: any;

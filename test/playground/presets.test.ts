@@ -216,7 +216,7 @@ describe('preset auth and ownership', () => {
         ['DELETE', `${PRESETS}/${r.json.id}`],
         ['POST', '/api/playground/improve-prompt', { model: 'openai/gpt-4o', prompt: 'x' }],
       ] as const) {
-        const res = await call(method, path, body, headers);
+        const res = await call(method, path, body, headers as Record<string, string> | undefined);
         expect(res.status, `${method} ${path}`).toBe(401);
         expect(res.json.error.type).toBe('authentication_error');
       }

@@ -48,7 +48,7 @@ const FIXTURES = ['basic', 'streaming', 'streaming-usage', 'text-batch', 'suffix
 describe.each(FIXTURES)('%s', (file) => {
   it('through router equals the direct reply, and the upstream gets the request as sent', async () => {
     const [recorded] = loadRecording(file);
-    const sent = JSON.parse(recorded!.request.body) as Record<string, unknown>;
+    const sent = JSON.parse(recorded!.request.body!) as Record<string, unknown>;
     // Direct: the client talking to the upstream itself.
     mock.enqueue({ type: 'replay', file });
     const direct = await fetch(`${mock.openaiBase}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: recorded!.request.body });

@@ -184,7 +184,7 @@ describe('bad upstreams', () => {
     mock.enqueue({ type: 'drop-mid-stream', afterChunks: 3, then: { type: 'text', text: 'one two three four five six', chunks: 6 } });
     await expect(
       (async () => {
-        for await (const _ of await client.chat.completions.create({ ...chat, stream: true } as any)) void _;
+        for await (const _ of (await client.chat.completions.create({ ...chat, stream: true } as any)) as unknown as AsyncIterable<unknown>) void _;
       })(),
     ).rejects.toThrow();
     expect((await fetch(`${router.url}/api/health`)).status).toBe(200);

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalModel, globMatch } from '../../src/daemon/quotas/index.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
 import { type Env, T0, keyAuth, makeEnv, refusal, sessionAuth } from './helpers.js';
+import type { RouterEvent } from '../../src/daemon/events/types.js';
 
 const OPENAI = { provider: 'openai', model: 'gpt-4o', relay: false, clientIp: '' };
 const MIDNIGHT = Date.UTC(2025, 2, 11);
@@ -18,7 +19,8 @@ beforeEach(() => {
 afterEach(() => env.close());
 
 const auth = (id: string) => keyAuth(env.keys.get(id)!);
-const data = () => env.seen.map((e) => e.data);
+// quota.warning events land here too: their data has period and threshold.
+const data = () => env.seen.map((e) => e.data as RouterEvent<'quota.exceeded'>['data'] & { period?: string; threshold?: number });
 
 describe('quota.exceeded', () => {
   it('daily requests: once at 80% and once at 100%, nothing when refused, re-armed the next day', () => {

@@ -171,12 +171,12 @@ export function hits(mock: MockUpstream, model: string): MockRequest[] {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` until it returns a truthy value or the time is up. */
-export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 5000, stepMs = 25): Promise<T> {
+/** Polls `fn` until it returns a truthy value (its type, without the falsy ones) or the time is up. */
+export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 5000, stepMs = 25): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (v) return v;
+    if (v) return v as NonNullable<T>;
     if (Date.now() > end) throw new Error('condition not met in time');
     await sleep(stepMs);
   }

@@ -205,7 +205,7 @@ describe('estimation', () => {
       usage: {},
       streamed: true,
       call: { clientFormat: 'anthropic', raw: { model: 'anthropic/claude-haiku-4-5', max_tokens: 5, system: 'Be brief.', messages: [{ role: 'user', content }] }, model: 'anthropic/claude-haiku-4-5', stream: true, endpoint: '/v1/messages' },
-      target: { provider: { id: 'anthropic' }, model: 'claude-haiku-4-5', publicModel: 'anthropic/claude-haiku-4-5' },
+      target: { provider: { id: 'anthropic' }, model: 'claude-haiku-4-5', publicModel: 'anthropic/claude-haiku-4-5' } as never,
       outputText: 'A short answer.',
     });
     recordOutcome(services, o);
