@@ -142,6 +142,28 @@ describe('content and propagation opt-ins', () => {
   });
 });
 
+describe('OTLP encodings', () => {
+  it('protobuf by default (decoded with the official OTLP classes); http/json when OTEL_EXPORTER_OTLP_PROTOCOL says so', async () => {
+    for (const [protocol, encoding] of [[undefined, 'protobuf'], ['http/json', 'json']] as const) {
+      const env: Record<string, string> = { ...OTEL_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
+      if (protocol) env.OTEL_EXPORTER_OTLP_PROTOCOL = protocol;
+      const { router, key } = await daemon(env);
+      try {
+        script(mock);
+        const before = collector.encodings.length;
+        const r = await chat(router, key, 'groq/b');
+        const id = r.traceId.replaceAll('-', '');
+        const spans = await until(() => (traceSpans(id).length >= 2 ? traceSpans(id) : undefined));
+        expect(spans.find((s) => s.parentSpanId === undefined)!.attributes['gen_ai.provider.name']).toBe('groq');
+        expect(new Set(collector.encodings.slice(before))).toEqual(new Set([encoding]));
+      } finally {
+        mock.reset();
+        await router.stop();
+      }
+    }
+  });
+});
+
 describe('a dead collector', () => {
   it('never breaks proxying, and the dropped spans are counted in /metrics', async () => {
     const port = await new Promise<number>((resolve) => {

@@ -23,8 +23,14 @@ export function tracingFromSettings(o: {
   const s = o.settings.get();
   if (!s.otelEndpoint && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT && !env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
   const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
+  const protocol = s.otelProtocol || env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    o.log.warn('OpenTelemetry trace export off: unsupported OTLP protocol (http/protobuf or http/json)', { protocol });
+    return undefined;
+  }
   const tracing = new Tracing({
     url: s.otelEndpoint || undefined,
+    protocol,
     captureContent: s.otelCaptureContent,
     propagate: s.otelPropagateTraceparent,
     usage: o.usage,
@@ -34,6 +40,6 @@ export function tracingFromSettings(o: {
     log: o.log,
     scheduleDelayMs: Number.isFinite(delay) && delay > 0 ? delay : undefined,
   });
-  o.log.info('OpenTelemetry trace export on', { endpoint: s.otelEndpoint || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT });
+  o.log.info('OpenTelemetry trace export on', { endpoint: s.otelEndpoint || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol });
   return tracing;
 }

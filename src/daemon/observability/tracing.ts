@@ -1,6 +1,7 @@
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { ExportResultCode, parseTraceParent, type ExportResult } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../logger.js';
@@ -20,6 +21,8 @@ const MAX_CONTENT = 16_000;
 export interface TracingOptions {
   /** OTLP/HTTP traces URL (`.../v1/traces`); undefined: the exporter reads the OTEL_EXPORTER_OTLP_* variables. */
   url?: string;
+  /** The body encoding: protobuf (the OTLP default) or JSON. */
+  protocol: 'http/protobuf' | 'http/json';
   /** Export prompt content (masked like traffic capture); off by default. */
   captureContent: boolean;
   /** Send a W3C traceparent to upstreams (the request span as parent). */
@@ -113,7 +116,7 @@ function operation(endpoint: string): string {
 }
 
 /**
- * OpenTelemetry traces, exported over OTLP/HTTP (JSON) in batches. One span per client request, begun by
+ * OpenTelemetry traces, exported over OTLP/HTTP (protobuf or JSON) in batches. One span per client request, begun by
  * the executor (the client's traceparent honoured), and one child span per upstream attempt, built from
  * the attempt's usage record when it is committed: GenAI semantic-convention attributes plus router's own.
  * Exists only when an endpoint is configured; otherwise the hooks are a property check.
@@ -130,7 +133,8 @@ export class Tracing {
   private readonly sweep: NodeJS.Timeout;
 
   constructor(private readonly opts: TracingOptions) {
-    this.exporter = new CountingExporter(new OTLPTraceExporter(opts.url ? { url: opts.url } : {}));
+    const config = opts.url ? { url: opts.url } : {};
+    this.exporter = new CountingExporter(opts.protocol === 'http/json' ? new OTLPJsonExporter(config) : new OTLPProtobufExporter(config));
     const batch = new BatchSpanProcessor(this.exporter, { maxQueueSize: MAX_QUEUE, scheduledDelayMillis: opts.scheduleDelayMs });
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME || 'router', 'service.version': opts.version }),

@@ -82,6 +82,11 @@ export const settingsSchema = z.object({
    * or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Read at start (docs/observability.md).
    */
   otelEndpoint: z.union([z.literal(''), z.string().url().max(500)]).default(''),
+  /**
+   * OTLP/HTTP encoding of exported traces: `http/protobuf` (the OpenTelemetry default) or `http/json`; ''
+   * takes OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. Read at start.
+   */
+  otelProtocol: z.enum(['', 'http/protobuf', 'http/json']).default(''),
   /** Export prompt content on request spans (credentials masked as in traffic capture); off by default. */
   otelCaptureContent: z.boolean().default(false),
   /** Send a W3C traceparent (router's request span as parent) to upstream providers. */
