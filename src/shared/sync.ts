@@ -4,7 +4,7 @@
  * signed protocol below (a router at `/api/sync/cloud/remote`, or any HTTPS endpoint that stores snapshots).
  */
 
-/** Header carrying `sha256=<hex HMAC-SHA256 of the raw body>` keyed by the shared secret (spec Authentication 5). */
+/** Header carrying `sha256=<hex HMAC-SHA256 of the raw body>` keyed by the shared secret (spec, Authentication: cloud sync replies carry an HMAC header verified before anything is applied). */
 export const CLOUD_SIG_HEADER = 'x-cloud-sig';
 
 export type SyncAction = 'push' | 'pull' | 'status';

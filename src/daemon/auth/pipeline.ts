@@ -62,7 +62,7 @@ const unauthorized = (msg = 'Authentication is required: send an API key as Auth
 const forbidden = (msg: string) => new RouterError(403, msg);
 
 /**
- * A key with `path:` scopes may call only routes under them (spec Authentication 1: path-scoped keys).
+ * A key with `path:` scopes may call only routes under them (spec, Authentication: client routes accept path-scoped keys).
  * The URL is read only for such keys: the proxy fast path never builds it otherwise.
  */
 function checkPathScopes(key: KeyRecord, event: H3Event): void {

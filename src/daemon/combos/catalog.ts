@@ -11,7 +11,7 @@ export interface ComboCatalogEntry {
   context_length?: number;
 }
 
-/** Every named combo (spec proxy rule 2: unnamed combos are skipped; every stored combo has a name). */
+/** Every named combo (spec, catalog: unnamed combos are skipped; every stored combo has a name). */
 export function comboCatalog(services: CatalogServices): ComboCatalogEntry[] {
   return services.combos.list().map((c: ComboRecord) => {
     const entry: ComboCatalogEntry = { id: c.name, createdAt: c.createdAt };

@@ -1,7 +1,7 @@
 import { RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 
-/** The traffic inspector's detail route: loopback only (spec Authentication 3). */
+/** The traffic inspector's detail route: loopback only (spec, Authentication: the traffic inspector is a local-only route). */
 export const inspectRoutes: RouteDef[] = [
   route({
     method: 'GET',

@@ -5,7 +5,7 @@ export { allowedOrigins, isLoopbackHost, normalizeOrigin };
 export type OriginVerdict = { ok: true } | { ok: false; message: string };
 
 /**
- * The live WebSocket's Origin rule (spec Authentication 7): a browser's Origin must be a loopback
+ * The live WebSocket's Origin rule (spec, Authentication: live WebSocket upgrades check Origin against loopback dashboard origins): a browser's Origin must be a loopback
  * dashboard origin of this listener or one of the `allowedOrigins` setting; a client that sends no Origin
  * (not a browser) is accepted only while the listener is bound to loopback.
  */

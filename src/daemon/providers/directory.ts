@@ -118,7 +118,7 @@ export class ProviderDirectory {
     }));
   }
 
-  /** Catalog entries of configured and no-auth providers (spec rule 2). */
+  /** Catalog entries of configured and no-auth providers (spec, proxy endpoints: the catalog lists no-auth providers and configured providers' models). */
   catalog(onlyUsable = false): CatalogModel[] {
     const out: CatalogModel[] = [];
     for (const def of this.all()) {

@@ -1,7 +1,7 @@
 import type { Db } from '../store/db.js';
 import type { ModelInfo } from './types.js';
 
-/** Models synced from upstreams; when a provider has synced models they replace its static list (spec rule 2). */
+/** Models synced from upstreams; when a provider has synced models they replace its static list (spec, proxy endpoints: synced models replace the static list). */
 export class SyncedModels {
   private byProvider = new Map<string, ModelInfo[]>();
 

@@ -42,7 +42,7 @@ export interface ProviderDef {
   aliases?: string[];
   /** Which OpenAI-style endpoints beyond chat it serves natively. */
   endpoints?: { responses?: boolean; completions?: boolean; embeddings?: boolean; models?: boolean };
-  /** False for providers that reject tools (spec rule 6). Default true. */
+  /** False for providers that reject tools (spec: tools to a no-tool provider are refused with 400). Default true. */
   supportsTools?: boolean;
   /**
    * Name of the output-token limit in Chat Completions requests router translates for this provider.

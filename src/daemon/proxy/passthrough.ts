@@ -3,7 +3,7 @@ import type { Target } from './target.js';
 
 /**
  * Chat Completions fields only OpenAI itself accepts: OpenAI-compatible providers reject several of
- * them with a 400, so they are stripped on native passthrough to anyone but OpenAI (spec rule 7).
+ * them with a 400, so they are stripped on native passthrough to anyone but OpenAI (spec, proxy endpoints: client-only fields the upstream rejects are stripped on native passthrough).
  */
 const OPENAI_ONLY_CHAT_FIELDS = ['store', 'metadata', 'prompt_cache_key', 'safety_identifier', 'service_tier', 'prediction'];
 

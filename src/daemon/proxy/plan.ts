@@ -40,7 +40,7 @@ function skip(acc: Collect, err: RouterError): void {
  * Resolves the model a client named into the ordered targets to try: `<provider>/<model>` (one target per
  * usable account, in account-strategy order) or a combo name (its entries in strategy order, each expanded
  * the same way, combos nested up to MAX_COMBO_DEPTH). Providers whose circuit is open and accounts cooling
- * down for the model are left out. An unknown model is a 404, never routed to a default (spec rule 1).
+ * down for the model are left out. An unknown model is a 404, never routed to a default (spec, proxy endpoints: an unrecognized model is never defaulted to another provider).
  */
 export function planTargets(services: Services, model: unknown, sessionKey?: string): Plan {
   if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');

@@ -5,7 +5,7 @@ import type { Target } from './target.js';
 /**
  * Resolves the model a client named into the targets that can serve it, in the order to try them:
  * `<provider>/<model>` (provider id, alias, node id or node prefix). An unknown model is a 404, never
- * routed to some default provider (spec rule 1).
+ * routed to some default provider (spec, proxy endpoints: an unrecognized model is rejected, never defaulted).
  */
 export function resolveTargets(services: Services, model: unknown): readonly Target[] {
   if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');

@@ -36,7 +36,7 @@ function chatRoute(path: string, format: WireFormat, summary: string): RouteDef 
     handler: async (ctx) => {
       const raw = await readObject(ctx, def);
       if (path === RELAY_PATH) {
-        // Spec relay rule 8: client-supplied headers are cleaned and capped before they are logged.
+        // Spec, relay route: client-supplied headers are cleaned and capped before they are logged.
         const h = ctx.event.req.headers;
         ctx.services.log.info('relay request', {
           forwardedFor: sanitizeHeaderValue(h.get('x-forwarded-for')),

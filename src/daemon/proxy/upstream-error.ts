@@ -121,7 +121,7 @@ export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat
 }
 
 /**
- * The `Retry-After` the client gets, in whole seconds (spec "Errors" rules 1-2): the upstream's header
+ * The `Retry-After` the client gets, in whole seconds (spec "Errors": Retry-After in whole seconds; hints from the header, `reset after`, `retry after`; 24 h cap): the upstream's header
  * (seconds, epoch or date) or a hint in its error text, capped at 24 hours, at least 1; a 429 or 503
  * without any hint gets the 1 second fallback. Other failures get none unless the upstream gave a wait.
  */
@@ -135,7 +135,7 @@ export function clientRetryAfter(err: AttemptError): number | undefined {
 }
 
 /**
- * The provider's error body with its message formatted `[<code>]: <message>` (spec "Errors" rule 3),
+ * The provider's error body with its message formatted `[<code>]: <message>` (spec "Errors": provider messages read `[<code>]: <message>`),
  * everything else of the error object (type, code, param, status, details) left as the SDKs read it.
  */
 function withMessage(body: string, message: string): string {

@@ -13,7 +13,7 @@ export const settingsSchema = z.object({
   requireLogin: z.boolean().default(true),
   /** Skip the public-destination check for webhooks (receivers on this machine). Logged at start when on. */
   allowPrivateWebhookDestinations: z.boolean().default(false),
-  /** Let manage-scope keys reach /api/copilot/* from non-loopback callers (spec Authentication 3). */
+  /** Let manage-scope keys reach /api/copilot/* from non-loopback callers (spec, Authentication: /api/copilot/* is loopback-only unless a manage-scope key opts in). */
   copilotAllowManageKey: z.boolean().default(false),
   /** Extra browser origins router trusts besides its loopback ones: state-changing requests, the live WebSocket, and their hosts as Host names (docs/security.md). */
   allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),

@@ -7,7 +7,7 @@ export const HEADER_VALUE_MAX = 256;
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * A request header value made safe to store or log (spec relay rule 8): control characters removed,
+ * A request header value made safe to store or log (spec, relay route: forwarded-for and user-agent stripped of control characters, at most 256 characters): control characters removed,
  * surrounding whitespace trimmed, at most 256 characters (a surrogate pair is never cut in half).
  * Returns null for a missing or empty value; an array value (repeated header) is joined with ", ".
  */

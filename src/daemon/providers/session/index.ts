@@ -2,7 +2,7 @@ import type { Credential, ProviderDef } from '../types.js';
 
 /**
  * Web-session chat: an OpenAI-compatible chat endpoint reached with a browser session cookie instead of
- * an API key. Such web chats have no function calling, so requests with tools are refused (spec rule 6).
+ * an API key. Such web chats have no function calling, so requests with tools are refused (spec, proxy endpoints: tools to the no-tool web-session provider are a 400).
  * Its base URL is set per connection (`providerSpecificData.baseUrl`).
  */
 export const webSession: ProviderDef = {
