@@ -198,7 +198,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
         bad = i;
         break;
       }
-      if (committed && skippedChars < SKIP_KEEP_CHARS && skipping?.skippable!(msg)) {
+      if (committed && skippedChars < SKIP_KEEP_CHARS && skipping?.skippable?.(msg)) {
         skipped.push(msg);
         skippedChars += msg.data.length;
       } else events = events.concat(decoder.push(msg));
