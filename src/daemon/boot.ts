@@ -35,6 +35,8 @@ import { PresetStore } from './playground/presets.js';
 import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
+import { HOOK_STAGE_ORDER, hookStage } from './hooks/stage.js';
+import { HookService } from './hooks/store.js';
 import { cacheScopeMiddleware } from './cache/scope.js';
 import { BackupService, backupBeforeMigrations } from './backups/service.js';
 import { Metrics } from './observability/metrics.js';
@@ -98,6 +100,8 @@ export function bootServices(opts: BootOptions): Services {
   const guardrails = new GuardrailService(db);
   stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
+  const hooks = new HookService(db, log);
+  stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
   const resilience = new Resilience(db, connections, settings, events, log);
   const label = (id: string) => providerDirectory.label(id);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
@@ -124,6 +128,7 @@ export function bootServices(opts: BootOptions): Services {
     tracing,
     stages,
     guardrails,
+    hooks,
     cache,
     cacheModes,
     presets: new PresetStore(db),

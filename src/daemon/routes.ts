@@ -23,9 +23,10 @@ import { guardrailRoutes } from './guardrails/routes.js';
 import { compressionRoutes } from './compression/routes.js';
 import { backupRoutes } from './backups/routes.js';
 import { observabilityRoutes } from './observability/routes.js';
+import { hookRoutes } from './hooks/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes];

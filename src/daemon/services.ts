@@ -28,6 +28,7 @@ import type { TrafficCapture } from './inspect/capture.js';
 import type { BackupService } from './backups/service.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
+import type { HookService } from './hooks/store.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -52,6 +53,8 @@ export interface Services {
   stages: StageRegistry;
   /** Guardrail configuration (global and per key) and its compiled policies; its stage is registered on `stages`. */
   guardrails: GuardrailService;
+  /** Request hooks (match + actions as data), compiled on change; their stage is registered on `stages`. */
+  hooks: HookService;
   /** Memory engine: entries, FTS5 + sqlite-vec retrieval, embedding sources, injection/extraction stage. */
   memory: MemoryService;
   /** Exact-match response cache (in memory, written behind to SQLite); its stage is registered on `stages`. */

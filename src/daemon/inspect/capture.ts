@@ -16,6 +16,8 @@ export interface TraceDetail {
   at: string;
   client: { request: ExchangeSide; response: ExchangeSide };
   upstream: { url?: string; request: ExchangeSide; response: ExchangeSide };
+  /** What request stages noted (the hooks that ran and their tags, guardrail findings...), when any ran. */
+  notes?: Record<string, unknown>;
 }
 
 type HeaderInput = Headers | Record<string, string | string[] | undefined>;

@@ -11,7 +11,7 @@ import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
-import { chatUrl, credentialSecrets, encodeOptionsFor, joinUrl, requestHeaders, withRequestHeaders, type Target } from './target.js';
+import { chatUrl, credentialSecrets, encodeOptionsFor, joinUrl, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
 import { HEADER } from '../../shared/headers.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange } from './upstream.js';
@@ -20,6 +20,7 @@ import { nativeBody, nativeHeaders } from './passthrough.js';
 import { execute, finishOutcome } from './execute.js';
 import type { Outcome, ProxyCall } from './outcome.js';
 import {
+  applyUpstreamEdits,
   completeStages,
   composeStreamTransforms,
   responseToEvents,
@@ -91,6 +92,8 @@ interface Prepared {
   format: UpstreamFormat | 'openai-completions';
   /** Headers this request needs beyond the target's own (the client's Anthropic beta flags). */
   headers?: Record<string, string>;
+  /** Target headers a request hook removes (never credentials: the hook schema refuses those). */
+  removeHeaders?: string[];
   /** The decoded client request (decoded lazily, once per call); the staged one when stages ran. */
   request: () => IrRequest;
   /** Stages that see this request (empty on the fast path). */
@@ -128,12 +131,16 @@ function prepare(
   const ir = staged ?? { ...decoded(), model: target.model };
   // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.
   assertResponsesStatePortable(ir, format);
+  const encoded = upstream.encodeRequest(ir, encodeOptionsFor(target)) as Record<string, unknown>;
+  // Request hooks' edits of the upstream request itself (headers, top-level fields); none on most requests.
+  const edits = applyUpstreamEdits(encoded, upstream.requestHeaders?.(ir), stageCtx.upstream);
   return {
     url: chatUrl(target, format as UpstreamFormat, call.stream),
-    body: JSON.stringify(upstream.encodeRequest(ir, encodeOptionsFor(target))),
+    body: JSON.stringify(encoded),
     native: false,
     format,
-    headers: upstream.requestHeaders?.(ir),
+    headers: edits.headers,
+    removeHeaders: edits.remove,
     request: staged ? () => staged : decoded,
     stages,
     stageCtx,
@@ -214,8 +221,12 @@ async function attempt(
   const tSend = performance.now();
   // W3C trace context to the upstream only when tracing is on and its propagation setting allows it.
   const traceparent = services.tracing?.traceparent(outcome.traceId);
-  const headers = withRequestHeaders(requestHeaders(target, call.stream), traceparent ? { ...prepared.headers, traceparent } : prepared.headers);
-  prepared.capture?.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
+  const extra = traceparent ? { ...prepared.headers, traceparent } : prepared.headers;
+  const headers = withoutHeaders(withRequestHeaders(requestHeaders(target, call.stream), extra), prepared.removeHeaders);
+  if (prepared.capture) {
+    prepared.capture.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
+    if (prepared.stages.length) prepared.capture.detail.notes = prepared.stageCtx?.notes;
+  }
   const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body, route: target });
   // Timeouts (first byte: headers, or a stream's first content; then the whole attempt) and the client
   // leaving end the exchange at once, whatever its reader is doing.

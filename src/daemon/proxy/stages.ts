@@ -20,6 +20,39 @@ export interface StageContext {
   headers: Record<string, string>;
   /** Facts stages leave for later stages and for usage (e.g. `compressed: true`, `cacheHit: true`). */
   notes: Record<string, unknown>;
+  /** Edits to the upstream HTTP request itself (request hooks), applied after encoding; absent when none. */
+  upstream?: UpstreamEdits;
+}
+
+/** Changes to the encoded upstream request: headers (null removes one), top-level body fields dropped or set. */
+export interface UpstreamEdits {
+  headers: Record<string, string | null>;
+  drop: string[];
+  set: Record<string, unknown>;
+}
+
+/** Applies a stage's upstream edits to an encoded body (in place) and returns the headers to add and remove. */
+export function applyUpstreamEdits(
+  body: Record<string, unknown>,
+  headers: Record<string, string> | undefined,
+  edits: UpstreamEdits | undefined,
+): { headers: Record<string, string> | undefined; remove: string[] | undefined } {
+  if (!edits) return { headers, remove: undefined };
+  for (const f of edits.drop) delete body[f];
+  for (const f in edits.set) body[f] = edits.set[f];
+  let out = headers;
+  let remove: string[] | undefined;
+  for (const name in edits.headers) {
+    const value = edits.headers[name];
+    if (value === null) {
+      (remove ??= []).push(name);
+      if (out && name in out) {
+        out = { ...out };
+        delete out[name];
+      }
+    } else out = { ...out, [name]: value! };
+  }
+  return { headers: out, remove };
 }
 
 /**

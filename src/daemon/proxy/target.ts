@@ -71,6 +71,14 @@ export function withRequestHeaders(base: Record<string, string>, extra: Record<s
   return out;
 }
 
+/** A copy of `headers` without the named ones (lower-case names; `headers` itself is shared and never changed). */
+export function withoutHeaders(headers: Record<string, string>, remove: readonly string[] | undefined): Record<string, string> {
+  if (!remove || remove.length === 0) return headers;
+  const out: Record<string, string> = {};
+  for (const k in headers) if (!remove.includes(k.toLowerCase())) out[k] = headers[k]!;
+  return out;
+}
+
 /**
  * Request headers for a target (credential, provider and node headers, accept, identity encoding), built
  * once per target and kind: targets are shared until a connection changes (ProviderDirectory), and a
