@@ -31,6 +31,7 @@ import { COMPRESSION_STAGE_ORDER, compressionStage } from './compression/stage.j
 import { TokenRefresher } from './resilience/refresher.js';
 import { TrafficCapture } from './inspect/capture.js';
 import { MemoryService } from './memory/service.js';
+import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
 import { PresetStore } from './playground/presets.js';
 import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
@@ -102,6 +103,8 @@ export function bootServices(opts: BootOptions): Services {
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
   const hooks = new HookService(db, log);
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
+  const memory = new MemoryService(db, log);
+  stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
   const resilience = new Resilience(db, connections, settings, events, log);
   const label = (id: string) => providerDirectory.label(id);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
@@ -136,7 +139,7 @@ export function bootServices(opts: BootOptions): Services {
     capture: new TrafficCapture(settings),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
-    memory: new MemoryService(db, log),
+    memory,
     events,
     webhooks,
     usage,

@@ -14,7 +14,6 @@ import {
   type MemorySettings,
   type MemorySettingsPatch,
 } from './settings.js';
-import { MEMORY_STAGE_ORDER, memoryStage } from './stage.js';
 import { MemoryStore, partitionOf, publicMemory, type ListFilter, type StoredMemory } from './store.js';
 import { countTokens, memoryText } from './tokens.js';
 import type {
@@ -132,10 +131,12 @@ export class MemoryService {
     this.external = this.buildExternal();
   }
 
-  /** Wires the engine to the daemon (remote calls need the provider directory) and starts background work. */
+  /**
+   * Wires the engine to the daemon (remote calls need the provider directory) and starts background work.
+   * Its request stage is registered in boot.ts with every other stage.
+   */
   start(services: Services): void {
     this.services = services;
-    services.stages.register(memoryStage(this), MEMORY_STAGE_ORDER);
     // The tokenizer is loaded on first use (countTokens), not here: it costs ~20 MB an idle daemon never needs.
     this.prune();
     this.every(PRUNE_EVERY_MS, () => this.prune());
