@@ -16,6 +16,7 @@ import {
 } from './settings.js';
 import { MemoryStore, partitionOf, publicMemory, type ListFilter, type StoredMemory } from './store.js';
 import { countTokens, memoryText } from './tokens.js';
+import { applyRerank, fuse, packIntoBudget } from './fusion.js';
 import type {
   EmbeddingSourceKind,
   EngineStatus,
@@ -30,7 +31,6 @@ import type {
 } from './types.js';
 import { callModel, modelReachable, remoteEmbed, remoteRerank } from './upstream.js';
 
-const RRF_K = 60;
 const BATCH = 64;
 const PRUNE_EVERY_MS = 5 * 60_000;
 const SUMMARIZE_EVERY_MS = 6 * 3600_000;
@@ -625,34 +625,7 @@ export class MemoryService {
     const ftsHits = new Map<number, number>();
     if (strategyUsed !== 'semantic') for (const f of this.store.ftsSearch(o.query, o.scopes, pool, now)) ftsHits.set(f.seq, f.score);
 
-    // Fuse: exact -> bm25 order; semantic -> similarity order; hybrid -> reciprocal rank fusion.
-    type Cand = { seq: number; score: number; tier: Tier; vecScore: number | null; ftsScore: number | null };
-    const cands = new Map<number, Cand>();
-    const add = (seq: number): Cand => {
-      let c = cands.get(seq);
-      if (!c) cands.set(seq, (c = { seq, score: 0, tier: 'fts5', vecScore: null, ftsScore: null }));
-      return c;
-    };
-    if (strategyUsed === 'exact' || strategyUsed === 'hybrid') {
-      [...ftsHits.entries()].forEach(([seq, s], rank) => {
-        const c = add(seq);
-        c.ftsScore = s;
-        c.score += strategyUsed === 'hybrid' ? 1 / (RRF_K + rank + 1) : s;
-      });
-    }
-    if (strategyUsed === 'semantic' || strategyUsed === 'hybrid') {
-      [...vecHits.entries()].forEach(([seq, s], rank) => {
-        const c = add(seq);
-        c.vecScore = s;
-        c.score += strategyUsed === 'hybrid' ? 1 / (RRF_K + rank + 1) : s;
-      });
-    }
-    for (const c of cands.values()) {
-      if (c.vecScore !== null && c.ftsScore !== null) c.tier = 'hybrid-rrf';
-      else if (c.vecScore !== null) c.tier = vecTier;
-      else c.tier = 'fts5';
-    }
-    let ordered = [...cands.values()].sort((a, b) => b.score - a.score || a.seq - b.seq);
+    let ordered = fuse(strategyUsed, ftsHits, vecHits, vecTier);
     const rows = this.store.bySeqs(ordered.map((c) => c.seq), now);
     ordered = ordered.filter((c) => rows.has(c.seq));
 
@@ -667,15 +640,7 @@ export class MemoryService {
           o.query,
           head.map((c) => memoryText(rows.get(c.seq)!.key, rows.get(c.seq)!.content)),
         );
-        const seen = new Set<number>();
-        const reordered: Cand[] = [];
-        for (const r of [...ranked].sort((a, b) => b.score - a.score)) {
-          if (seen.has(r.index)) continue;
-          seen.add(r.index);
-          reordered.push({ ...head[r.index]!, score: r.score });
-        }
-        head.forEach((c, i) => seen.has(i) || reordered.push(c));
-        ordered = [...reordered, ...ordered.slice(head.length)];
+        ordered = applyRerank(ordered, head.length, ranked);
         rerankApplied = true;
         this.rerankError = null;
       } catch (err) {
@@ -684,18 +649,7 @@ export class MemoryService {
       }
     }
 
-    // Pack into the token budget: best first; an entry that does not fit is skipped, smaller ones may follow.
-    const memories: RetrievedMemory[] = [];
-    const picked: number[] = [];
-    let used = 0;
-    for (const c of ordered) {
-      if (memories.length >= o.limit) break;
-      const m = rows.get(c.seq)!;
-      if (used + m.tokens > o.maxTokens) continue;
-      used += m.tokens;
-      picked.push(c.seq);
-      memories.push({ id: m.id, type: m.type, key: m.key, content: m.content, score: c.score, tokens: m.tokens, tier: c.tier, vecScore: c.vecScore, ftsScore: c.ftsScore });
-    }
+    const { memories, picked, used } = packIntoBudget(ordered, rows, o.limit, o.maxTokens);
     if (!o.dryRun && picked.length) this.store.touchHits(picked, now);
     return {
       memories,
