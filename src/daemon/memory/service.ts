@@ -17,6 +17,7 @@ import {
 import { MemoryStore, partitionOf, publicMemory, type ListFilter, type StoredMemory } from './store.js';
 import { countTokens, memoryText } from './tokens.js';
 import { applyRerank, fuse, packIntoBudget } from './fusion.js';
+import { ExtractionQueue, type ExtractionJob } from './extraction-queue.js';
 import type {
   EmbeddingSourceKind,
   EngineStatus,
@@ -77,15 +78,6 @@ export interface SummarizeOptions {
   dryRun?: boolean;
 }
 
-interface ExtractionJob {
-  apiKeyId: string;
-  sessionId: string | null;
-  userText: string;
-  assistantText: string;
-  traceId: string;
-  model: string;
-}
-
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -115,8 +107,10 @@ export class MemoryService {
   private lastReindexError: string | null = null;
   private rerankError: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly jobs: ExtractionJob[] = [];
-  private extracting?: Promise<void>;
+  private readonly extraction = new ExtractionQueue(
+    (job) => this.extract(job),
+    (err) => this.log.warn('memory: extraction failed', { error: message(err) }),
+  );
   private closed = false;
   private transformersImporter?: Importer;
 
@@ -184,15 +178,15 @@ export class MemoryService {
     this.closed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    this.jobs.length = 0;
+    this.extraction.close();
   }
 
   /** Waits for background work in flight (reindex, extraction); tests use it. */
   async idle(): Promise<void> {
     await this.ready();
-    while (this.reindexRun || this.extracting) {
+    while (this.reindexRun || this.extraction.busy) {
       await this.reindexRun;
-      await this.extracting;
+      await this.extraction.busy;
     }
   }
 
@@ -765,24 +759,7 @@ export class MemoryService {
 
   /** Queues extraction of memories from one exchange; never awaited by the request. */
   enqueueExtraction(job: ExtractionJob): void {
-    if (this.closed) return;
-    if (this.jobs.length >= 100) this.jobs.shift();
-    this.jobs.push(job);
-    if (!this.extracting) {
-      this.extracting = (async () => {
-        await new Promise((r) => setImmediate(r));
-        while (this.jobs.length && !this.closed) {
-          const next = this.jobs.shift()!;
-          try {
-            await this.extract(next);
-          } catch (err) {
-            this.log.warn('memory: extraction failed', { error: message(err) });
-          }
-        }
-      })().finally(() => {
-        this.extracting = undefined;
-      });
-    }
+    if (!this.closed) this.extraction.push(job);
   }
 
   private async extract(job: ExtractionJob): Promise<void> {
