@@ -38,6 +38,8 @@ import { CacheKeyModes } from './cache/key-modes.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { HOOK_STAGE_ORDER, hookStage } from './hooks/stage.js';
 import { HookService } from './hooks/store.js';
+import { ReasoningCache } from './reasoning/cache.js';
+import { REASONING_STAGE_ORDER, reasoningStage } from './reasoning/stage.js';
 import { cacheScopeMiddleware } from './cache/scope.js';
 import { BackupService, backupBeforeMigrations } from './backups/service.js';
 import { Metrics } from './observability/metrics.js';
@@ -105,6 +107,11 @@ export function bootServices(opts: BootOptions): Services {
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
   const memory = new MemoryService(db, log);
   stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
+  const reasoningCache = new ReasoningCache(() => {
+    const s = settings.get();
+    return { maxEntries: s.reasoningCacheMaxEntries, maxBytes: s.reasoningCacheMaxBytes, ttlMs: s.reasoningCacheTtlSeconds * 1000 };
+  }, opts.clock);
+  stages.register(reasoningStage(reasoningCache, settings), REASONING_STAGE_ORDER);
   const resilience = new Resilience(db, connections, settings, events, log);
   const label = (id: string) => providerDirectory.label(id);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
@@ -132,6 +139,7 @@ export function bootServices(opts: BootOptions): Services {
     stages,
     guardrails,
     hooks,
+    reasoningCache,
     cache,
     cacheModes,
     presets: new PresetStore(db),

@@ -29,6 +29,7 @@ import type { BackupService } from './backups/service.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import type { HookService } from './hooks/store.js';
+import type { ReasoningCache } from './reasoning/cache.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -55,6 +56,8 @@ export interface Services {
   guardrails: GuardrailService;
   /** Request hooks (match + actions as data), compiled on change; their stage is registered on `stages`. */
   hooks: HookService;
+  /** Reasoning (thinking + signatures) of tool-call turns, re-inserted when a client drops it; its stage is on `stages`. */
+  reasoningCache: ReasoningCache;
   /** Memory engine: entries, FTS5 + sqlite-vec retrieval, embedding sources, injection/extraction stage. */
   memory: MemoryService;
   /** Exact-match response cache (in memory, written behind to SQLite); its stage is registered on `stages`. */

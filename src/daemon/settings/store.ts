@@ -71,6 +71,14 @@ export const settingsSchema = z.object({
   cacheMaxEntries: z.number().int().min(1).max(1_000_000).default(10_000),
   /** Bytes of cached replies held at most (in memory and in the database); LRU eviction beyond it. */
   cacheMaxBytes: z.number().int().min(1024).max(4096 * MiB).default(64 * MiB),
+  /** Reasoning cache: thinking and signatures of tool-call turns, re-inserted when a client drops them (docs/operations.md). */
+  reasoningCacheEnabled: z.boolean().default(true),
+  /** Reasoning-cache entries held at most (one per assistant turn that made tool calls); LRU beyond it. */
+  reasoningCacheMaxEntries: z.number().int().min(1).max(1_000_000).default(5000),
+  /** Bytes of cached reasoning held at most; LRU beyond it. */
+  reasoningCacheMaxBytes: z.number().int().min(1024).max(1024 * MiB).default(32 * MiB),
+  /** How long a cached reasoning entry is kept after its reply, seconds (default a day). */
+  reasoningCacheTtlSeconds: z.number().int().min(1).max(30 * 86_400).default(86_400),
   /** A backup of the database every day (state folder `backups/`; docs/operations.md). */
   dailyBackups: z.boolean().default(true),
   /** Automatic backups (daily, before a migration, before an import) kept; older ones are removed. Manual ones stay. */
