@@ -5,7 +5,11 @@
  * refused with 400 and change nothing.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { migrate } from '../../src/daemon/store/migrate.js';
+
+const MIGRATIONS = fileURLToPath(new URL('../../migrations/', import.meta.url));
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -256,13 +260,15 @@ describe('before migrations', () => {
     const home = mkdtempSync(join(tmpdir(), 'router-premig-'));
     homes.push(home);
     mkdirSync(home, { recursive: true });
-    // A database at migration level 11 (made by copying an export and forgetting the last migration).
-    writeFileSync(join(home, 'router.db'), readFileSync(join(scratch, 'plain.db')));
-    writeFileSync(join(home, 'secret.key'), readFileSync(join(a.home, 'secret.key')), { mode: 0o600 });
+    // A database one migration behind this build, made by running every migration but the last (a
+    // database whose record of the last migration was deleted would still carry its schema change).
+    const older = mkdtempSync(join(tmpdir(), 'router-premig-migrations-'));
+    homes.push(older);
+    const files = readdirSync(MIGRATIONS).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+    for (const f of files.slice(0, -1)) writeFileSync(join(older, f), readFileSync(join(MIGRATIONS, f)));
     const db = new Database(join(home, 'router.db'));
-    const last = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number };
-    db.prepare('DELETE FROM schema_migrations WHERE version = ?').run(last.v);
-    db.exec('DROP TABLE router_export');
+    migrate(db, older);
+    const last = { v: Number(files.at(-1)!.slice(0, 4)) };
     db.close();
     const r = await startRouter({ home });
     try {

@@ -61,6 +61,9 @@ export interface ExecPolicy<P, R> {
   targetTimeoutMs?: number;
 }
 
+/** Time that must be left before the request deadline for another attempt to start, ms. */
+const MIN_ATTEMPT_MS = 25;
+
 /** The identity of the memory engine's own calls (no API key: no scopes, no quotas of a key). */
 export const INTERNAL_AUTH: AuthInfo = { via: 'none', loopback: true, remoteAddress: '' };
 
@@ -124,7 +127,9 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
 
   for (const [index, target] of plan.targets.entries()) {
     const left = deadline - performance.now();
-    if (left <= 0) break;
+    // An attempt is not started in the deadline's last moments: the previous attempt's timer may fire a
+    // hair before the deadline by this clock, and a quick upstream would then be asked with nothing left.
+    if (left < MIN_ATTEMPT_MS) break;
     if (index > 0 && !breakers.peek(target.provider.id, target.model).allowed) continue;
     if (index > 0) services.quotas.checkTokens(auth, { provider: target.provider.id, model: target.model });
     const outcome = newOutcome(req, target, plan);
