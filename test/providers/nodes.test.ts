@@ -110,6 +110,16 @@ describe('provider nodes', () => {
     expect(r.json.object).toBe('text_completion');
     expect(lastRequest('openai.chat').json.model).toBe('base-model');
     expect(mock.requests.filter((x) => x.endpoint === 'openai.completions').length).toBe(before);
+
+    // n > 1 (or best_of) only where the upstream cannot do it: a 400 naming the model and provider.
+    for (const field of ['n', 'best_of']) {
+      r = await call(router.url, key, 'POST', '/v1/completions', { model: 'cmpnode/base-model', prompt: 'Say hi', [field]: 2 });
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error.param).toBe(field);
+      expect(r.json.error.message).toContain("'cmpnode/base-model'");
+      expect(r.json.error.message).toContain('cmpnode');
+      expect(r.json.error.message).toMatch(/no \/completions endpoint/);
+    }
   });
 
   it('anthropic-compatible: a trailing /messages is stripped; x-api-key and anthropic-version sent', async () => {

@@ -111,7 +111,7 @@ describe('legacy Completions request validation', () => {
     ['a token prompt', { model: 'm', prompt: [1, 2, 3] }, 'prompt'],
     ['token-array prompts', { model: 'm', prompt: [[1, 2]] }, 'prompt'],
     ['several prompts', { model: 'm', prompt: ['a', 'b'] }, 'prompt'],
-    ['best_of > 1', { model: 'm', prompt: 'a', best_of: 3 }, 'best_of'],
+    ['best_of 0', { model: 'm', prompt: 'a', best_of: 0 }, 'best_of'],
   ])('rejects %s', (_label, body, param) => {
     const error = badRequestOf('openai-completions', body);
     expect(error.status).toBe(400);

@@ -104,6 +104,24 @@ interface Prepared {
 }
 
 /**
+ * Legacy completions asking for several completions (`n`, `best_of` > 1) cannot be served through Chat
+ * Completions, where router returns one: a 400 naming the model and provider, and why the request is
+ * translated. Inside a combo the target is skipped (the param is target-specific), so a target with a
+ * /completions endpoint may still serve it.
+ */
+function refuseChoices(raw: Record<string, unknown>, target: Target, hasCompletions: boolean): void {
+  for (const field of ['n', 'best_of'] as const) {
+    const value = raw[field];
+    if (typeof value !== 'number' || value <= 1) continue;
+    const why = hasCompletions ? 'request stages (guardrails, cache, compression) are on for it' : `provider '${target.provider.name ?? target.provider.id}' has no /completions endpoint`;
+    throw badRequest(
+      `'${field}' > 1 cannot be served for '${target.publicModel}': router sends it as Chat Completions (${why}) and returns one completion. Send ${field}: 1, or use a model whose provider serves /completions.`,
+      field,
+    );
+  }
+}
+
+/**
  * Builds the upstream URL and body for one target: native passthrough, or translation through IR. A
  * request that stages rewrote (`staged`) always goes through IR, even between identical formats.
  */
@@ -127,6 +145,7 @@ function prepare(
     const headers = nativeHeaders(call, stageCtx.requestHeaders);
     return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };
   }
+  if (call.clientFormat === 'openai-completions') refuseChoices(call.raw, target, native === 'openai-completions');
   const upstream = getUpstreamCodec(format as UpstreamFormat);
   const ir = staged ?? { ...decoded(), model: target.model };
   // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.

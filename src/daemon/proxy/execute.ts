@@ -67,7 +67,7 @@ const MIN_ATTEMPT_MS = 25;
 /** The identity of the memory engine's own calls (no API key: no scopes, no quotas of a key). */
 export const INTERNAL_AUTH: AuthInfo = { via: 'none', loopback: true, remoteAddress: '' };
 
-const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conversation', 'prompt', 'background']);
+const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conversation', 'prompt', 'background', 'n', 'best_of']);
 
 /** A 400 that only this target causes, so another target of a combo may still serve the request. */
 export function isTargetSpecific(err: unknown): boolean {

@@ -22,8 +22,10 @@ const completionRequestSchema = z.looseObject({
   user: z.string().nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
-  n: z.number().int().min(1).max(1, 'n > 1 is not supported by this router').nullish(),
-  best_of: z.number().int().min(1).max(1, 'best_of > 1 is not supported by this router').nullish(),
+  // n and best_of above 1 pass through natively; translated to chat they are refused where the target is
+  // known (proxy/chat.ts), since router's chat translation returns one completion.
+  n: z.number().int().min(1).nullish(),
+  best_of: z.number().int().min(1).nullish(),
 });
 
 /** The prompt as one string: a string, or an array holding exactly one string. */
