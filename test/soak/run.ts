@@ -78,6 +78,11 @@ interface Kind {
 }
 
 const chatPath = () => '/v1/chat/completions';
+/**
+ * Upstream faults go to a provider of their own (an OpenAI-compatible one on the same mock): they trip its
+ * circuit breaker, as they should, without refusing the healthy traffic of the other providers.
+ */
+const FAULTY = 'groq/llama-3.3-70b-versatile';
 const text = (i: number) => `Soak request ${i}: say something short.`;
 let n = 0;
 const chat = (extra: Record<string, unknown> = {}) => () => ({ messages: [{ role: 'user', content: text(n++) }], ...extra });
@@ -103,10 +108,10 @@ const KINDS: Kind[] = [
   { name: 'combo stream (flapping)', weight: 6, path: chatPath, model: 'soak-flap', stream: true, body: chat({ stream_options: { include_usage: true } }) },
   { name: 'client abort (mid-stream)', weight: 4, path: chatPath, model: 'openai/gpt-4o', stream: true, body: () => ({ stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'slow stream #soak:slowstream' }] }), abort: true },
   { name: 'client abort (slow upstream)', weight: 2, path: chatPath, model: 'openai/gpt-4o', stream: false, body: () => ({ messages: [{ role: 'user', content: 'slow #soak:slow' }] }), abort: true },
-  { name: 'upstream hang', weight: 1, path: chatPath, model: 'openai/gpt-4o', stream: false, body: () => ({ messages: [{ role: 'user', content: 'hang #soak:hang' }] }), fault: true },
-  { name: 'upstream drop', weight: 2, path: chatPath, model: 'openai/gpt-4o', stream: true, body: () => ({ messages: [{ role: 'user', content: 'drop #soak:drop' }] }), fault: true },
-  { name: 'upstream garbage', weight: 2, path: chatPath, model: 'openai/gpt-4o', stream: false, body: () => ({ messages: [{ role: 'user', content: 'garbage #soak:garbage' }] }), fault: true },
-  { name: 'upstream 500', weight: 2, path: chatPath, model: 'openai/gpt-4o', stream: false, body: () => ({ messages: [{ role: 'user', content: 'fail #soak:500' }] }), fault: true },
+  { name: 'upstream hang', weight: 1, path: chatPath, model: FAULTY, stream: false, body: () => ({ messages: [{ role: 'user', content: 'hang #soak:hang' }] }), fault: true },
+  { name: 'upstream drop', weight: 2, path: chatPath, model: FAULTY, stream: true, body: () => ({ messages: [{ role: 'user', content: 'drop #soak:drop' }] }), fault: true },
+  { name: 'upstream garbage', weight: 2, path: chatPath, model: FAULTY, stream: false, body: () => ({ messages: [{ role: 'user', content: 'garbage #soak:garbage' }] }), fault: true },
+  { name: 'upstream 500', weight: 2, path: chatPath, model: FAULTY, stream: false, body: () => ({ messages: [{ role: 'user', content: 'fail #soak:500' }] }), fault: true },
 ];
 
 /** The main mock's faults, chosen by a marker in the request's text. */
@@ -190,12 +195,16 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     const patched = await r.manage('PATCH', '/api/settings', {
       requestDeadlineMs: DEADLINE_MS,
       upstreamFirstByteTimeoutMs: FIRST_BYTE_MS,
+      // The fault provider's breaker opens and half-opens throughout the run, yet most faults still reach
+      // the upstream (a lower threshold would answer most of them with the open circuit's 503).
+      breakerFailureThreshold: 50,
       breakerCooldownMs: 2_000,
     });
     if (patched.status !== 200) throw new Error(`settings: ${JSON.stringify(patched.json)}`);
     await r.addConnection({ provider: 'openai', apiKey: 'sk-up', providerSpecificData: { baseUrl: mock.openaiBase } });
     await r.addConnection({ provider: 'anthropic', apiKey: 'sk-ant-up', providerSpecificData: { baseUrl: mock.anthropicBase } });
     await r.addConnection({ provider: 'gemini', apiKey: 'gem-up', providerSpecificData: { baseUrl: mock.geminiBase } });
+    await r.addConnection({ provider: 'groq', apiKey: 'sk-groq', providerSpecificData: { baseUrl: mock.openaiBase } });
     await r.addConnection({ provider: 'deepseek', apiKey: 'sk-ds', providerSpecificData: { baseUrl: flap.openaiBase } });
     const combo = await r.manage('POST', '/api/combos', { name: 'soak-flap', models: ['deepseek/deepseek-chat', 'openai/gpt-4o-mini'], targetTimeoutMs: 1_500 });
     if (combo.status !== 201) throw new Error(`combo: ${JSON.stringify(combo.json)}`);
