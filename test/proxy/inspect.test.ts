@@ -123,3 +123,26 @@ it('captures bodies up to 1 MiB by default (coding-agent requests are 75-120 KB)
   expect(d.upstream.request.truncated).toBe(true);
   expect((await router.manage('PATCH', '/api/settings', { captureMaxBodyBytes: 1 << 20 })).status).toBe(200);
 });
+
+it("an upstream's own error relayed in the client's format carries the trace id, and its capture holds the reply", async () => {
+  expect((await router.manage('PATCH', '/api/settings', { captureTraffic: true })).status).toBe(200);
+  for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
+    mock.enqueue({ type: 'status', status: 500 });
+    const body = path.includes('embeddings') ? { model: 'openai/text-embedding-3-small', input: 'x' } : { model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'fail me' }] };
+    const res = await fetch(`${router.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(500);
+    const trace = res.headers.get('x-router-trace-id');
+    expect(trace, path).toMatch(/^[0-9a-f-]{36}$/);
+    if (path === '/v1/chat/completions') {
+      const d = (await router.manage('GET', `/api/logs/traces/${trace}`)).json;
+      expect(d.client.response.headers[':status']).toBe('500');
+      expect(d.upstream.response.headers[':status']).toBe('500');
+    }
+  }
+  await router.manage('POST', '/api/resilience/reset', {});
+});

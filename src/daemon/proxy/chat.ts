@@ -219,8 +219,10 @@ export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatRe
       },
       attempt: (target, prepared, outcome, limits) => attempt(services, call, target, prepared, outcome, limits),
       fail(last, prepared) {
-        const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version);
+        const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version, traceId);
         if (failure instanceof RouterError) throw failure;
+        // The upstream's own error, relayed in its shape: the capture shows it as the client's reply too.
+        prepared.capture?.clientResponse(failure.status, failure.headers, last.raw?.body ?? null);
         return failure;
       },
     },

@@ -90,7 +90,7 @@ export async function countTokens(ctx: RouteContext, format: CountFormat, raw: R
         return jsonReply(reply.text, services.version, traceId);
       },
       fail(last) {
-        const failure = attemptErrorResponse(last, format, format, services.version);
+        const failure = attemptErrorResponse(last, format, format, services.version, traceId);
         if (failure instanceof RouterError) throw failure;
         return failure;
       },

@@ -59,7 +59,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
         });
       },
       fail(last) {
-        const failure = attemptErrorResponse(last, 'openai-chat', 'openai-chat', services.version);
+        const failure = attemptErrorResponse(last, 'openai-chat', 'openai-chat', services.version, traceId);
         if (failure instanceof RouterError) throw failure;
         return failure;
       },

@@ -106,12 +106,13 @@ export function inErrorShape(format: WireFormat, body: string): boolean {
  * Otherwise (another format, an HTML error page, a cut body) the standard body, with the provider's
  * message formatted `[<code>]: <message>`.
  */
-export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat, upstreamFormat: string, version: string): Response | RouterError {
+export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat, upstreamFormat: string, version: string, traceId: string): Response | RouterError {
   const retryAfter = clientRetryAfter(err);
   if (err.raw && clientFormat === upstreamFormat && err.status >= 400 && inErrorShape(clientFormat, err.raw.body)) {
     const headers = new Headers();
     headers.set('content-type', err.raw.contentType);
     headers.set('x-router-version', version);
+    headers.set('x-router-trace-id', traceId);
     if (retryAfter !== undefined) headers.set('retry-after', String(retryAfter));
     return new FastResponse(withMessage(err.raw.body, err.message), { status: err.status, headers });
   }
