@@ -140,6 +140,8 @@ type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
 const SECRET_SETTINGS: ReadonlySet<string> = new Set<keyof Settings>(['telegramBotToken']);
 /** Object settings with one credential field, stored encrypted the same way. */
 const NESTED_SECRETS: Readonly<Record<string, string>> = { cloudSync: 'secret' };
+/** Object settings whose strings may carry credentials (a proxy URL's `user:password@`): the whole value stored encrypted. */
+const OBJECT_SECRETS: ReadonlySet<string> = new Set<keyof Settings>(['outboundProxy']);
 
 /**
  * Settings with one owner: read from memory, written through to the database, listeners told of changes.
@@ -160,7 +162,13 @@ export class SettingsStore {
     for (const row of rows) {
       if (!(row.key in settingsSchema.shape)) continue;
       const value = JSON.parse(row.value) as unknown;
-      if (SECRET_SETTINGS.has(row.key)) {
+      if (OBJECT_SECRETS.has(row.key) && value && typeof value === 'object' && 'enc' in value) {
+        const opened = this.open(row.key, value);
+        if (typeof opened === 'string') stored[row.key] = JSON.parse(opened) as unknown;
+      } else if (OBJECT_SECRETS.has(row.key)) {
+        if (keyFile) plainSecrets.push(row.key);
+        stored[row.key] = value;
+      } else if (SECRET_SETTINGS.has(row.key)) {
         const opened = this.open(row.key, value);
         if (opened === undefined) continue;
         if (typeof value === 'string' && value !== '' && keyFile) plainSecrets.push(row.key);
@@ -192,6 +200,7 @@ export class SettingsStore {
 
   /** A setting's value as stored: JSON, secrets encrypted (an empty secret stays ''). */
   private stored(key: keyof Settings, value: unknown): string {
+    if (OBJECT_SECRETS.has(key) && this.keyFile) return JSON.stringify({ enc: encryptSecret(JSON.stringify(value), this.keyFile, `setting:${key}`) });
     if (SECRET_SETTINGS.has(key) && this.keyFile && typeof value === 'string' && value !== '') {
       return JSON.stringify({ enc: encryptSecret(value, this.keyFile, `setting:${key}`) });
     }
