@@ -47,16 +47,8 @@ beforeAll(async () => {
   env = await startProxyEnv([
     { provider: 'openai', apiKey: 'sk-up-openai' },
     { provider: 'anthropic', apiKey: 'sk-up-anthropic' },
-  ]);
+  ], [{ prefix: 'resp', apiType: 'responses' }]);
   ({ mock, router, key } = env);
-  const node = await router.manage('POST', '/api/provider-nodes', {
-    name: 'Responses node',
-    prefix: 'resp',
-    type: 'openai-compatible',
-    apiType: 'responses',
-    baseUrl: mock.openaiBase,
-  });
-  expect(node.status).toBe(201);
 }, 60_000);
 
 afterAll(async () => {

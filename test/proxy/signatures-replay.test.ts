@@ -21,16 +21,8 @@ beforeAll(async () => {
   env = await startProxyEnv([
     { provider: 'anthropic', apiKey: 'sk-up-anthropic' },
     { provider: 'gemini', apiKey: 'sk-up-gemini' },
-  ]);
+  ], [{ prefix: 'resp', apiType: 'responses' }]);
   ({ mock, router, key } = env);
-  const node = await router.manage('POST', '/api/provider-nodes', {
-    name: 'Responses node',
-    prefix: 'resp',
-    type: 'openai-compatible',
-    apiType: 'responses',
-    baseUrl: mock.openaiBase,
-  });
-  expect(node.status).toBe(201);
 }, 60_000);
 
 afterAll(async () => {

@@ -20,7 +20,13 @@ export interface MockConnection {
   wire?: 'openai' | 'anthropic' | 'gemini';
 }
 
-export async function startProxyEnv(connections: readonly MockConnection[]): Promise<ProxyEnv> {
+/** A provider node to create on the mock's OpenAI base: `<prefix>/<model>` then speaks Chat or Responses. */
+export interface MockNode {
+  prefix: string;
+  apiType?: 'chat' | 'responses';
+}
+
+export async function startProxyEnv(connections: readonly MockConnection[], nodes: readonly MockNode[] = []): Promise<ProxyEnv> {
   const mock = await startMockUpstream();
   const router = await startRouter();
   const env: ProxyEnv = {
@@ -36,6 +42,12 @@ export async function startProxyEnv(connections: readonly MockConnection[]): Pro
     const wire = c.wire ?? (c.provider === 'anthropic' || c.provider === 'gemini' ? c.provider : 'openai');
     const baseUrl = wire === 'anthropic' ? mock.anthropicBase : wire === 'gemini' ? mock.geminiBase : mock.openaiBase;
     await router.addConnection({ provider: c.provider, apiKey: c.apiKey, providerSpecificData: { baseUrl } });
+  }
+  for (const n of nodes) {
+    const apiType = n.apiType ?? 'chat';
+    const body = { name: `${apiType === 'responses' ? 'Responses' : 'Chat'} node`, prefix: n.prefix, type: 'openai-compatible', apiType, baseUrl: mock.openaiBase };
+    const r = await router.manage('POST', '/api/provider-nodes', body);
+    if (r.status !== 201) throw new Error(`node create failed: ${r.status} ${JSON.stringify(r.json)}`);
   }
   return env;
 }
