@@ -1,6 +1,7 @@
 import type { UpstreamCodec } from '../translate/codec.js';
 
-export type UpstreamFormat = UpstreamCodec['format'];
+/** A provider's main wire format; legacy completions is an extra endpoint of some (`endpoints.completions`). */
+export type UpstreamFormat = Exclude<UpstreamCodec['format'], 'openai-completions'>;
 export type AuthKind = 'api-key' | 'oauth' | 'web-session' | 'none';
 
 /** Decrypted credential of a connection; which fields are set depends on the auth kind. */

@@ -5,13 +5,12 @@ import type { ServerResponse } from 'node:http';
 import { HANDLED } from '../http/app.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
-import type { UpstreamFormat } from '../providers/types.js';
 import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
-import type { IrRequest, IrResponse, IrUsage, WireFormat } from '../translate/ir.js';
+import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
-import { chatUrl, credentialSecrets, encodeOptionsFor, joinUrl, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
+import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
 import { HEADER } from '../../shared/headers.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange } from './upstream.js';
@@ -68,7 +67,7 @@ class DirectStream {
 }
 
 /** Which wire format to speak to a target: the client's own when the provider serves it natively. */
-export function upstreamFormatFor(target: Target, clientFormat: WireFormat): UpstreamFormat | 'openai-completions' {
+export function upstreamFormatFor(target: Target, clientFormat: WireFormat): WireFormat {
   const ep = target.provider.endpoints ?? {};
   if (clientFormat === 'openai-completions' && ep.completions) return 'openai-completions';
   if (clientFormat === 'openai-responses' && ep.responses) return 'openai-responses';
@@ -89,7 +88,7 @@ interface Prepared {
   url: string;
   body: string;
   native: boolean;
-  format: UpstreamFormat | 'openai-completions';
+  format: WireFormat;
   /** Headers this request needs beyond the target's own (the client's Anthropic beta flags). */
   headers?: Record<string, string>;
   /** Target headers a request hook removes (never credentials: the hook schema refuses those). */
@@ -104,20 +103,19 @@ interface Prepared {
 }
 
 /**
- * Legacy completions asking for several completions (`n`, `best_of` > 1) cannot be served through Chat
- * Completions, where router returns one: a 400 naming the model and provider, and why the request is
- * translated. Inside a combo the target is skipped (the param is target-specific), so a target with a
- * /completions endpoint may still serve it.
+ * Legacy completions asking for several completions (`n`, `best_of` > 1) can only be forwarded as sent:
+ * translated to Chat Completions, or rewritten by request stages, router carries one completion. A 400 names
+ * the model and why; inside a combo the target is skipped (the param is target-specific), so a target that
+ * forwards the request natively may still serve it.
  */
 function refuseChoices(raw: Record<string, unknown>, target: Target, hasCompletions: boolean): void {
   for (const field of ['n', 'best_of'] as const) {
     const value = raw[field];
     if (typeof value !== 'number' || value <= 1) continue;
-    const why = hasCompletions ? 'request stages (guardrails, cache, compression) are on for it' : `provider '${target.provider.name ?? target.provider.id}' has no /completions endpoint`;
-    throw badRequest(
-      `'${field}' > 1 cannot be served for '${target.publicModel}': router sends it as Chat Completions (${why}) and returns one completion. Send ${field}: 1, or use a model whose provider serves /completions.`,
-      field,
-    );
+    const why = hasCompletions
+      ? 'request stages (guardrails, cache, compression) are on for it and handle one completion'
+      : `provider '${target.provider.name ?? target.provider.id}' has no /completions endpoint, so router sends it as Chat Completions`;
+    throw badRequest(`'${field}' > 1 cannot be served for '${target.publicModel}': ${why}. Send ${field}: 1, or use a model whose provider serves /completions.`, field);
   }
 }
 
@@ -134,19 +132,18 @@ function prepare(
   stageCtx: StageContext,
   capture: TraceRecorder | undefined,
 ): Prepared {
-  const native = upstreamFormatFor(target, call.clientFormat);
-  const format = staged && native === 'openai-completions' ? target.format : native;
+  const format = upstreamFormatFor(target, call.clientFormat);
   if (target.provider.supportsTools === false && hasTools(call.raw)) {
     throw badRequest(`Provider '${target.provider.id}' does not support tools; remove the tools array.`, 'tools');
   }
   // A replayed signature of another family (wrapped by router) must not reach this upstream: through IR then.
   if (format === call.clientFormat && !staged && !holdsWrappedSignature(call.clientFormat, call.raw)) {
-    const url = format === 'openai-completions' ? joinUrl(target.baseUrl, 'completions') : chatUrl(target, format as UpstreamFormat, call.stream);
+    const url = chatUrl(target, format, call.stream);
     const headers = nativeHeaders(call, stageCtx.requestHeaders);
     return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };
   }
-  if (call.clientFormat === 'openai-completions') refuseChoices(call.raw, target, native === 'openai-completions');
-  const upstream = getUpstreamCodec(format as UpstreamFormat);
+  if (call.clientFormat === 'openai-completions') refuseChoices(call.raw, target, format === 'openai-completions');
+  const upstream = getUpstreamCodec(format);
   const ir = staged ?? { ...decoded(), model: target.model };
   // Stored-state fields (previous_response_id...) cannot be honoured by another format: refuse, never drop.
   assertResponsesStatePortable(ir, format);
@@ -154,7 +151,7 @@ function prepare(
   // Request hooks' edits of the upstream request itself (headers, top-level fields); none on most requests.
   const edits = applyUpstreamEdits(encoded, upstream.requestHeaders?.(ir), stageCtx.upstream);
   return {
-    url: chatUrl(target, format as UpstreamFormat, call.stream),
+    url: chatUrl(target, format, call.stream),
     body: JSON.stringify(encoded),
     native: false,
     format,
@@ -165,12 +162,6 @@ function prepare(
     stageCtx,
     capture,
   };
-}
-
-/** Usage of a legacy text completion (same field names as Chat Completions). */
-function legacyUsage(parsed: unknown): IrResponse['usage'] {
-  const u = (parsed as { usage?: { prompt_tokens?: number; completion_tokens?: number } })?.usage;
-  return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
 }
 
 /** The Server-Timing header of a served reply; the same figures feed /metrics (router overhead, first byte). */
@@ -296,10 +287,9 @@ async function jsonReply(
   } catch {
     throw new AttemptError('The upstream returned a reply that is not JSON.', 502, 'invalid');
   }
-  const upstreamFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
   let response: IrResponse | undefined;
   try {
-    response = prepared.format === 'openai-completions' ? undefined : getUpstreamCodec(upstreamFormat).decodeResponse(parsed);
+    response = getUpstreamCodec(prepared.format).decodeResponse(parsed);
   } catch {
     if (!prepared.native) throw new AttemptError('The upstream reply could not be read.', 502, 'invalid');
   }
@@ -312,7 +302,7 @@ async function jsonReply(
     prepared.capture.upstreamResponse(200, undefined, text);
     prepared.capture.clientResponse(200, { 'content-type': 'application/json' }, body);
   }
-  const usage = response?.usage ?? legacyUsage(parsed);
+  const usage = response?.usage;
   const outputText = usage === undefined && response ? replyText(response, 'generated') : undefined;
   outcome.status = 200;
   outcome.usage = usage;
@@ -348,7 +338,6 @@ async function streamReply(
   reply: UpstreamExchange,
   upstreamHeadersMs: number,
 ): Promise<ChatReply | DirectStream> {
-  const decodeFormat = prepared.format === 'openai-completions' ? 'openai-chat' : prepared.format;
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
   prepared.capture?.upstreamResponse(200, reply.headers, null);
   prepared.capture?.clientResponse(200, { 'content-type': 'text/event-stream' }, null);
@@ -356,7 +345,7 @@ async function streamReply(
   let upstreamMs = upstreamHeadersMs;
   const body = await openStream({
     reply,
-    decoder: getUpstreamCodec(decodeFormat).createStreamDecoder(),
+    decoder: getUpstreamCodec(prepared.format).createStreamDecoder(),
     encoder,
     clientFormat: call.clientFormat,
     transform: prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,

@@ -1,5 +1,6 @@
 import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
 import type { UpstreamEncodeOptions } from '../translate/codec.js';
+import type { WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { modelCapabilities } from '../providers/capabilities.js';
 
@@ -46,7 +47,7 @@ export function joinUrl(base: string, path: string): string {
 }
 
 /** The URL of a chat-like call in the target's wire format (the codec knows its paths). */
-export function chatUrl(target: Target, format: UpstreamFormat, stream: boolean): string {
+export function chatUrl(target: Target, format: WireFormat, stream: boolean): string {
   return joinUrl(target.baseUrl, getUpstreamCodec(format).path(target.model, stream));
 }
 

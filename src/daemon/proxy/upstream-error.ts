@@ -96,8 +96,7 @@ export function inErrorShape(format: WireFormat, body: string): boolean {
   } catch {
     return false;
   }
-  // Legacy completions share OpenAI's error shape.
-  return getUpstreamCodec(format === 'openai-completions' ? 'openai-chat' : format).readError(parsed) !== undefined;
+  return getUpstreamCodec(format).readError(parsed) !== undefined;
 }
 
 /**

@@ -83,7 +83,7 @@ export interface UpstreamEncodeOptions {
 
 /** The upstream side of a format: what we send a provider and how we read its reply. */
 export interface UpstreamCodec {
-  format: Exclude<WireFormat, 'openai-completions'>;
+  format: WireFormat;
   encodeRequest(request: IrRequest, options?: UpstreamEncodeOptions): Record<string, unknown>;
   /** Headers the encoded request needs beyond the provider's own (Anthropic's beta flags); optional. */
   requestHeaders?(request: IrRequest): Record<string, string>;

@@ -13,7 +13,10 @@
  * - Ids of tool calls are kept stable end to end; a codec generates one only when its source has none.
  */
 
-/** Wire formats router speaks. `openai-completions` is a client format only (legacy text completions). */
+/**
+ * Wire formats router speaks. `openai-completions` (legacy text completions) is a client format and an extra
+ * upstream endpoint of providers that keep it, never a provider's main format.
+ */
 export type WireFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'openai-completions';
 
 /** Anthropic-style prompt-cache marker, carried across formats that have one. */
@@ -178,8 +181,8 @@ export interface IrRequest {
   /** End-user id / metadata.user_id. */
   user?: string;
   metadata?: Record<string, string>;
-  /** Legacy completions: the raw prompt, and echo/suffix which only that format knows. */
-  legacy?: { prompt: string; suffix?: string; echo?: boolean };
+  /** Legacy completions: the raw prompt, and the fields only that format knows. */
+  legacy?: { prompt: string; suffix?: string; echo?: boolean; logitBias?: Record<string, number> };
   /** Fields of the client request that could not be expressed in the target format (for logs/debugging). */
   dropped?: string[];
   /**

@@ -3,11 +3,10 @@ import type { WireFormat } from './ir.js';
 import { CodecError } from './errors.js';
 import { anthropicClient, anthropicUpstream } from './formats/anthropic/index.js';
 import { openAiChatClient, openAiChatUpstream } from './formats/openai-chat/index.js';
-import { openAiCompletionsClient } from './formats/openai-completions/index.js';
+import { openAiCompletionsClient, openAiCompletionsUpstream } from './formats/openai-completions/index.js';
 import { openAiResponsesClient, openAiResponsesUpstream } from './formats/openai-responses/index.js';
 import { geminiClient, geminiUpstream } from './formats/gemini/index.js';
 
-type UpstreamFormat = UpstreamCodec['format'];
 
 /**
  * Codecs for the formats clients may call router in. Adding a format is one line here; the Record makes the
@@ -22,8 +21,9 @@ export const clientCodecs: Record<WireFormat, ClientCodec> = {
 };
 
 /** Codecs for the formats router can call providers in. Adding a format is one line here. */
-export const upstreamCodecs: Record<UpstreamFormat, UpstreamCodec> = {
+export const upstreamCodecs: Record<WireFormat, UpstreamCodec> = {
   'openai-chat': openAiChatUpstream,
+  'openai-completions': openAiCompletionsUpstream,
   anthropic: anthropicUpstream,
   'openai-responses': openAiResponsesUpstream,
   gemini: geminiUpstream,
@@ -37,7 +37,7 @@ export function getClientCodec(format: WireFormat): ClientCodec {
 }
 
 /** The upstream codec of a format; throws (500) when none is registered. */
-export function getUpstreamCodec(format: UpstreamFormat): UpstreamCodec {
+export function getUpstreamCodec(format: WireFormat): UpstreamCodec {
   const codec = upstreamCodecs[format];
   if (!codec) throw new CodecError(500, `No upstream codec is registered for '${format}'.`);
   return codec;

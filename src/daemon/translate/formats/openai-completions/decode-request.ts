@@ -3,6 +3,7 @@ import type { IrRequest } from '../../ir.js';
 import { decodeError } from '../../errors.js';
 import { noteDropped } from '../../util/dropped.js';
 import { parseBody } from '../../util/validate.js';
+import { isRecord } from '../../util/json.js';
 
 const TOKEN_PROMPT = 'Token-array prompts are not supported: send the prompt as text.';
 
@@ -51,7 +52,12 @@ export function decodeCompletionRequest(body: unknown): IrRequest {
     system: [],
     messages: [{ role: 'user', parts: [{ type: 'text', text: prompt }] }],
     stream: req.stream === true,
-    legacy: { prompt, ...(req.suffix != null ? { suffix: req.suffix } : {}), ...(req.echo ? { echo: true } : {}) },
+    legacy: {
+      prompt,
+      ...(req.suffix != null ? { suffix: req.suffix } : {}),
+      ...(req.echo ? { echo: true } : {}),
+      ...(isRecord(req.logit_bias) ? { logitBias: req.logit_bias as Record<string, number> } : {}),
+    },
   };
   const stop = typeof req.stop === 'string' ? [req.stop] : req.stop;
   const fields: Partial<IrRequest> = {
