@@ -139,8 +139,8 @@ function prepare(
   // A replayed signature of another family (wrapped by router) must not reach this upstream: through IR then.
   if (format === call.clientFormat && !staged && !holdsWrappedSignature(call.clientFormat, call.raw)) {
     const url = chatUrl(target, format, call.stream);
-    const headers = nativeHeaders(call, stageCtx.requestHeaders);
-    return { url, body: JSON.stringify(nativeBody(call, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };
+    const headers = nativeHeaders(format, stageCtx.requestHeaders);
+    return { url, body: JSON.stringify(nativeBody(format, call.raw, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };
   }
   if (call.clientFormat === 'openai-completions') refuseChoices(call.raw, target, format === 'openai-completions');
   const upstream = getUpstreamCodec(format);

@@ -4,7 +4,8 @@ import { RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
 import { HEADER } from '../../shared/headers.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
-import type { IrRequest } from '../translate/ir.js';
+import type { IrRequest, WireFormat } from '../translate/ir.js';
+import { nativeBody, nativeHeaders } from './passthrough.js';
 import { execute, finishOutcome } from './execute.js';
 import { postJson } from './json-call.js';
 import type { ProxyCall } from './outcome.js';
@@ -31,23 +32,10 @@ export async function estimateTokens(ir: IrRequest): Promise<number> {
 /** A count generates nothing and its prompt is not consumed: the row reports zero tokens (nothing to estimate). */
 const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
 
-type CountFormat = 'anthropic' | 'gemini';
-
-/** The native count call of a target that speaks the client's format. */
-function nativeRequest(format: CountFormat, target: Target, raw: Record<string, unknown>): { url: string; body: string } {
-  const url = joinUrl(target.baseUrl, getUpstreamCodec(format).countTokensPath!(target.model));
-  if (format === 'anthropic') return { url, body: JSON.stringify({ ...raw, model: target.model }) };
-  const { model: _m, ...rest } = raw;
-  return { url, body: JSON.stringify(rest) };
-}
-
-async function estimate(format: CountFormat, raw: Record<string, unknown>, headers: Headers): Promise<object> {
-  const ir =
-    format === 'anthropic'
-      ? getClientCodec('anthropic').decodeRequest({ max_tokens: 1, ...raw }, headers)
-      : getClientCodec('gemini').decodeRequest({ ...raw, stream: false });
-  const tokens = await estimateTokens(ir);
-  return format === 'anthropic' ? { input_tokens: tokens } : { totalTokens: tokens };
+/** The native count call of a target that speaks the client's format (its codec has the path and body). */
+function nativeRequest(format: WireFormat, target: Target, raw: Record<string, unknown>): { url: string; body: string } | undefined {
+  const path = getUpstreamCodec(format).countTokensPath?.(target.model);
+  return path === undefined ? undefined : { url: joinUrl(target.baseUrl, path), body: JSON.stringify(nativeBody(format, raw, target)) };
 }
 
 function jsonReply(body: string, version: string, traceId: string): Response {
@@ -59,30 +47,31 @@ function jsonReply(body: string, version: string, traceId: string): Response {
  * speaks the client's format (Anthropic count_tokens, Gemini countTokens), otherwise estimated with a real
  * tokenizer over the decoded request, without any upstream call.
  */
-export async function countTokens(ctx: RouteContext, format: CountFormat, raw: Record<string, unknown>): Promise<Response> {
+export async function countTokens(ctx: RouteContext, format: WireFormat, endpoint: string, raw: Record<string, unknown>): Promise<Response> {
   const t0 = performance.now();
   const { services } = ctx;
+  const counting = getClientCodec(format).countTokens;
+  if (!counting) throw new RouterError(500, `Token counting is not defined for '${format}'.`);
   const traceId = randomUUID();
   const h = ctx.event.req.headers;
-  const endpoint = format === 'anthropic' ? '/v1/messages/count_tokens' : '/v1beta/models:countTokens';
   const call: ProxyCall = { clientFormat: format, raw, model: raw.model as string, stream: false, endpoint };
   // Anthropic's beta flags gate body fields (mid-conversation system turns...): the count must see them too.
-  const betaFlags = format === 'anthropic' ? h.get('anthropic-beta') : null;
-  const beta = betaFlags ? { 'anthropic-beta': betaFlags } : undefined;
+  const headers = nativeHeaders(format, h);
   return execute(
     { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
     {
       async prepare(target, outcome) {
-        if (target.format === format) return nativeRequest(format, target, raw);
+        const native = target.format === format ? nativeRequest(format, target, raw) : undefined;
+        if (native) return native;
         // Counted here: no upstream is called, so no breaker or cooldown is touched.
-        const counted = await estimate(format, raw, h);
+        const tokens = await estimateTokens(counting.decodeRequest(raw, h));
         outcome.status = 200;
         outcome.usage = NO_TOKENS;
         finishOutcome(services, outcome, undefined);
-        return { early: jsonReply(JSON.stringify(counted), services.version, traceId) };
+        return { early: jsonReply(JSON.stringify(counting.encodeReply(tokens)), services.version, traceId) };
       },
       async attempt(target, req, outcome, limits) {
-        const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 1024 * 1024, headers: beta });
+        const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 1024 * 1024, headers });
         outcome.status = 200;
         outcome.upstreamMs = reply.upstreamMs;
         outcome.usage = NO_TOKENS;

@@ -66,7 +66,7 @@ function geminiRoute(path: string, summary: string): RouteDef {
       if (!m) throw new RouterError(404, 'Unknown Gemini action: use models/<model>:generateContent or :streamGenerateContent.');
       const [, model, action] = m as unknown as [string, string, string];
       const raw = await readObject(ctx, def);
-      if (action === 'countTokens') return countTokens(ctx, 'gemini', { ...raw, model });
+      if (action === 'countTokens') return countTokens(ctx, 'gemini', '/v1beta/models:countTokens', { ...raw, model });
       return runChat(ctx, { clientFormat: 'gemini', raw, model, stream: action === 'streamGenerateContent', endpoint: '/v1beta/models', sink: nodeResponse(ctx) });
     },
   });
@@ -80,7 +80,7 @@ const countTokensRoute: RouteDef = route({
   tag: 'proxy',
   summary: 'Anthropic token counting (native for Anthropic targets, estimated with a tokenizer otherwise)',
   rawBody: true,
-  handler: async (ctx) => countTokens(ctx, 'anthropic', await readObject(ctx, countTokensRoute)),
+  handler: async (ctx) => countTokens(ctx, 'anthropic', '/v1/messages/count_tokens', await readObject(ctx, countTokensRoute)),
 });
 
 const embeddingsRoute: RouteDef = route({

@@ -58,6 +58,14 @@ export interface ClientCodec {
    * same-format stream be forwarded without reading its text for an output estimate.
    */
   usageReported(raw: Record<string, unknown>): boolean;
+  /**
+   * Token counting in this format (Anthropic `count_tokens`, Gemini `countTokens`), for formats that have it:
+   * how to read a count request as IR (to estimate it locally) and how to write the count reply.
+   */
+  countTokens?: {
+    decodeRequest(body: Record<string, unknown>, headers?: Headers): IrRequest;
+    encodeReply(tokens: number): Record<string, unknown>;
+  };
 }
 
 /** Where a stream stood when it failed: what an error event that must fit into it needs to know. */
@@ -105,6 +113,14 @@ export interface UpstreamCodec {
    * error), else undefined: an HTML page, a cut body or another format's JSON is not.
    */
   readError(parsed: unknown): UpstreamErrorObject | undefined;
+  /**
+   * The body of a same-format passthrough: the client's body for `model` (the upstream's id). Default: the
+   * body with `model` rewritten. Formats override it where the model lives in the path (Gemini) or where only
+   * the format's own vendor accepts some fields (`providerId` says who the upstream is).
+   */
+  nativeBody?(raw: Record<string, unknown>, model: string, providerId: string): Record<string, unknown>;
+  /** Client headers a same-format upstream needs (Anthropic's `anthropic-beta` flags), when the format has any. */
+  nativeHeaders?(clientHeaders: Headers): Record<string, string> | undefined;
 }
 
 /** One model of an upstream's model list. */

@@ -18,6 +18,11 @@ export const anthropicClient: ClientCodec = {
   encodeError: encodeAnthropicError,
   encodeStreamError: encodeAnthropicStreamError,
   usageReported: () => true,
+  countTokens: {
+    // A count request is a Messages request without `max_tokens`.
+    decodeRequest: (body, headers) => decodeMessagesRequest({ max_tokens: 1, ...body }, headers),
+    encodeReply: (tokens) => ({ input_tokens: tokens }),
+  },
 };
 
 /** Anthropic Messages as an upstream. */
@@ -32,4 +37,9 @@ export const anthropicUpstream: UpstreamCodec = {
   modelsPath: 'models',
   parseModels: parseDataModels,
   readError: readAnthropicError,
+  // Anthropic's beta flags gate body fields (context_management, mid-conversation system turns...).
+  nativeHeaders: (clientHeaders) => {
+    const beta = clientHeaders.get('anthropic-beta');
+    return beta ? { 'anthropic-beta': beta } : undefined;
+  },
 };

@@ -28,6 +28,10 @@ export const geminiClient: ClientCodec = {
   encodeError: encodeGeminiError,
   encodeStreamError: encodeGeminiStreamError,
   usageReported: () => false,
+  countTokens: {
+    decodeRequest: (body) => decodeGeminiClientBody({ ...body, stream: false }),
+    encodeReply: (tokens) => ({ totalTokens: tokens }),
+  },
 };
 
 /**
@@ -44,4 +48,9 @@ export const geminiUpstream: UpstreamCodec = {
   modelsPath: 'models',
   parseModels: parseGeminiModels,
   readError: readGeminiError,
+  // The model is in the path, never in the body.
+  nativeBody: (raw) => {
+    const { model: _model, ...body } = raw;
+    return body;
+  },
 };
