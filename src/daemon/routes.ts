@@ -8,6 +8,7 @@ import { netRoutes } from './net/routes.js';
 import { syncRoutes } from './sync/routes.js';
 import { systemRoutes } from './system/routes.js';
 import { providerRoutes } from './providers/routes.js';
+import { importRoutes } from './imports/routes.js';
 import { healthRoutes } from './providers/health.js';
 import { proxyRoutes } from './proxy/routes.js';
 import { resilienceRoutes } from './resilience/routes.js';
@@ -30,4 +31,4 @@ import { reasoningRoutes } from './reasoning/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes];

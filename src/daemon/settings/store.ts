@@ -15,6 +15,11 @@ export const settingsSchema = z.object({
   allowPrivateWebhookDestinations: z.boolean().default(false),
   /** Let manage-scope keys reach /api/copilot/* from non-loopback callers (spec, Authentication: /api/copilot/* is loopback-only unless a manage-scope key opts in). */
   copilotAllowManageKey: z.boolean().default(false),
+  /**
+   * Legacy single-step keychain import (POST /api/providers/keychain/import without confirmedAccounts
+   * imports everything discovered). Deprecated, logged when used, to be removed (spec, Versioning 5).
+   */
+  keychainLegacyImport: z.boolean().default(false),
   /** Extra browser origins router trusts besides its loopback ones: state-changing requests, the live WebSocket, and their hosts as Host names (docs/security.md). */
   allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
   /** Days usage rows (request log, analytics) are kept; older rows are pruned at start and daily. */
