@@ -1,12 +1,11 @@
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import type { Db } from '../store/db.js';
-import { EmbeddingCache } from './embedding/cache.js';
-import { isZero, signatureOf, type EmbeddingSource, type SourceProbe } from './embedding/source.js';
-import { loadStaticModel, type StaticModel } from './embedding/static.js';
-import { loadTransformersModel, type Importer } from './embedding/transformers.js';
+import { EmbeddingSelector } from './embedding/selector.js';
+import { isZero } from './embedding/source.js';
+import type { Importer } from './embedding/transformers.js';
 import { EXTRACTION_PROMPT, heuristicExtract, parseExtraction, SUMMARY_PROMPT, type Extracted } from './extract.js';
-import { QdrantStore, type ExternalPoint } from './external.js';
+import { VectorIndex } from './vector-index.js';
 import {
   KeySettingsStore,
   loadMemorySettings,
@@ -23,33 +22,18 @@ import type {
   EngineStatus,
   MemoryEntry,
   MemoryType,
-  RetrievedMemory,
   RetrieveResult,
   Scope,
   Strategy,
   Tier,
   VectorStoreKind,
 } from './types.js';
-import { callModel, modelReachable, remoteEmbed, remoteRerank } from './upstream.js';
+import { callModel, modelReachable, remoteRerank } from './upstream.js';
 
-const BATCH = 64;
 const PRUNE_EVERY_MS = 5 * 60_000;
 const SUMMARIZE_EVERY_MS = 6 * 3600_000;
-const RETRY_MS = 30_000;
 /** Scope of the health route's probe entry; never a real key id (those are uuids). */
 export const HEALTH_SCOPE = '__router_health__';
-
-/** Known widths of common embedding models (the embedding-providers listing). */
-const KNOWN_DIMENSIONS: Record<string, number> = {
-  'text-embedding-3-small': 1536,
-  'text-embedding-3-large': 3072,
-  'text-embedding-ada-002': 1536,
-  'nomic-embed-text': 768,
-  'mxbai-embed-large': 1024,
-  'mistral-embed': 1024,
-  'text-embedding-004': 768,
-  'gemini-embedding-001': 3072,
-};
 
 export interface CreateInput {
   type: MemoryType;
@@ -92,19 +76,11 @@ export class MemoryService {
   readonly keySettings: KeySettingsStore;
   private settingsValue: MemorySettings;
   private services?: Services;
-  private readonly cache: EmbeddingCache;
-  private active: EmbeddingSource | null = null;
-  private activeSig: string | null = null;
-  private probes: SourceProbe[] = [];
+  /** The embedding source in use and its LRU. */
+  readonly sources: EmbeddingSelector;
+  /** Vectors: embedded (sqlite-vec) and external (Qdrant), with the background reindex. */
+  readonly vectors: VectorIndex;
   private refreshing: Promise<void> = Promise.resolve();
-  private refreshSeq = 0;
-  private staticModel?: { path: string; model: StaticModel };
-  private transformersModel?: { path: string; source: EmbeddingSource };
-  private external: QdrantStore | null = null;
-  private externalSig: string | null = null;
-  private reindexRun?: Promise<void>;
-  private reindexAgain = false;
-  private lastReindexError: string | null = null;
   private rerankError: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly extraction = new ExtractionQueue(
@@ -112,7 +88,6 @@ export class MemoryService {
     (err) => this.log.warn('memory: extraction failed', { error: message(err) }),
   );
   private closed = false;
-  private transformersImporter?: Importer;
 
   constructor(
     private readonly db: Db,
@@ -121,8 +96,19 @@ export class MemoryService {
     this.store = new MemoryStore(db);
     this.keySettings = new KeySettingsStore(db);
     this.settingsValue = loadMemorySettings(db);
-    this.cache = new EmbeddingCache(this.settingsValue.embeddingCacheSize);
-    this.external = this.buildExternal();
+    const settings = () => this.settingsValue;
+    const closed = () => this.closed;
+    this.sources = new EmbeddingSelector({
+      store: this.store,
+      log,
+      settings,
+      services: () => this.services,
+      closed,
+      onSelected: () => {
+        if (this.settingsValue.autoReindex) void this.vectors.schedule();
+      },
+    });
+    this.vectors = new VectorIndex({ store: this.store, log, sources: this.sources, settings, closed, later: (ms, fn) => this.later(ms, fn) });
   }
 
   /**
@@ -140,8 +126,7 @@ export class MemoryService {
 
   /** Tests swap the importer of @huggingface/transformers. */
   setTransformersImporter(importer: Importer | undefined): void {
-    this.transformersImporter = importer;
-    this.transformersModel = undefined;
+    this.sources.setTransformersImporter(importer);
   }
 
   get settings(): MemorySettings {
@@ -184,8 +169,8 @@ export class MemoryService {
   /** Waits for background work in flight (reindex, extraction); tests use it. */
   async idle(): Promise<void> {
     await this.ready();
-    while (this.reindexRun || this.extraction.busy) {
-      await this.reindexRun;
+    while (this.vectors.running || this.extraction.busy) {
+      await this.vectors.running;
       await this.extraction.busy;
     }
   }
@@ -197,255 +182,31 @@ export class MemoryService {
     const next = { ...prev, ...patch } as MemorySettings;
     saveMemorySettings(this.db, next);
     this.settingsValue = next;
-    if (next.embeddingCacheSize !== prev.embeddingCacheSize) this.cache.resize(next.embeddingCacheSize);
+    if (next.embeddingCacheSize !== prev.embeddingCacheSize) this.sources.cache.resize(next.embeddingCacheSize);
     const externalChanged = (['qdrantUrl', 'qdrantCollection', 'qdrantApiKey', 'qdrantTimeoutMs'] as const).some((k) => next[k] !== prev[k]);
-    if (externalChanged) {
-      this.external = this.buildExternal();
-      this.externalSig = null;
-      this.store.clearExternalSigs();
-      this.store.setMeta('external_signature', null);
-    }
+    if (externalChanged) this.vectors.resetExternal();
     if (next.rerankModel !== prev.rerankModel) this.rerankError = null;
     this.refreshing = this.refreshing.then(() => this.refresh());
     await this.ready();
     return next;
   }
 
-  private buildExternal(): QdrantStore | null {
-    const s = this.settingsValue;
-    return s.qdrantUrl ? new QdrantStore(s.qdrantUrl, s.qdrantCollection, s.qdrantApiKey, s.qdrantTimeoutMs) : null;
-  }
-
-  private async probe(kind: EmbeddingSourceKind): Promise<SourceProbe> {
-    const s = this.settingsValue;
-    try {
-      if (kind === 'remote') {
-        if (!s.remoteModel) return { kind, available: false, model: null, reason: 'no remote embedding model configured (remoteModel)' };
-        if (!this.services) throw new Error('engine not started');
-        const reach = modelReachable(this.services, s.remoteModel);
-        if (!reach.ok) return { kind, available: false, model: s.remoteModel, reason: reach.reason };
-        const model = s.remoteModel;
-        const dimsKey = `remote_dims:${model}:${s.remoteDimensions ?? ''}`;
-        let dims = Number(this.store.meta(dimsKey) ?? 0);
-        if (!dims) {
-          dims = (await remoteEmbed(this.services, model, ['dimension probe'], s.remoteDimensions))[0]!.length;
-          if (!dims) throw new Error('remote model returned an empty vector');
-          this.store.setMeta(dimsKey, String(dims));
-        }
-        const services = this.services;
-        const source: EmbeddingSource = {
-          kind: 'remote',
-          model,
-          dimensions: dims,
-          embed: (texts) => remoteEmbed(services, model, texts, s.remoteDimensions),
-        };
-        return { kind, available: true, source, reason: `remote model ${model} through router's provider path` };
-      }
-      if (kind === 'static') {
-        if (!s.staticModelPath) return { kind, available: false, model: null, reason: 'no static model folder configured (staticModelPath)' };
-        if (this.staticModel?.path !== s.staticModelPath) this.staticModel = { path: s.staticModelPath, model: loadStaticModel(s.staticModelPath) };
-        const m = this.staticModel.model;
-        return { kind, available: true, source: m.source(), reason: `static model ${m.name} (${m.vocabSize} tokens) from a local folder` };
-      }
-      if (!s.transformersModelPath) return { kind, available: false, model: null, reason: 'no transformers model folder configured (transformersModelPath)' };
-      if (this.transformersModel?.path !== s.transformersModelPath) {
-        const source = await loadTransformersModel(s.transformersModelPath, this.transformersImporter);
-        this.transformersModel = { path: s.transformersModelPath, source };
-      }
-      const src = this.transformersModel.source;
-      return { kind, available: true, source: src, reason: `ONNX model ${src.model} through @huggingface/transformers` };
-    } catch (err) {
-      return { kind, available: false, model: null, reason: message(err) };
-    }
-  }
-
-  /**
-   * Picks the first available source of the configured order. A new signature (source:model:dimensions)
-   * resets the vec0 table to the new width; every row then needs reindexing, which runs in the background.
-   */
+  /** Chooses the embedding source again (after start and every settings change). */
   private async refresh(): Promise<void> {
     try {
-      await this.selectSource();
+      await this.sources.select();
     } catch (err) {
       this.log.error('memory: embedding source selection failed', { error: message(err) });
-    }
-  }
-
-  private async selectSource(): Promise<void> {
-    const seq = ++this.refreshSeq;
-    const probes: SourceProbe[] = [];
-    let chosen: EmbeddingSource | null = null;
-    for (const kind of this.settingsValue.embeddingOrder) {
-      const p = await this.probe(kind);
-      probes.push(p);
-      if (p.available) {
-        chosen = p.source;
-        break;
-      }
-    }
-    if (this.closed || seq !== this.refreshSeq) return;
-    this.probes = probes;
-    this.active = chosen;
-    if (!chosen) {
-      this.activeSig = null;
-      return;
-    }
-    const sig = signatureOf(chosen);
-    this.activeSig = sig;
-    if (this.store.meta('embedding_signature') !== sig || !this.store.hasVecTable()) {
-      this.store.resetVectors(sig, chosen.dimensions);
-      this.log.info('memory: embedding signature changed, vectors will be reindexed', { signature: sig });
-    }
-    if (this.settingsValue.autoReindex) this.scheduleReindex();
-  }
-
-  /** Embeds texts with the active source through the LRU. */
-  async embed(texts: string[], source = this.active): Promise<Float32Array[]> {
-    if (!source) throw new Error('no embedding source available');
-    const sig = signatureOf(source);
-    const out: Array<Float32Array | undefined> = texts.map((t) => this.cache.get(sig, t));
-    const missing = texts.map((t, i) => (out[i] ? -1 : i)).filter((i) => i >= 0);
-    if (missing.length) {
-      const vecs = await source.embed(missing.map((i) => texts[i]!));
-      missing.forEach((i, j) => {
-        const v = vecs[j]!;
-        if (v.length !== source.dimensions) throw new Error(`embedding has ${v.length} dimensions, expected ${source.dimensions}`);
-        out[i] = v;
-        this.cache.set(sig, texts[i]!, v);
-      });
-    }
-    return out as Float32Array[];
-  }
-
-  // ---------------------------------------------------------------- indexing
-
-  private async ensureExternal(sig: string, dims: number): Promise<boolean> {
-    const ext = this.external;
-    if (!ext) return false;
-    if (this.externalSig === sig) return true;
-    const wanted = `${ext.url}|${ext.collection}|${sig}`;
-    const recorded = this.store.meta('external_signature');
-    await ext.ensureCollection(dims, recorded !== wanted);
-    if (this.closed) return false;
-    if (recorded !== wanted) {
-      this.store.clearExternalSigs();
-      this.store.setMeta('external_signature', wanted);
-    }
-    this.externalSig = sig;
-    return true;
-  }
-
-  private async pushExternal(rows: StoredMemory[], vectors: Map<number, Float32Array>, sig: string, dims: number): Promise<void> {
-    if (!this.external || rows.length === 0) return;
-    if (!(await this.ensureExternal(sig, dims))) return;
-    const points: ExternalPoint[] = [];
-    for (const r of rows) {
-      const v = vectors.get(r.seq);
-      if (v) points.push({ id: r.id, vector: v, payload: { scope: partitionOf(r.apiKeyId), seq: r.seq } });
-    }
-    await this.external.upsert(points);
-    if (!this.closed) this.store.setExternalSig(rows.map((r) => r.seq), sig);
-  }
-
-  /** Embeds rows now with the active source; failures leave them pending for the background reindex. */
-  private async index(rows: StoredMemory[]): Promise<void> {
-    const source = this.active;
-    const sig = this.activeSig;
-    if (!source || !sig || rows.length === 0) return;
-    const vectors = new Map<number, Float32Array>();
-    try {
-      const vecs = await this.embed(rows.map((r) => memoryText(r.key, r.content)), source);
-      if (this.closed || sig !== this.activeSig) return;
-      rows.forEach((r, i) => {
-        const v = vecs[i]!;
-        if (!this.store.getAny(r.id)) return; // deleted meanwhile
-        if (isZero(v)) this.store.markEmbedded(r.seq, sig);
-        else {
-          this.store.upsertVector(r.seq, r.apiKeyId, v, sig);
-          vectors.set(r.seq, v);
-        }
-      });
-    } catch (err) {
-      this.lastReindexError = message(err);
-      if (this.settingsValue.autoReindex) this.later(RETRY_MS, () => this.scheduleReindex());
-      return;
-    }
-    this.lastReindexError = null;
-    try {
-      await this.pushExternal(rows.filter((r) => vectors.has(r.seq)), vectors, sig, source.dimensions);
-    } catch (err) {
-      this.log.warn('memory: external vector store write failed', { error: message(err) });
-    }
-  }
-
-  /** Starts the background reindex (single flight; a request during a run makes it go round again). */
-  scheduleReindex(): Promise<void> {
-    if (this.reindexRun) {
-      this.reindexAgain = true;
-      return this.reindexRun;
-    }
-    const run = (async () => {
-      do {
-        this.reindexAgain = false;
-        await this.reindexPass();
-      } while (this.reindexAgain && !this.closed);
-    })().finally(() => {
-      this.reindexRun = undefined;
-    });
-    this.reindexRun = run;
-    return run;
-  }
-
-  private async reindexPass(): Promise<void> {
-    const source = this.active;
-    const sig = this.activeSig;
-    if (!source || !sig) return;
-    for (;;) {
-      await new Promise((r) => setImmediate(r));
-      if (this.closed || sig !== this.activeSig) return;
-      const rows = this.store.pendingEmbedding(sig, BATCH);
-      if (rows.length === 0) break;
-      this.lastReindexError = null;
-      await this.index(rows);
-      if (this.lastReindexError) {
-        this.log.warn('memory: reindex batch failed; retrying later', { error: this.lastReindexError });
-        return;
-      }
-    }
-    // External catch-up: rows embedded while the external store was down or before it was configured.
-    if (!this.external) return;
-    try {
-      for (;;) {
-        await new Promise((r) => setImmediate(r));
-        if (this.closed || sig !== this.activeSig) return;
-        const rows = this.store.pendingExternal(sig, BATCH);
-        if (rows.length === 0) break;
-        const vectors = new Map<number, Float32Array>();
-        for (const r of rows) {
-          const v = this.store.vector(r.seq);
-          if (v) vectors.set(r.seq, v);
-        }
-        const withVec = rows.filter((r) => vectors.has(r.seq));
-        // Rows without a stored vector (nothing embeddable) are marked so they are not retried forever.
-        this.store.setExternalSig(rows.filter((r) => !vectors.has(r.seq)).map((r) => r.seq), sig);
-        await this.pushExternal(withVec, vectors, sig, source.dimensions);
-      }
-    } catch (err) {
-      this.log.warn('memory: external vector store sync failed; retrying later', { error: message(err) });
-      this.later(RETRY_MS, () => this.scheduleReindex());
     }
   }
 
   /** POST /api/memory/reindex. */
   async reindex(opts: { full: boolean; wait: boolean }): Promise<{ signature: string | null; pending: number; error: string | null }> {
     await this.ready();
-    if (opts.full) {
-      this.store.clearEmbeddingSigs();
-      this.externalSig = null;
-    }
-    const run = this.scheduleReindex();
+    const run = this.vectors.reindex(opts.full);
     if (opts.wait) await run;
-    return { signature: this.activeSig, pending: this.store.needsReindex(this.activeSig), error: this.lastReindexError };
+    const sig = this.sources.activeSig;
+    return { signature: sig, pending: this.store.needsReindex(sig), error: this.vectors.lastError };
   }
 
   // ---------------------------------------------------------------- CRUD
@@ -463,7 +224,7 @@ export class MemoryService {
       expiresAt: input.expiresAt ?? null,
       tokens,
     });
-    await this.index([row]);
+    await this.vectors.index([row]);
     return publicMemory(this.store.getAny(row.id) ?? row);
   }
 
@@ -480,7 +241,7 @@ export class MemoryService {
     await this.ready();
     const row = this.store.update(id, { ...patch, tokens });
     if (!row) return undefined;
-    await this.index([row]);
+    await this.vectors.index([row]);
     return publicMemory(this.store.getAny(id) ?? row);
   }
 
@@ -489,9 +250,9 @@ export class MemoryService {
     const row = this.store.get(id);
     if (!row) return false;
     this.store.delete(id);
-    if (this.external) {
+    if (this.vectors.external) {
       try {
-        await this.external.delete([id]);
+        await this.vectors.external.delete([id]);
       } catch (err) {
         this.log.warn('memory: external point delete failed', { error: message(err) });
       }
@@ -501,7 +262,7 @@ export class MemoryService {
 
   list(f: ListFilter) {
     const r = this.store.list(f);
-    const c = this.cache.stats();
+    const c = this.sources.cache.stats();
     return {
       data: r.data.map(publicMemory),
       total: r.total,
@@ -518,7 +279,7 @@ export class MemoryService {
   private prune(): void {
     try {
       const gone = this.store.pruneExpired();
-      if (gone.length && this.external) this.external.delete(gone.map((g) => g.id)).catch(() => undefined);
+      if (gone.length && this.vectors.external) this.vectors.external.delete(gone.map((g) => g.id)).catch(() => undefined);
     } catch (err) {
       this.log.warn('memory: prune failed', { error: message(err) });
     }
@@ -576,12 +337,12 @@ export class MemoryService {
     const vecHits = new Map<number, number>(); // seq -> similarity, in rank order
 
     if (o.strategy !== 'exact') {
-      const source = this.active;
+      const source = this.sources.active;
       let qv: Float32Array | undefined;
-      if (!source) reasons.push(`no embedding source available (${this.embeddingReason()})`);
+      if (!source) reasons.push(`no embedding source available (${this.sources.reason()})`);
       else {
         try {
-          qv = (await this.embed([o.query], source))[0];
+          qv = (await this.sources.embed([o.query], source))[0];
         } catch (err) {
           reasons.push(`query embedding failed (${message(err)})`);
         }
@@ -591,12 +352,12 @@ export class MemoryService {
         embeddingSource = source.kind;
         embeddingModel = source.model;
         let hits: Array<{ seq: number; similarity: number }> | undefined;
-        const ext = this.external;
+        const ext = this.vectors.external;
         if (ext) {
           if (ext.recentlyDown()) reasons.push(`external vector store unavailable (${ext.health().error}); embedded store used`);
           else {
             try {
-              await this.ensureExternal(this.activeSig!, source.dimensions);
+              await this.vectors.ensureExternal(this.sources.activeSig!, source.dimensions);
               const found = await ext.search(qv, [...new Set(o.scopes.map(partitionOf))], pool * 2);
               const rows = this.store.byIds(found.map((f) => f.id), now);
               hits = found.filter((f) => rows.has(f.id)).map((f) => ({ seq: rows.get(f.id)!.seq, similarity: f.score }));
@@ -660,28 +421,22 @@ export class MemoryService {
     };
   }
 
-  private embeddingReason(): string {
-    if (this.active) return `using ${this.active.kind} model ${this.active.model}`;
-    if (this.settingsValue.embeddingOrder.length === 0) return 'keyword only: embeddingOrder is empty';
-    return this.probes.length ? this.probes.map((p) => `${p.kind}: ${p.reason}`).join('; ') : 'not probed yet';
-  }
-
   // ---------------------------------------------------------------- status
 
   async status(): Promise<EngineStatus> {
     await this.ready();
     const s = this.settingsValue;
-    const ext = this.external;
+    const ext = this.vectors.external;
     if (ext) await ext.check();
     const extHealth = ext?.health();
     const storedSig = this.store.meta('embedding_signature') ?? null;
-    const backend: VectorStoreKind = !this.active ? 'none' : ext && extHealth?.healthy ? 'external-vec' : 'embedded-vec';
+    const backend: VectorStoreKind = !this.sources.active ? 'none' : ext && extHealth?.healthy ? 'external-vec' : 'embedded-vec';
     let vsReason: string;
-    if (!this.active) vsReason = 'no embedding source: keyword search only';
+    if (!this.sources.active) vsReason = 'no embedding source: keyword search only';
     else if (ext && !extHealth?.healthy) vsReason = `external vector store unavailable (${extHealth?.error ?? 'unknown'}); embedded store used`;
     else if (backend === 'external-vec') vsReason = `Qdrant collection ${ext!.collection} at ${ext!.url}`;
     else vsReason = 'sqlite-vec (vec0) in the router database';
-    if (this.lastReindexError) vsReason += `; last reindex error: ${this.lastReindexError}`;
+    if (this.vectors.lastError) vsReason += `; last reindex error: ${this.vectors.lastError}`;
     let rerank: EngineStatus['rerank'];
     if (!s.rerankModel) rerank = { enabled: false, provider: null, model: null, available: false, reason: 'no rerank model configured (rerankModel)' };
     else {
@@ -699,18 +454,18 @@ export class MemoryService {
     return {
       keyword: { available: this.ftsAvailable(), backend: 'FTS5' },
       embedding: {
-        source: this.active?.kind ?? null,
-        model: this.active?.model ?? null,
-        dimensions: this.active?.dimensions ?? null,
-        available: this.active !== null,
-        reason: this.embeddingReason(),
-        cacheStats: this.cache.stats(),
+        source: this.sources.active?.kind ?? null,
+        model: this.sources.active?.model ?? null,
+        dimensions: this.sources.active?.dimensions ?? null,
+        available: this.sources.active !== null,
+        reason: this.sources.reason(),
+        cacheStats: this.sources.cache.stats(),
       },
       vectorStore: {
         backend,
-        available: this.active !== null && this.store.hasVecTable(),
+        available: this.sources.active !== null && this.store.hasVecTable(),
         rowCount: this.store.vecRowCount(),
-        needsReindex: this.store.needsReindex(this.activeSig ?? storedSig),
+        needsReindex: this.store.needsReindex(this.sources.activeSig ?? storedSig),
         reason: vsReason,
       },
       externalVector: {
@@ -733,26 +488,8 @@ export class MemoryService {
   }
 
   /** GET /api/memory/embedding-providers: providers with an embeddings endpoint and their embedding models. */
-  embeddingProviders(): Array<{ provider: string; hasKey: boolean; models: Array<{ id: string; name: string; dimensions: number | null }> }> {
-    const services = this.services;
-    if (!services) return [];
-    const remote = this.settingsValue.remoteModel;
-    const out = [];
-    for (const def of services.providers.all()) {
-      if (!def.endpoints?.embeddings) continue;
-      const pub = services.providers.publicId(def);
-      const ids = new Set(services.providers.models(def).map((m) => m.id).filter((id) => /embed/i.test(id)));
-      if (remote) {
-        const split = services.providers.split(remote);
-        if (split && split.def.id === def.id) ids.add(split.model);
-      }
-      const models = [...ids].map((id) => {
-        const probed = Number(this.store.meta(`remote_dims:${pub}/${id}:`) ?? 0);
-        return { id: `${pub}/${id}`, name: id, dimensions: probed || KNOWN_DIMENSIONS[id] || null };
-      });
-      out.push({ provider: pub, hasKey: services.connections.active(def.id).length > 0, models });
-    }
-    return out;
+  embeddingProviders(): ReturnType<EmbeddingSelector['providers']> {
+    return this.sources.providers();
   }
 
   // ---------------------------------------------------------------- conversations
