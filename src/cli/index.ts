@@ -28,6 +28,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['sync', () => import('./commands/sync.js')],
   ['password', () => import('./commands/password.js')],
   ['token', () => import('./commands/token.js')],
+  ['mcp', () => import('./commands/mcp.js')],
   ['config-tool', () => import('./commands/config-tool.js')],
   ['config', () => import('./commands/config.js')],
   ['completion __complete', () => import('./commands/completion.js')],

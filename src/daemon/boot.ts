@@ -16,6 +16,7 @@ import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
+import { McpService } from './mcp/server.js';
 import { UsageService } from './usage/service.js';
 import { LiveHub } from './live/hub.js';
 import { ConnectionStore } from './providers/connections.js';
@@ -168,10 +169,12 @@ export function bootServices(opts: BootOptions): Services {
         await usage.flush();
       },
     }),
+    mcp: new McpService(db),
   };
   if (preMigration) services.backups.prune();
   // The memory engine needs the finished services (provider directory, stage registry): started last.
   services.memory.start(services);
+  services.mcp.start(services);
   return services;
 }
 
@@ -186,6 +189,7 @@ export function closeServices(services: Services): void {
   services.keys.flush();
   // Live clients are told goodbye; queued usage rows are written while the database is still open.
   services.live.close();
+  services.mcp.close();
   services.metrics.close();
   void services.tracing?.close();
   services.usage.close();

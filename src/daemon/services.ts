@@ -30,6 +30,7 @@ import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import type { HookService } from './hooks/store.js';
 import type { ReasoningCache } from './reasoning/cache.js';
+import type { McpService } from './mcp/server.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -103,4 +104,6 @@ export interface Services {
   requestRestart: (reason: string, beforeStart?: () => void) => void;
   /** Database backups, export and import. */
   backups: BackupService;
+  /** The MCP server: sessions over both transports, tools, the audit log (docs/agents.md). */
+  mcp: McpService;
 }

@@ -1,8 +1,9 @@
+import type { AuthInfo } from '../auth/pipeline.js';
 import { replyText } from '../translate/util/reply-text.js';
 import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { Services } from '../services.js';
-import type { IrRequest, IrUsage } from '../translate/ir.js';
+import type { IrMessage, IrRequest, IrResponse, IrTool, IrUsage } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from './execute.js';
 import { postJson } from './json-call.js';
@@ -25,6 +26,12 @@ export interface InternalCall<T> {
   timeoutMs: number;
   request(target: Target): { url: string; body: unknown };
   read(json: unknown, target: Target): { value: T; usage?: Partial<IrUsage> };
+  /**
+   * Who the call is made for (default: router itself, no key). A call made on behalf of a caller (an MCP
+   * tool, the assistant, an A2A task) passes the caller's identity: its key's model scopes and quotas
+   * apply and the usage row names the key.
+   */
+  auth?: AuthInfo;
 }
 
 /** What a served call returns: its value and which target served it. */
@@ -72,7 +79,7 @@ export async function internalCall<T>(services: Services, spec: InternalCall<T>)
     targetTimeoutMs: spec.timeoutMs,
   };
   try {
-    return await execute({ services, auth: INTERNAL_AUTH, call, traceId, t0: performance.now() }, policy);
+    return await execute({ services, auth: spec.auth ?? INTERNAL_AUTH, call, traceId, t0: performance.now() }, policy);
   } catch (err) {
     // Router's own refusals (unknown model, no connection, open circuits) keep their status; anything else
     // becomes a plain Error with a safe, one-line message.
@@ -106,6 +113,48 @@ export function internalChat(
     read(json, t) {
       const res = getUpstreamCodec(t.format).decodeResponse(json);
       return { value: replyText(res), usage: res.usage };
+    },
+  });
+}
+
+/**
+ * One non-streamed conversation turn (system, messages, optional function tools) to a model or combo on
+ * behalf of `auth`, through the codecs; the value is the decoded reply (text and tool calls).
+ */
+export function internalConverse(
+  services: Services,
+  opts: {
+    endpoint: string;
+    model: string;
+    auth?: AuthInfo;
+    system?: string;
+    messages: IrMessage[];
+    tools?: IrTool[];
+    maxTokens?: number;
+    temperature?: number;
+    timeoutMs: number;
+  },
+): Promise<InternalResult<IrResponse>> {
+  return internalCall(services, {
+    endpoint: opts.endpoint,
+    model: opts.model,
+    auth: opts.auth,
+    timeoutMs: opts.timeoutMs,
+    request(t) {
+      const ir: IrRequest = {
+        model: t.model,
+        system: opts.system ? [{ type: 'text', text: opts.system }] : [],
+        messages: opts.messages,
+        ...(opts.tools?.length ? { tools: opts.tools, toolChoice: 'auto' as const } : {}),
+        ...(opts.maxTokens !== undefined ? { maxTokens: opts.maxTokens } : {}),
+        ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+        stream: false,
+      };
+      return { url: chatUrl(t, t.format, false), body: getUpstreamCodec(t.format).encodeRequest(ir, encodeOptionsFor(t)) };
+    },
+    read(json, t) {
+      const res = getUpstreamCodec(t.format).decodeResponse(json);
+      return { value: res, usage: res.usage };
     },
   });
 }

@@ -4,6 +4,7 @@ import type { Db } from '../store/db.js';
 import { compressionSettingsSchema } from '../compression/settings.js';
 import { outboundProxySettingsSchema } from '../net/settings.js';
 import { cloudSyncSettingsSchema, SECRET_MASK } from '../sync/settings.js';
+import { agentSettingsSchema } from '../mcp/settings.js';
 
 const MiB = 1024 * 1024;
 
@@ -110,6 +111,8 @@ export const settingsSchema = z.object({
   outboundProxy: outboundProxySettingsSchema.prefault({}),
   /** Sync with another router or an HTTPS endpoint (docs/operations.md "Sync between machines"). */
   cloudSync: cloudSyncSettingsSchema.prefault({}),
+  /** MCP server limits and the models of the A2A agent and the assistant (docs/agents.md). */
+  agents: agentSettingsSchema.prefault({}),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

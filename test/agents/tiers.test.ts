@@ -1,0 +1,85 @@
+/**
+ * Who may reach the agent surfaces, in-process through `app.request(url, init, {remoteAddress})` (the
+ * pipeline reads the caller's address from the context; see test/foundation/auth.test.ts). MCP: management
+ * credentials; a manage-scope key works from a non-loopback address, nothing else does. Assistant: loopback,
+ * or a manage-scope key once the copilotAllowManageKey opt-in is on.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootServices, buildApp, closeServices } from '../../src/daemon/boot.js';
+import type { Services } from '../../src/daemon/services.js';
+
+const LO = '127.0.0.1';
+const REMOTE = '203.0.113.7';
+let home: string;
+let services: Services;
+let app: ReturnType<typeof buildApp>;
+let proxyKey: string;
+let manageKey: string;
+
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'router-agent-tiers-'));
+  services = bootServices({ home, host: LO, port: 0 });
+  app = buildApp(services);
+  proxyKey = services.keys.create('proxy-only', ['proxy']).key;
+  manageKey = services.keys.create('manage-only', ['manage']).key;
+});
+
+afterAll(() => {
+  if (services) closeServices(services);
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+async function call(path: string, addr: string, headers: Record<string, string> = {}, init: RequestInit = {}) {
+  const res = await app.request(`http://router.test${path}`, { ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } }, { remoteAddress: addr });
+  return { res, status: res.status, text: await res.text() };
+}
+const bearer = (k: string) => ({ authorization: `Bearer ${k}` });
+
+const initialize = {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tier-test', version: '1' } } }),
+};
+
+describe('MCP routes from a non-loopback address', () => {
+  const paths = ['/api/mcp/status', '/api/mcp/tools', '/api/mcp/audit', '/api/mcp/audit/stats'];
+
+  it('no credential: 401; a key without the manage scope: 403', async () => {
+    for (const p of paths) {
+      expect((await call(p, REMOTE)).status, p).toBe(401);
+      expect((await call(p, REMOTE, bearer(proxyKey))).status, p).toBe(403);
+    }
+    expect((await call('/api/mcp/stream', REMOTE, {}, initialize)).status).toBe(401);
+    expect((await call('/api/mcp/stream', REMOTE, bearer(proxyKey), initialize)).status).toBe(403);
+    expect((await call('/api/mcp/sse', REMOTE, bearer(proxyKey))).status).toBe(403);
+    expect((await call('/api/mcp/messages?sessionId=00000000-0000-4000-8000-000000000000', REMOTE, bearer(proxyKey), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(403);
+  });
+
+  it('a manage-scope key is allowed, and can open an MCP session', async () => {
+    for (const p of paths) expect((await call(p, REMOTE, bearer(manageKey))).status, p).toBe(200);
+    const r = await call('/api/mcp/stream', REMOTE, bearer(manageKey), initialize);
+    expect(r.status).toBe(200);
+    expect(r.res.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.text).toContain(`"protocolVersion":"${LATEST_PROTOCOL_VERSION}"`);
+    const status = JSON.parse((await call('/api/mcp/status', REMOTE, bearer(manageKey))).text);
+    expect(status.sessions).toEqual([expect.objectContaining({ transport: 'stream', client: { name: 'tier-test', version: '1' }, protocolVersion: LATEST_PROTOCOL_VERSION })]);
+  });
+
+  it('an older protocol version a client asks for is negotiated', async () => {
+    const old = { ...initialize, body: initialize.body.replace(LATEST_PROTOCOL_VERSION, '2025-03-26') };
+    const r = await call('/api/mcp/stream', LO, bearer(manageKey), old);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('"protocolVersion":"2025-03-26"');
+  });
+
+  it('idle sessions expire', async () => {
+    const before = services.mcp.status().sessions.length;
+    expect(before).toBeGreaterThan(0);
+    expect(services.mcp.sweep(Date.now() + services.settings.get().agents.mcpSessionIdleSeconds * 1000 + 1)).toBe(before);
+    expect(services.mcp.status().sessions).toEqual([]);
+  });
+});
