@@ -1,7 +1,7 @@
 import { joinUrl, targetHeaders, type Target } from '../proxy/target.js';
 import { connectionProxy } from '../net/outbound-proxy.js';
 import { sendUpstream } from '../proxy/upstream.js';
-import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
+import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
 import { redactSecrets } from './mask.js';
 import { getUpstreamCodec } from '../translate/registry.js';
@@ -13,6 +13,17 @@ export function parseModelList(format: ProviderDef['format'], body: unknown): Mo
 }
 
 /** Lists a connection's models upstream (`GET {base}/models`); throws with a formatted provider error. */
+/** A refused model-list call, classified like any attempt (the reactive expiry check reads `failure`). */
+export class ModelListError extends Error {
+  override name = 'ModelListError';
+  constructor(
+    message: string,
+    readonly failure: ClassifiedFailure,
+  ) {
+    super(message);
+  }
+}
+
 export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Promise<ModelInfo[]> {
   const target: Target = {
     provider: def,
@@ -36,7 +47,8 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Prom
   if (reply.statusCode >= 400) {
     const e = extractUpstreamError(reply.statusCode, text);
     // Some upstreams quote the refused key in their message; the reply and lastError must not carry it whole.
-    throw new Error(redactSecrets(formatProviderError(e.code ?? reply.statusCode, e.message), Object.values(c.credential)));
+    const message = redactSecrets(formatProviderError(e.code ?? reply.statusCode, e.message), Object.values(c.credential));
+    throw new ModelListError(message, classifyFailure({ status: reply.statusCode, code: e.code }));
   }
   try {
     return parseModelList(def.format, JSON.parse(text));

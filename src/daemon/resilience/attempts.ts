@@ -1,5 +1,5 @@
 import { RouterError } from '../http/errors.js';
-import { fetchUpstreamModels } from '../providers/sync.js';
+import { fetchUpstreamModels, ModelListError } from '../providers/sync.js';
 import { canRefresh, refreshConnection } from '../providers/oauth.js';
 import type { Credential, ProviderDef } from '../providers/types.js';
 import { allUnavailableError } from '../routing/errors.js';
@@ -106,7 +106,8 @@ export async function confirmAuthFailure(services: Services, target: AttemptTarg
     await fetchUpstreamModels(target.provider, conn);
     return;
   } catch (err) {
-    if (!/^\[(401|403|unauthorized|authentication_error|invalid_api_key|permission_error|UNAUTHENTICATED|PERMISSION_DENIED)\]/i.test((err as Error).message)) return;
+    // Only the upstream saying the credential is refused (classified like the attempt) confirms it.
+    if (!(err instanceof ModelListError) || !err.failure.authConfirmable) return;
     const fresh = services.connections.get(conn.id);
     if (!fresh || JSON.stringify(fresh.credential) !== JSON.stringify(target.credential)) return;
     services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
