@@ -24,6 +24,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['logs', () => import('./commands/logs.js')],
   ['webhooks', () => import('./commands/webhooks.js')],
   ['memory', () => import('./commands/memory.js')],
+  ['import', () => import('./commands/import.js')],
   ['backup', () => import('./commands/backup.js')],
   ['sync', () => import('./commands/sync.js')],
   ['password', () => import('./commands/password.js')],
