@@ -48,6 +48,8 @@ export interface ProviderNode {
   apiType: 'chat' | 'responses';
   /** OpenAI-compatible nodes: whether the endpoint serves legacy `/completions` (default true). */
   completions: boolean;
+  /** OpenAI-compatible nodes: the shape of `{base}/rerank`, Cohere/Jina (vLLM, Infinity) or Text Embeddings Inference. */
+  rerankFormat?: 'cohere' | 'tei';
   customHeaders: Record<string, string>;
   createdAt: string;
   updatedAt: string;

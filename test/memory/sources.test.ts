@@ -40,6 +40,9 @@ beforeAll(async () => {
   t = startApp();
   const c = await t.request('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-memory-test-0123456789', providerSpecificData: { baseUrl: mock.openaiBase } });
   expect(c.status).toBe(201);
+  // A rerank provider (OpenAI has none): Jina's /v1/rerank on the mock.
+  const j = await t.request('POST', '/api/providers', { provider: 'jina', apiKey: 'jina-memory-test-0123456789', providerSpecificData: { baseUrl: mock.jinaBase } });
+  expect(j.status).toBe(201);
 });
 afterEach(() => mock.reset());
 afterAll(async () => {
@@ -181,7 +184,7 @@ describe('remote source (router proxy path to a provider embeddings endpoint)', 
 
 describe('rerank', () => {
   it('reorders candidates through the rerank provider (/v1/rerank shape) and reports it', async () => {
-    await t.request('PUT', '/api/memory/settings', { embeddingOrder: ['static'], staticModelPath: modelDir, rerankModel: 'openai/rerank-test' });
+    await t.request('PUT', '/api/memory/settings', { embeddingOrder: ['static'], staticModelPath: modelDir, rerankModel: 'jina/rerank-test' });
     const a = await t.request('POST', '/api/memory', { key: 'tennis', content: 'Plays tennis on Saturdays.', apiKeyId: 'rr' });
     const b = await t.request('POST', '/api/memory', { key: 'tennis club', content: 'Member of a tennis club; tennis twice a week.', apiKeyId: 'rr' });
     let body: any;
@@ -204,7 +207,7 @@ describe('rerank', () => {
     expect(p.memories.map((m: any) => m.id)).toEqual([a.json.id, b.json.id]);
     expect(p.memories[0].score).toBeCloseTo(0.99);
     const s = await status();
-    expect(s.rerank).toEqual({ enabled: true, provider: 'openai', model: 'rerank-test', available: true, reason: 'ready' });
+    expect(s.rerank).toEqual({ enabled: true, provider: 'jina', model: 'rerank-test', available: true, reason: 'ready' });
 
     mock.reset();
     mock.handle((req) => (req.path === '/v1/rerank' ? { type: 'status', status: 503 } : undefined));

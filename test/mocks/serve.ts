@@ -7,6 +7,7 @@ import { gemini } from './formats/gemini.js';
 import { openaiChat } from './formats/openai-chat.js';
 import { openaiCompletions } from './formats/openai-completions.js';
 import { openaiResponses } from './formats/openai-responses.js';
+import { isRerank, rerankErrorReply, rerankReply } from './formats/rerank.js';
 import { loadRecording } from './recordings.js';
 import { inputTokensFor, mockId, nowSeconds, planReply } from './reply.js';
 import type { Behavior, ContentBehavior, Endpoint, MockRequest, Provider } from './types.js';
@@ -76,6 +77,7 @@ function renderCtx(ctx: ServeCtx, b: ContentBehavior): RenderCtx {
 async function serveContent(ctx: ServeCtx, b: ContentBehavior, t: Transport): Promise<void> {
   const { req } = ctx;
   const format = FORMATS[req.endpoint];
+  if (isRerank(req.endpoint)) return sendReply(ctx.res, rerankReply(req, req.endpoint));
   if (format) {
     const rc = renderCtx(ctx, b);
     if (!req.stream) return sendJson(ctx, format.json(rc), format.jsonContentType, t);
@@ -124,6 +126,12 @@ export async function serve(ctx: ServeCtx, b: Behavior, t: Transport = { interva
       // Never answer: the socket stays open until the client gives up or close() destroys it.
       return;
     case 'status': {
+      if (isRerank(req.endpoint)) {
+        const reply = rerankErrorReply(req.endpoint, b.status, b.message, req.index);
+        if (b.body !== undefined) reply.body = typeof b.body === 'string' ? b.body : JSON.stringify(b.body);
+        Object.assign(reply.headers, b.headers);
+        return sendReply(res, reply);
+      }
       const spec = { status: b.status, message: b.message, errorType: b.errorType, code: b.code, model: req.model };
       const reply = errorReply(req.provider, spec, requestId(req));
       if (b.body !== undefined) reply.body = typeof b.body === 'string' ? b.body : JSON.stringify(b.body);

@@ -14,6 +14,10 @@ export type Endpoint =
   | 'gemini.stream'
   | 'gemini.models'
   | 'gemini.model'
+  | 'cohere.rerank'
+  | 'jina.rerank'
+  | 'voyage.rerank'
+  | 'tei.rerank'
   | 'unknown';
 
 export type Provider = 'openai' | 'anthropic' | 'gemini';
@@ -134,6 +138,11 @@ export interface MockUpstream {
   openaiBase: string;
   anthropicBase: string;
   geminiBase: string;
+  /** Rerank bases (formats/rerank.ts): Cohere's compatibility base (rerank at the origin's `/v2/rerank`), Jina's `/v1`, Voyage's `/voyage/v1`, TEI's `/tei`. */
+  cohereBase: string;
+  jinaBase: string;
+  voyageBase: string;
+  teiBase: string;
   requests: MockRequest[];
   /** Adds a handler; later handlers are asked first. Returns a function that removes it. */
   handle(fn: Handler): () => void;

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { authErrorReply } from './errors.js';
+import { isRerank, rerankEndpoint, rerankErrorReply } from './formats/rerank.js';
 import { DEFAULT_MODELS } from './formats/catalog.js';
 import { DEFAULT_TEXT } from './reply.js';
 import { requestId, sendReply, serve, type ServeCtx } from './serve.js';
@@ -14,6 +15,8 @@ const GEMINI_MODEL = /^\/v1beta\/models\/([^:]+)$/;
 /** Decides endpoint, provider and model from the request line, headers and body. */
 function classify(method: string, path: string, headers: Record<string, string>, json: any) {
   const post = method === 'POST';
+  const rerank = rerankEndpoint(method, path);
+  if (rerank) return { endpoint: rerank as Endpoint, provider: 'openai' as Provider, model: typeof json?.model === 'string' ? json.model : undefined };
   const get = method === 'GET';
   const call = GEMINI_CALL.exec(path);
   if (post && call) {
@@ -110,6 +113,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     waiters = waiters.filter((w) => (requests.length >= w.count ? (w.resolve(), false) : true));
 
     if (opts.requireKey !== undefined && keyOf(req) !== opts.requireKey) {
+      if (isRerank(endpoint)) return sendReply(res, rerankErrorReply(endpoint, 401, undefined, req.index));
       return sendReply(res, authErrorReply(provider, requestId(req), opts.geminiAuthStatus ?? 401));
     }
     const abort = new AbortController();
@@ -152,6 +156,10 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     openaiBase: `${url}/v1`,
     anthropicBase: `${url}/v1`,
     geminiBase: `${url}/v1beta`,
+    cohereBase: `${url}/compatibility/v1`,
+    jinaBase: `${url}/v1`,
+    voyageBase: `${url}/voyage/v1`,
+    teiBase: `${url}/tei`,
     requests,
     handle(fn) {
       handlers.push(fn);

@@ -1,4 +1,5 @@
 import { internalCall, internalChat, type InternalCall } from '../proxy/internal-call.js';
+import { internalRerank } from '../proxy/rerank/run.js';
 import { resolveTargets } from '../proxy/resolve.js';
 import { joinUrl } from '../proxy/target.js';
 import type { Services } from '../services.js';
@@ -67,24 +68,12 @@ export function modelReachable(services: Services, model: string): { ok: true } 
 }
 
 /**
- * Calls `{base}/rerank` (Cohere/Jina shape: {model, query, documents, top_n} -> results[{index,
- * relevance_score}]); returns relevance per document index.
+ * Reranks through router's own rerank path (proxy/rerank/run.ts): the model's provider dialect (Cohere,
+ * Jina, Voyage, Together, vLLM/TEI nodes), the executor, a usage row `memory:rerank`; relevance per
+ * document index.
  */
 export async function remoteRerank(services: Services, model: string, query: string, documents: string[], timeoutMs = 10_000): Promise<Array<{ index: number; score: number }>> {
-  return run(services, {
-    kind: 'rerank',
-    model,
-    timeoutMs,
-    request: (t) => ({ url: joinUrl(t.baseUrl, 'rerank'), body: { model: t.model, query, documents, top_n: documents.length } }),
-    read(reply) {
-      const json = reply as { results?: Array<{ index?: number; relevance_score?: number; score?: number }> };
-      if (!Array.isArray(json.results)) throw new Error('rerank reply has no results array');
-      const value = json.results
-        .filter((r) => Number.isInteger(r.index) && r.index! >= 0 && r.index! < documents.length)
-        .map((r) => ({ index: r.index!, score: Number(r.relevance_score ?? r.score ?? 0) }));
-      return { value };
-    },
-  });
+  return internalRerank(services, { endpoint: 'memory:rerank', model, query, documents, timeoutMs });
 }
 
 /**

@@ -6,9 +6,10 @@ import type { ProviderNode } from '../../shared/records.js';
 
 export type { ProviderNode };
 
-export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'completions' | 'customHeaders'> & {
+export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'completions' | 'rerankFormat' | 'customHeaders'> & {
   apiType?: ProviderNode['apiType'];
   completions?: boolean;
+  rerankFormat?: ProviderNode['rerankFormat'];
   customHeaders?: Record<string, string>;
 };
 
@@ -20,6 +21,7 @@ interface Row {
   base_url: string;
   api_type: ProviderNode['apiType'];
   completions: number;
+  rerank_format: string;
   custom_headers: string;
   created_at: string;
   updated_at: string;
@@ -33,6 +35,7 @@ const fromRow = (r: Row): ProviderNode => ({
   baseUrl: r.base_url,
   apiType: r.api_type,
   completions: r.completions !== 0,
+  rerankFormat: r.rerank_format === 'tei' ? 'tei' : 'cohere',
   customHeaders: JSON.parse(r.custom_headers) as Record<string, string>,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -64,6 +67,8 @@ export function nodeProvider(node: ProviderNode): ProviderDef {
     endpoints: anthropic
       ? { models: true }
       : { embeddings: true, models: true, responses: node.apiType === 'responses', completions: node.completions },
+    // vLLM and Infinity serve `{base}/rerank` in the Cohere/Jina shape; Text Embeddings Inference its own.
+    ...(anthropic ? {} : { rerank: { dialect: node.rerankFormat === 'tei' ? 'tei' : 'jina', path: 'rerank' } }),
     models: [],
   };
 }
@@ -97,7 +102,7 @@ export class NodeStore {
     const id = randomUUID();
     this.db
       .prepare(
-        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, completions, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, completions, rerank_format, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         id,
@@ -107,6 +112,7 @@ export class NodeStore {
         normalizeNodeBaseUrl(input.type, input.baseUrl),
         input.apiType ?? 'chat',
         input.completions === false ? 0 : 1,
+        input.rerankFormat ?? 'cohere',
         JSON.stringify(input.customHeaders ?? {}),
         now,
         now,
@@ -121,8 +127,8 @@ export class NodeStore {
     const next = { ...cur, ...patch };
     next.baseUrl = normalizeNodeBaseUrl(next.type, next.baseUrl);
     this.db
-      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, completions = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
-      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, next.completions ? 1 : 0, JSON.stringify(next.customHeaders), new Date().toISOString(), id);
+      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, completions = ?, rerank_format = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, next.completions ? 1 : 0, next.rerankFormat ?? 'cohere', JSON.stringify(next.customHeaders), new Date().toISOString(), id);
     this.reload();
     return this.get(id);
   }

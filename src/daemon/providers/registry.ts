@@ -3,6 +3,7 @@ import { compatibleProviders } from './compatible/index.js';
 import { gemini } from './gemini/index.js';
 import { lmstudio, ollama } from './local/index.js';
 import { codex, openai } from './openai/index.js';
+import { cohere, jina, voyage } from './rerank/index.js';
 import { webSession } from './session/index.js';
 import type { ProviderDef } from './types.js';
 
@@ -12,6 +13,9 @@ export const BUILTIN_PROVIDERS: readonly ProviderDef[] = [
   anthropic,
   gemini,
   ...compatibleProviders,
+  cohere,
+  jina,
+  voyage,
   ollama,
   lmstudio,
   codex,

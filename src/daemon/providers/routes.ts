@@ -54,12 +54,13 @@ const nodeFields = {
   baseUrl: httpUrl,
   apiType: z.enum(['chat', 'responses']),
   completions: z.boolean(),
+  rerankFormat: z.enum(['cohere', 'tei']),
   customHeaders: z
     .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(2000))
     .refine((h) => Object.keys(h).length <= 30, 'at most 30 headers')
     .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.has(k.toLowerCase())), 'framing and hop-by-hop headers cannot be set'),
 };
-const createNode = z.object(nodeFields).partial({ apiType: true, completions: true, customHeaders: true }).strict();
+const createNode = z.object(nodeFields).partial({ apiType: true, completions: true, rerankFormat: true, customHeaders: true }).strict();
 const updateNode = z.object(nodeFields).partial().strict();
 
 /** expiresAt as one canonical UTC ISO string: epoch seconds (or milliseconds) and offset timestamps alike. */

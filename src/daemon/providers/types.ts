@@ -43,6 +43,8 @@ export interface ProviderDef {
   aliases?: string[];
   /** Which OpenAI-style endpoints beyond chat it serves natively. */
   endpoints?: { responses?: boolean; completions?: boolean; embeddings?: boolean; models?: boolean };
+  /** Where and in which dialect it serves rerank (`POST /v1/rerank`; docs/rerank.md); absent: no rerank. */
+  rerank?: RerankSpec;
   /** False for providers that reject tools (spec: tools to a no-tool provider are refused with 400). Default true. */
   supportsTools?: boolean;
   /**
@@ -55,6 +57,16 @@ export interface ProviderDef {
   models: ModelInfo[];
   /** How to refresh an OAuth access token (public client of the provider's own CLI). */
   oauth?: OAuthRefreshConfig;
+}
+
+/** The rerank wire dialects router speaks (proxy/rerank/dialects.ts). */
+export type RerankDialect = 'cohere' | 'jina' | 'voyage' | 'tei';
+
+/** Where and how a provider serves rerank. */
+export interface RerankSpec {
+  dialect: RerankDialect;
+  /** Path joined to the base URL; one starting with `/` is taken from the base URL's origin (Cohere's `/v2/rerank`). */
+  path: string;
 }
 
 /** An OAuth 2.0 refresh-token grant: the token endpoint and the public client id to send. */

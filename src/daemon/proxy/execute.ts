@@ -205,6 +205,7 @@ function newOutcome(req: ExecRequest, target: Target, plan: Plan): Outcome {
     notes: undefined,
     client: req.client,
     outputText: undefined,
+    costUsd: undefined,
   };
 }
 

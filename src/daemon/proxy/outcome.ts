@@ -40,6 +40,11 @@ export interface Outcome {
   client?: { userAgent?: string | null; forwardedFor?: string | null };
   /** The reply's text, only when the upstream reported no usage (so output tokens can be estimated). */
   outputText?: string;
+  /**
+   * The cost in USD when the endpoint prices the reply itself (images per picture, audio per second or
+   * character: proxy/media/pricing.ts); the row then takes it as is and no tokens are estimated.
+   */
+  costUsd?: number;
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */

@@ -9,6 +9,7 @@ import { RELAY_PATH, runChat } from './chat.js';
 import { sanitizeHeaderValue } from '../usage/sanitize.js';
 import { countTokens } from './count-tokens.js';
 import { runEmbeddings } from './embeddings.js';
+import { runRerank } from './rerank/run.js';
 
 /** Reads the client body: a JSON object, size-limited by the client-route limit. */
 async function readObject(ctx: RouteContext, def: RouteDef): Promise<Record<string, unknown>> {
@@ -93,6 +94,16 @@ const embeddingsRoute: RouteDef = route({
   handler: async (ctx) => runEmbeddings(ctx, await readObject(ctx, embeddingsRoute)),
 });
 
+const rerankRoute: RouteDef = route({
+  method: 'POST',
+  path: '/v1/rerank',
+  tier: 'client',
+  tag: 'proxy',
+  summary: 'Rerank (Cohere/Jina shape) to Cohere, Jina, Voyage, Together and compatible nodes (vLLM, TEI); docs/rerank.md',
+  rawBody: true,
+  handler: async (ctx) => runRerank(ctx, await readObject(ctx, rerankRoute)),
+});
+
 /** Every proxy route: client tier (an API key). */
 export const proxyRoutes: RouteDef[] = [
   chatRoute('/v1/chat/completions', 'openai-chat', 'Chat Completions (OpenAI-compatible); streaming over SSE'),
@@ -102,6 +113,7 @@ export const proxyRoutes: RouteDef[] = [
   chatRoute(RELAY_PATH, 'openai-chat', 'Relay variant of Chat Completions'),
   countTokensRoute,
   embeddingsRoute,
+  rerankRoute,
   geminiRoute('/v1beta/models/**:target', 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`'),
   // The AI SDK's Google provider sends ids that contain a slash without the `models/` segment.
   geminiRoute('/v1beta/**:target', 'Gemini-native actions addressed without `models/` (`/v1beta/<provider>/<model>:<action>`)'),

@@ -59,6 +59,8 @@ function fromJsonBody(status: number, body: unknown): UpstreamError | undefined 
   if (!isRecord(body)) return undefined;
   const error = body.error;
   if (typeof error === 'string' && error) return { status, message: truncate(error) };
+  // FastAPI-style services (Jina, Voyage) answer `{detail: "..."}`.
+  if (typeof body.detail === 'string' && body.detail && body.message === undefined) return { status, message: truncate(body.detail) };
   const source = isRecord(error) ? error : body;
   const message = stringField(source, 'message') ?? stringField(body, 'message');
   if (!message) return undefined;

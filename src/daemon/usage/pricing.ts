@@ -49,6 +49,8 @@ const p = (input: number, output: number, extra: Omit<Price, 'input' | 'output'>
  * - groq:      https://groq.com/pricing
  * - mistral:   https://mistral.ai/pricing#api-pricing
  * - xai:       https://docs.x.ai/developers/pricing ("cached input" = cacheRead)
+ * - voyage:    https://docs.voyageai.com/docs/pricing (rerankers: tokens of query and documents = input)
+ * Cohere's rerankers are billed per search unit, not per token: proxy/rerank/run.ts prices those.
  */
 export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Price>>>> = {
   openai: {
@@ -125,6 +127,10 @@ export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Pri
     'grok-code-fast-1': p(0.2, 1.5, { cacheRead: 0.02 }),
     'grok-3': p(3, 15, { cacheRead: 0.75 }),
     'grok-3-mini': p(0.3, 0.5, { cacheRead: 0.075 }),
+  },
+  voyage: {
+    'rerank-2.5': p(0.05, 0),
+    'rerank-2.5-lite': p(0.02, 0),
   },
 };
 

@@ -217,6 +217,11 @@ export class UsageService {
     const meta: Meta = { publicModel: target.publicModel, t0 };
     // A cache hit spent nothing upstream: costUsd stays 0; its tokens are those of the cached reply.
     if (x.cacheHit) return this.commit(rec, meta);
+    // An endpoint that priced its reply itself (images, audio): that cost, and no token estimation.
+    if (o.costUsd !== undefined) {
+      rec.costUsd = o.costUsd;
+      return this.commit(rec, meta);
+    }
     if (!reported && status < 400) {
       if (this.jobs.size < this.maxEstimating) {
         const job: Job = { rec, meta, format: call.clientFormat, raw: call.raw, model: requested, outputText: x.outputText, done: false };

@@ -31,6 +31,8 @@ export const compatibleProviders: ProviderDef[] = [
   compatible('xai', 'xAI', 'https://api.x.ai/v1', [m('grok-4', 256_000), m('grok-3-mini', 131_072, { reasoning: true })], { aliases: ['grok'] }),
   compatible('together', 'Together AI', 'https://api.together.xyz/v1', [m('meta-llama/Llama-3.3-70B-Instruct-Turbo', 131_072)], {
     endpoints: { embeddings: true, models: true, completions: true },
+    // Together's /v1/rerank takes the Cohere/Jina shape (documents as strings or objects, rank_fields).
+    rerank: { dialect: 'jina', path: 'rerank' },
   }),
   compatible('fireworks', 'Fireworks AI', 'https://api.fireworks.ai/inference/v1', [m('accounts/fireworks/models/llama-v3p3-70b-instruct', 131_072)], {
     endpoints: { embeddings: true, models: true, completions: true },

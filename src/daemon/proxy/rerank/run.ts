@@ -1,0 +1,151 @@
+import type { ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { FastResponse } from 'srvx';
+import { badRequest, RouterError } from '../../http/errors.js';
+import type { RouteContext } from '../../http/routes.js';
+import { HEADER } from '../../../shared/headers.js';
+import type { Services } from '../../services.js';
+import { execute, finishOutcome } from '../execute.js';
+import { internalCall } from '../internal-call.js';
+import { postJson } from '../json-call.js';
+import type { Outcome, ProxyCall } from '../outcome.js';
+import { joinUrl, type Target } from '../target.js';
+import { AttemptError, attemptErrorResponse } from '../upstream-error.js';
+import { clientResults, decodeRerank, encodeRerank, readRerankRequest, type RerankReply, type RerankRequest, type RerankResult, type RerankSpec } from './dialects.js';
+
+/**
+ * POST /v1/rerank through the executor: the client's Cohere/Jina-shaped request is encoded in each target's
+ * dialect (dialects.ts), the reply read back into `{id, model, results, usage}`, and the call recorded like
+ * any other (usage row with tokens or search units and their cost, events, request log).
+ */
+
+/**
+ * USD per Cohere search unit (one query over up to 100 documents; longer documents count as several),
+ * https://cohere.com/pricing, November 2026: $2.00 per 1,000 searches. Token-billed rerankers (Jina, Voyage,
+ * Together) are priced from the price table (`input` per million tokens) like embeddings.
+ */
+export const SEARCH_UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  cohere: {
+    'rerank-v4.0-pro': 0.002,
+    'rerank-v4.0-fast': 0.002,
+    'rerank-v3.5': 0.002,
+    'rerank-english-v3.0': 0.002,
+    'rerank-multilingual-v3.0': 0.002,
+  },
+};
+
+/** The URL of a target's rerank endpoint. */
+export function rerankUrl(target: Target, spec: RerankSpec): string {
+  if (spec.path.startsWith('/')) return new URL(spec.path, target.baseUrl).toString();
+  return joinUrl(target.baseUrl, spec.path);
+}
+
+/** The rerank spec of a target's provider; a provider without one is refused with 400 naming the model. */
+export function rerankSpecOf(target: Target): RerankSpec {
+  const spec = target.provider.rerank;
+  if (!spec) throw badRequest(`Provider '${target.provider.id}' has no rerank endpoint.`, 'model');
+  return spec;
+}
+
+/** Usage and cost of one served rerank: tokens when the upstream counts them, search units priced per unit. */
+function settle(outcome: Outcome, reply: RerankReply): { inputTokens: number; outputTokens: number } | undefined {
+  const usage = reply.totalTokens !== undefined ? { inputTokens: reply.totalTokens, outputTokens: 0 } : undefined;
+  if (reply.searchUnits !== undefined) {
+    const price = SEARCH_UNIT_PRICES[outcome.target.provider.id]?.[outcome.target.model];
+    outcome.costUsd = price !== undefined ? reply.searchUnits * price : 0;
+    outcome.notes = { ...outcome.notes, searchUnits: reply.searchUnits };
+    return usage ?? { inputTokens: 0, outputTokens: 0 };
+  }
+  return usage;
+}
+
+/** Reads one dialect's reply, or an AttemptError worth the next target when it is not that dialect's shape. */
+function readReply(spec: RerankSpec, target: Target, text: string, req: RerankRequest): { reply: RerankReply; results: RerankResult[] } {
+  try {
+    const reply = decodeRerank(spec.dialect, JSON.parse(text) as unknown);
+    return { reply, results: clientResults(req, reply) };
+  } catch (err) {
+    throw new AttemptError(`${target.provider.id} answered with an unreadable rerank reply: ${(err as Error).message}`, 502, 'invalid');
+  }
+}
+
+interface Prepared {
+  url: string;
+  body: string;
+  spec: RerankSpec;
+}
+
+/** POST /v1/rerank: one client request through the executor (scopes, quotas, breakers, cooldowns, failover, usage). */
+export async function runRerank(ctx: RouteContext, raw: Record<string, unknown>): Promise<Response> {
+  const t0 = performance.now();
+  const req = readRerankRequest(raw);
+  const { services } = ctx;
+  const traceId = randomUUID();
+  const h = ctx.event.req.headers;
+  const call: ProxyCall = { clientFormat: 'openai-chat', raw, model: raw.model as string, stream: false, endpoint: '/v1/rerank' };
+  return execute(
+    { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
+    {
+      prepare(target): Prepared {
+        const spec = rerankSpecOf(target);
+        return { url: rerankUrl(target, spec), body: JSON.stringify(encodeRerank(spec.dialect, req, target.model)), spec };
+      },
+      async attempt(target, prepared, outcome, limits) {
+        const sink = ctx.event.req.runtime?.node?.res as ServerResponse | undefined;
+        const http = await postJson(target, prepared.url, prepared.body, limits, { sink });
+        const { reply, results } = readReply(prepared.spec, target, http.text, req);
+        const usage = settle(outcome, reply);
+        outcome.status = 200;
+        outcome.usage = usage;
+        outcome.upstreamMs = http.upstreamMs;
+        finishOutcome(services, outcome, usage);
+        const body = {
+          id: reply.id ?? traceId,
+          model: target.publicModel,
+          results,
+          usage: { ...(reply.totalTokens !== undefined ? { total_tokens: reply.totalTokens } : {}), ...(reply.searchUnits !== undefined ? { search_units: reply.searchUnits } : {}) },
+        };
+        return new FastResponse(JSON.stringify(body), {
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            'server-timing': `router;dur=${(performance.now() - t0 - http.upstreamMs).toFixed(2)}, upstream;dur=${http.upstreamMs.toFixed(2)}`,
+            'x-router-version': services.version,
+            'x-router-trace-id': traceId,
+          },
+        });
+      },
+      fail(last) {
+        // Rerank upstreams speak no client format of router's: their errors become the standard body.
+        const failure = attemptErrorResponse(last, 'openai-chat', 'rerank', services.version, traceId);
+        if (failure instanceof RouterError) throw failure;
+        return failure;
+      },
+    },
+  );
+}
+
+/**
+ * Router's own rerank (the memory engine's), through the same dialects and the executor without a key:
+ * relevance per document index, usage row under `endpoint`.
+ */
+export async function internalRerank(
+  services: Services,
+  opts: { endpoint: string; model: string; query: string; documents: string[]; timeoutMs: number },
+): Promise<Array<{ index: number; score: number }>> {
+  const req = readRerankRequest({ model: opts.model, query: opts.query, documents: opts.documents, top_n: opts.documents.length });
+  const result = await internalCall(services, {
+    endpoint: opts.endpoint,
+    model: opts.model,
+    timeoutMs: opts.timeoutMs,
+    request(t) {
+      const spec = rerankSpecOf(t);
+      return { url: rerankUrl(t, spec), body: encodeRerank(spec.dialect, req, t.model) };
+    },
+    read(json, t) {
+      const reply = decodeRerank(rerankSpecOf(t).dialect, json);
+      const value = clientResults(req, reply).map((r) => ({ index: r.index, score: r.relevance_score }));
+      return { value, usage: reply.totalTokens !== undefined ? { inputTokens: reply.totalTokens, outputTokens: 0 } : undefined };
+    },
+  });
+  return result.value;
+}
