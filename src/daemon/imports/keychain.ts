@@ -126,9 +126,8 @@ ${KEYCHAIN_SERVICES.map(({ service }) => `[RouterCredList]::Print('*${service}*'
 
 /** A Credential Manager blob: UTF-8 (keytar) or UTF-16LE (keyring-rs) text. */
 function decodeBlob(blob: Buffer): string {
-  const utf8 = blob.toString('utf8');
-  if (utf8.trimStart().startsWith('{')) return utf8;
-  return blob.toString('utf16le');
+  // JSON text starts with an ASCII character: in UTF-16LE its second byte is 0, in UTF-8 never.
+  return blob.length >= 2 && blob[1] === 0 ? blob.toString('utf16le') : blob.toString('utf8');
 }
 
 /** Windows: generic credentials whose target names one of the services (`service/account` or `account.service`). */
