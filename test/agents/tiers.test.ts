@@ -83,3 +83,26 @@ describe('MCP routes from a non-loopback address', () => {
     expect(services.mcp.status().sessions).toEqual([]);
   });
 });
+
+describe('assistant from a non-loopback address', () => {
+  const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) };
+
+  it('is refused (even with a manage-scope key) until copilotAllowManageKey is on; then only a manage key passes', async () => {
+    expect((await call('/api/copilot/chat', REMOTE, {}, chat)).status).toBe(403);
+    expect((await call('/api/copilot/chat', REMOTE, bearer(manageKey), chat)).status).toBe(403);
+    services.settings.update({ copilotAllowManageKey: true });
+    try {
+      expect((await call('/api/copilot/chat', REMOTE, {}, chat)).status).toBe(403);
+      expect((await call('/api/copilot/chat', REMOTE, bearer(proxyKey), chat)).status).toBe(403);
+      // Past the tier: no model is configured, so the assistant itself answers 409.
+      const r = await call('/api/copilot/chat', REMOTE, bearer(manageKey), chat);
+      expect(r.status).toBe(409);
+      expect(r.text).toMatch(/assistantModel/);
+    } finally {
+      services.settings.update({ copilotAllowManageKey: false });
+    }
+    // From loopback, management credentials as usual.
+    expect((await call('/api/copilot/chat', LO, bearer(manageKey), chat)).status).toBe(409);
+    expect((await call('/api/copilot/chat', LO, {}, chat)).status).toBe(401);
+  });
+});
