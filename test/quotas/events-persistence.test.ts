@@ -3,7 +3,8 @@
  * (batched, flushed on close) surviving a restart.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalModel, globMatch } from '../../src/daemon/quotas/index.js';
+import { canonicalModel } from '../../src/daemon/quotas/index.js';
+import { globMatch } from '../../src/shared/glob.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
 import { type Env, T0, keyAuth, makeEnv, refusal, sessionAuth } from './helpers.js';
 import type { RouterEvent } from '../../src/daemon/events/types.js';

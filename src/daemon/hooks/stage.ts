@@ -1,5 +1,5 @@
 import type { RequestStage, StageContext, UpstreamEdits } from '../proxy/stages.js';
-import { globMatch } from '../quotas/index.js';
+import { globMatch } from '../../shared/glob.js';
 import type { IrRequest } from '../translate/ir.js';
 import type { CompiledHook, HookService } from './store.js';
 

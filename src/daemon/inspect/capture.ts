@@ -1,4 +1,4 @@
-import { maskSecret, redactSecrets } from '../providers/mask.js';
+import { maskSecret, redactSecrets } from '../../shared/mask.js';
 import type { SettingsStore } from '../settings/store.js';
 
 const MAX_ENTRIES = 200;

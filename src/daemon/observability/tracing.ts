@@ -5,7 +5,7 @@ import { OTLPTraceExporter as OTLPProtobufExporter } from '@opentelemetry/export
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../logger.js';
-import { redactSecrets } from '../providers/mask.js';
+import { redactSecrets } from '../../shared/mask.js';
 import type { ConnectionStore } from '../providers/connections.js';
 import type { IrResponse } from '../translate/ir.js';
 import type { UsageRecord } from '../usage/record.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
-import { maskSecret, redactSecrets } from './mask.js';
+import { maskSecret, redactSecrets } from '../../shared/mask.js';
 import type { AuthKind, Credential } from './types.js';
 
 /** A provider connection (account), with its credential decrypted in memory only. */

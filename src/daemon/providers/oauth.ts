@@ -2,7 +2,7 @@ import { connectionProxy } from '../net/outbound-proxy.js';
 import { sendUpstream } from '../proxy/upstream.js';
 import { extractUpstreamError, formatProviderError } from '../routing/provider-error.js';
 import type { Connection, ConnectionStore } from './connections.js';
-import { redactSecrets } from './mask.js';
+import { redactSecrets } from '../../shared/mask.js';
 import type { ProviderDef } from './types.js';
 
 /** Refresh this long before expiry, so a token never expires in the middle of a request. */

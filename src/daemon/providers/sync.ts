@@ -3,7 +3,7 @@ import { connectionProxy } from '../net/outbound-proxy.js';
 import { sendUpstream } from '../proxy/upstream.js';
 import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
-import { redactSecrets } from './mask.js';
+import { redactSecrets } from '../../shared/mask.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 

@@ -4,7 +4,7 @@ import { classifyFailure, extractUpstreamError, formatProviderError, type Classi
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
-import { redactSecrets } from '../providers/mask.js';
+import { redactSecrets } from '../../shared/mask.js';
 
 /** The kinds of failed attempt the proxy builds. */
 export type AttemptKind = 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone';

@@ -17,10 +17,11 @@ import { RouterError } from '../http/errors.js';
 import type { KeyRecord, KeyStore, TokenLimit } from '../keys/store.js';
 import type { Logger } from '../logger.js';
 import { type Clock, nextUtcMidnight, nextUtcMonthStart, systemClock } from '../routing/clock.js';
-import { SlidingWindowLimiter, type LimitResult } from '../routing/rate-limit.js';
-import { TokenBudgets, type BudgetScope, type ThresholdEvent, type TokenBudget } from '../routing/token-budget.js';
+import { SlidingWindowLimiter, type LimitResult } from './rate-limit.js';
+import { TokenBudgets, type BudgetScope, type ThresholdEvent, type TokenBudget } from './token-budget.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
+import { globMatch } from '../../shared/glob.js';
 
 
 /** The `code` of a 429 refused by this module. */
@@ -103,32 +104,6 @@ function monthStamp(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
 }
 
-/**
- * Whether `value` matches `pattern`, where `*` matches any run of characters (including none and `/`) and
- * every other character matches itself. Linear-time wildcard matching (no regex, so no backtracking blow-up).
- */
-export function globMatch(pattern: string, value: string): boolean {
-  let p = 0;
-  let v = 0;
-  let star = -1;
-  let mark = 0;
-  while (v < value.length) {
-    if (p < pattern.length && pattern[p] !== '*' && pattern[p] === value[v]) {
-      p++;
-      v++;
-    } else if (p < pattern.length && pattern[p] === '*') {
-      star = p++;
-      mark = v;
-    } else if (star !== -1) {
-      p = star + 1;
-      v = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.length && pattern[p] === '*') p++;
-  return p === pattern.length;
-}
 
 /** `<provider>/<model>` for a target, without doubling an existing provider prefix. */
 export function canonicalModel(provider: string, model: string): string {

@@ -4,8 +4,8 @@
  * reports each threshold at most once per key, scope and period, which is what `quota.exceeded`
  * webhooks need. Memory is bounded: the least recently used counters are evicted.
  */
-import { type Clock, nextUtcMidnight, nextUtcMonthStart, secondsUntil, systemClock, utcDayIndex, utcMonthIndex } from './clock.js';
-import { LruMap } from './lru.js';
+import { type Clock, nextUtcMidnight, nextUtcMonthStart, secondsUntil, systemClock, utcDayIndex, utcMonthIndex } from '../routing/clock.js';
+import { LruMap } from '../routing/lru.js';
 import type { LimitResult } from './rate-limit.js';
 
 /** What a budget applies to. */

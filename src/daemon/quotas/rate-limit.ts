@@ -1,10 +1,10 @@
 /**
- * Request limiters with fixed memory: requests per minute per key (API key or client IP) and requests
- * per UTC day per key. Both are O(1) per request and keep at most `maxKeys` entries, evicting the least
- * recently seen key; callers skip them entirely when no limit is configured.
+ * Request limiter with fixed memory: requests per minute per key (API key or client IP). O(1) per request;
+ * keeps at most `maxKeys` entries, evicting the least recently seen key; callers skip it entirely when no
+ * limit is configured.
  */
-import { type Clock, nextUtcMidnight, secondsUntil, systemClock, utcDayIndex } from './clock.js';
-import { LruMap } from './lru.js';
+import { type Clock, systemClock } from '../routing/clock.js';
+import { LruMap } from '../routing/lru.js';
 
 /** Outcome of a limiter check. `retryAfterSeconds` is 0 when allowed. */
 export interface LimitResult {
@@ -101,48 +101,5 @@ export class SlidingWindowLimiter {
       w.start = start;
     }
     return w;
-  }
-}
-
-interface DayCount {
-  day: number;
-  count: number;
-}
-
-/** Requests per UTC day per key; the count resets at UTC midnight. */
-export class DailyCounter {
-  private readonly keys: LruMap<string, DayCount>;
-  private readonly now: Clock;
-
-  constructor(options: LimiterOptions = {}) {
-    this.keys = new LruMap(options.maxKeys ?? 100_000);
-    this.now = options.now ?? systemClock;
-  }
-
-  /** Counts `amount` (default 1; non-positive counts as 1) for `key` if today's total stays within `limit`. */
-  hit(key: string, limit: number, amount = 1): LimitResult {
-    return this.evaluate(key, limit, Number.isFinite(amount) && amount > 0 ? amount : 1);
-  }
-
-  /** Same answer as {@link hit} for one request, without counting it. */
-  peek(key: string, limit: number): LimitResult {
-    return this.evaluate(key, limit, 0);
-  }
-
-  private evaluate(key: string, limit: number, amount: number): LimitResult {
-    const now = this.now();
-    const day = utcDayIndex(now);
-    let entry = this.keys.get(key);
-    if (!entry) {
-      entry = { day, count: 0 };
-      this.keys.set(key, entry);
-    } else if (entry.day !== day) {
-      entry.day = day;
-      entry.count = 0;
-    }
-    const allowed = entry.count + Math.max(1, amount) <= limit;
-    if (!allowed) return { allowed, retryAfterSeconds: secondsUntil(nextUtcMidnight(now), now), remaining: 0, limit };
-    entry.count += amount;
-    return { allowed, retryAfterSeconds: 0, remaining: Math.max(0, limit - entry.count), limit };
   }
 }

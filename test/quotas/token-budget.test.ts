@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { isBudgetScope, scopesFor, type ThresholdEvent, TokenBudgets } from '../../src/daemon/routing/token-budget.js';
+import { isBudgetScope, scopesFor, type ThresholdEvent, TokenBudgets } from '../../src/daemon/quotas/token-budget.js';
 
 const NOON = Date.UTC(2025, 0, 15, 12, 0, 0);
 const MIDNIGHT = Date.UTC(2025, 0, 16);

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DailyCounter, SlidingWindowLimiter } from '../../src/daemon/routing/rate-limit.js';
+import { SlidingWindowLimiter } from '../../src/daemon/quotas/rate-limit.js';
 
 // A window-aligned start (multiple of 60 s) so window boundaries are easy to reason about.
 const T = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -94,37 +94,5 @@ describe('SlidingWindowLimiter', () => {
     small.hit('c', 1);
     expect(small.hit('a', 1).allowed).toBe(true);
     expect(() => new SlidingWindowLimiter({ windowMs: 0 })).toThrow(RangeError);
-  });
-});
-
-describe('DailyCounter', () => {
-  const lateEvening = Date.UTC(2025, 0, 15, 23, 59, 30);
-  let now: number;
-  let counter: DailyCounter;
-
-  beforeEach(() => {
-    now = lateEvening;
-    counter = new DailyCounter({ now: () => now });
-  });
-
-  it('allows the Nth request of the day and refuses the N+1th until UTC midnight', () => {
-    expect([1, 2, 3].map(() => counter.hit('k', 3).remaining)).toEqual([2, 1, 0]);
-    expect(counter.hit('k', 3)).toEqual({ allowed: false, retryAfterSeconds: 30, remaining: 0, limit: 3 });
-  });
-
-  it('resets at UTC midnight', () => {
-    for (let i = 0; i < 3; i++) counter.hit('k', 3);
-    now = Date.UTC(2025, 0, 15, 23, 59, 59, 999);
-    expect(counter.hit('k', 3)).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
-    now = Date.UTC(2025, 0, 16, 0, 0, 0);
-    expect(counter.hit('k', 3)).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 2, limit: 3 });
-  });
-
-  it('counts amounts and peeks without counting', () => {
-    expect(counter.hit('k', 10, 4).remaining).toBe(6);
-    expect(counter.hit('k', 10, 7).allowed).toBe(false);
-    expect(counter.peek('k', 10)).toMatchObject({ allowed: true, remaining: 6 });
-    expect(counter.hit('k', 10, 6).remaining).toBe(0);
-    expect(counter.peek('k', 10).allowed).toBe(false);
   });
 });
