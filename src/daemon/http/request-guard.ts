@@ -125,11 +125,18 @@ export function mediaTypeEssence(value: string | null | undefined): string {
   return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
 }
 
-/** True when a POST's Content-Type is one the route declared for uploads and a page cannot forge. */
-function uploadTypeAllowed(value: string | null, bodyTypes: readonly string[] | undefined): boolean {
+/**
+ * True when a POST's Content-Type is one the route declared for uploads and a page cannot forge. The one
+ * safelisted type a route may declare is multipart/form-data (the OpenAI image-edit and audio uploads),
+ * honoured only with a credential header (Authorization, x-api-key, x-goog-api-key): an HTML form can send
+ * multipart cross-site but never set a header, so a page can still not spend a dashboard session's cookie.
+ */
+function uploadTypeAllowed(value: string | null, bodyTypes: readonly string[] | undefined, headers: Headers): boolean {
   if (!bodyTypes || value === null) return false;
   const essence = mediaTypeEssence(value);
-  return !SAFELISTED_TYPES.has(essence) && bodyTypes.includes(essence);
+  if (!bodyTypes.includes(essence)) return false;
+  if (essence === 'multipart/form-data') return headers.has('authorization') || headers.has('x-api-key') || headers.has('x-goog-api-key');
+  return !SAFELISTED_TYPES.has(essence);
 }
 
 const forbidden = (message: string) => new RouterError(403, message);
@@ -161,7 +168,7 @@ export function guardRequest(event: H3Event, services: Services, bodyTypes?: rea
     const site = headers.get('sec-fetch-site');
     if (site === 'cross-site' || site === 'same-site') throw forbidden('Requests from another web site are refused.');
   }
-  if (method === 'POST' && !isJsonMediaType(headers.get('content-type')) && !uploadTypeAllowed(headers.get('content-type'), bodyTypes)) {
+  if (method === 'POST' && !isJsonMediaType(headers.get('content-type')) && !uploadTypeAllowed(headers.get('content-type'), bodyTypes, headers)) {
     throw new RouterError(
       415,
       bodyTypes

@@ -66,7 +66,20 @@ export function nodeProvider(node: ProviderNode): ProviderDef {
     },
     endpoints: anthropic
       ? { models: true }
-      : { embeddings: true, models: true, responses: node.apiType === 'responses', completions: node.completions },
+      : {
+          embeddings: true,
+          models: true,
+          responses: node.apiType === 'responses',
+          completions: node.completions,
+          // An OpenAI-compatible node may serve any OpenAI media endpoint (vLLM, LocalAI, Speaches...); one
+          // that does not answers 404, which the client sees as the node's own error.
+          images: true,
+          imageEdits: true,
+          speech: true,
+          transcriptions: true,
+          translations: true,
+          moderations: true,
+        },
     // vLLM and Infinity serve `{base}/rerank` in the Cohere/Jina shape; Text Embeddings Inference its own.
     ...(anthropic ? {} : { rerank: { dialect: node.rerankFormat === 'tei' ? 'tei' : 'jina', path: 'rerank' } }),
     models: [],

@@ -41,8 +41,13 @@ export interface ProviderDef {
   headers?: Record<string, string>;
   /** Other names accepted as the provider part of a model id. */
   aliases?: string[];
-  /** Which OpenAI-style endpoints beyond chat it serves natively. */
-  endpoints?: { responses?: boolean; completions?: boolean; embeddings?: boolean; models?: boolean };
+  /**
+   * Which OpenAI-style endpoints beyond chat it serves natively. The media ones (docs/images.md,
+   * docs/audio.md, docs/moderation.md): `images` (`/images/generations`; for a Gemini-format provider,
+   * translated to `generateContent` / Imagen `:predict`), `imageEdits` (`/images/edits`, multipart),
+   * `speech` (`/audio/speech`), `transcriptions` and `translations` (`/audio/*`, multipart), `moderations`.
+   */
+  endpoints?: ProviderEndpoints;
   /** Where and in which dialect it serves rerank (`POST /v1/rerank`; docs/rerank.md); absent: no rerank. */
   rerank?: RerankSpec;
   /** False for providers that reject tools (spec: tools to a no-tool provider are refused with 400). Default true. */
@@ -67,6 +72,20 @@ export interface RerankSpec {
   dialect: RerankDialect;
   /** Path joined to the base URL; one starting with `/` is taken from the base URL's origin (Cohere's `/v2/rerank`). */
   path: string;
+}
+
+/** The endpoints beyond chat a provider serves (ProviderDef.endpoints). */
+export interface ProviderEndpoints {
+  responses?: boolean;
+  completions?: boolean;
+  embeddings?: boolean;
+  models?: boolean;
+  images?: boolean;
+  imageEdits?: boolean;
+  speech?: boolean;
+  transcriptions?: boolean;
+  translations?: boolean;
+  moderations?: boolean;
 }
 
 /** An OAuth 2.0 refresh-token grant: the token endpoint and the public client id to send. */

@@ -21,7 +21,7 @@ export interface JsonReply {
 export async function postJson(
   target: Target,
   url: string,
-  body: string,
+  body: string | Uint8Array,
   limits: AttemptLimits,
   options: { maxBytes?: number; headers?: Record<string, string>; sink?: ServerResponse } = {},
 ): Promise<JsonReply> {

@@ -11,7 +11,8 @@ export const gemini: ProviderDef = {
   authHeaders: (cred: Credential): Record<string, string> =>
     cred.accessToken ? { authorization: `Bearer ${cred.accessToken}` } : cred.apiKey ? { 'x-goog-api-key': cred.apiKey } : {},
   aliases: ['google'],
-  endpoints: { models: true },
+  // Images: Gemini image models through generateContent with image output, Imagen through :predict (translated).
+  endpoints: { models: true, images: true },
   models: [
     { id: 'gemini-2.5-pro', contextLength: 1_048_576 },
     { id: 'gemini-2.5-flash', contextLength: 1_048_576 },

@@ -1,6 +1,6 @@
 import { bearer, type ProviderDef } from '../types.js';
 
-/** OpenAI: chat, responses, legacy completions and embeddings natively. */
+/** OpenAI: chat, responses, legacy completions, embeddings, images, audio and moderations natively. */
 export const openai: ProviderDef = {
   id: 'openai',
   name: 'OpenAI',
@@ -10,7 +10,18 @@ export const openai: ProviderDef = {
   authKinds: ['api-key'],
   authHeaders: bearer,
   aliases: ['oai'],
-  endpoints: { responses: true, completions: true, embeddings: true, models: true },
+  endpoints: {
+    responses: true,
+    completions: true,
+    embeddings: true,
+    models: true,
+    images: true,
+    imageEdits: true,
+    speech: true,
+    transcriptions: true,
+    translations: true,
+    moderations: true,
+  },
   chatTokenLimit: 'max_completion_tokens',
   models: [
     { id: 'gpt-5', contextLength: 400_000, maxOutputTokens: 128_000, reasoning: true },

@@ -1,0 +1,146 @@
+import { RouterError } from '../../http/errors.js';
+import { joinUrl, type Target } from '../target.js';
+import { AttemptError } from '../upstream-error.js';
+import { num, tryJson } from './common.js';
+import type { UploadedFile } from './multipart.js';
+import type { ImageTokenUsage } from './pricing.js';
+
+/** What an OpenAI image request asks for, as the translation and pricing read it. */
+export interface ImageAsk {
+  prompt: string;
+  n: number;
+  size?: string;
+  quality?: string;
+  outputFormat?: string;
+  responseFormat?: string;
+  background?: string;
+}
+
+/** The aspect ratios Gemini image models and Imagen accept. */
+const RATIOS: [string, number][] = [
+  ['1:1', 1],
+  ['2:3', 2 / 3],
+  ['3:2', 3 / 2],
+  ['3:4', 3 / 4],
+  ['4:3', 4 / 3],
+  ['4:5', 4 / 5],
+  ['5:4', 5 / 4],
+  ['9:16', 9 / 16],
+  ['16:9', 16 / 9],
+  ['21:9', 21 / 9],
+];
+
+/** OpenAI `size` (`WxH`) -> the nearest Gemini aspect ratio; undefined for `auto` or none. */
+export function aspectRatio(size: string | undefined): string | undefined {
+  const m = size ? /^(\d+)x(\d+)$/.exec(size) : null;
+  if (!m) return undefined;
+  const r = Number(m[1]) / Number(m[2]);
+  let best = RATIOS[0]!;
+  for (const c of RATIOS) if (Math.abs(Math.log(c[1] / r)) < Math.abs(Math.log(best[1] / r))) best = c;
+  return best[0];
+}
+
+/** Imagen models are served by `:predict`; every other Gemini image model by `generateContent`. */
+export function isImagen(model: string): boolean {
+  return /(^|\/)imagen-/.test(model);
+}
+
+/**
+ * An OpenAI image request translated for a Gemini target: Imagen through `models/{m}:predict`
+ * (`instances[].prompt`, `parameters.sampleCount`/`aspectRatio`), other image models through
+ * `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` and the input images (edits) as
+ * `inlineData` parts. generateContent returns one image per call, so `n` above 1 is refused there (400,
+ * skipped inside a combo).
+ */
+export function geminiImageRequest(target: Target, ask: ImageAsk, images: readonly UploadedFile[]): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
+  const ratio = aspectRatio(ask.size);
+  const model = encodeURIComponent(target.model).replace(/%2F/g, '/');
+  if (isImagen(target.model)) {
+    if (images.length > 0) throw new RouterError(400, `Imagen ('${target.publicModel}') does not edit images.`, { code: 'endpoint_not_supported', extra: { param: 'model' } });
+    const parameters: Record<string, unknown> = { sampleCount: ask.n };
+    if (ratio) parameters.aspectRatio = ratio;
+    if (ask.outputFormat) parameters.outputOptions = { mimeType: `image/${ask.outputFormat}` };
+    return { url: joinUrl(target.baseUrl, `models/${model}:predict`), body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
+  }
+  if (ask.n > 1) throw new RouterError(400, `'${target.publicModel}' returns one image per request; ask with n = 1.`, { extra: { param: 'n' } });
+  const parts: unknown[] = images.map((f) => ({ inlineData: { mimeType: f.mimeType, data: f.data.toString('base64') } }));
+  parts.push({ text: ask.prompt });
+  const generationConfig: Record<string, unknown> = { responseModalities: ['TEXT', 'IMAGE'] };
+  if (ratio) generationConfig.imageConfig = { aspectRatio: ratio };
+  return {
+    url: joinUrl(target.baseUrl, `models/${model}:generateContent`),
+    body: JSON.stringify({ contents: [{ role: 'user', parts }], generationConfig }),
+    contentType: 'application/json',
+    gemini: 'generate',
+  };
+}
+
+/** An image in OpenAI's reply shape: base64, or (when the client asked for `url`) a data URL. */
+function imageEntry(data: string, mimeType: string, ask: ImageAsk, revised?: string): Record<string, string> {
+  const entry: Record<string, string> = ask.responseFormat === 'url' ? { url: `data:${mimeType};base64,${data}` } : { b64_json: data };
+  if (revised) entry.revised_prompt = revised;
+  return entry;
+}
+
+/**
+ * A Gemini reply translated to OpenAI's image reply (`created`, `data[]`, `output_format`, and `usage` from
+ * `usageMetadata` when present). A reply with no image (a refusal, a safety block) is a 502 naming why,
+ * so a combo can fail over.
+ */
+export function geminiImageReply(text: string, kind: 'generate' | 'predict', ask: ImageAsk): { reply: { created: number; data: Record<string, string>[]; [k: string]: unknown }; tokens?: ImageTokenUsage } {
+  const parsed = tryJson(text);
+  if (!parsed || typeof parsed !== 'object') throw new AttemptError('The Gemini image reply could not be read.', 502, 'invalid');
+  const data: Record<string, string>[] = [];
+  let mime = 'image/png';
+  let tokens: ImageTokenUsage | undefined;
+  if (kind === 'predict') {
+    for (const p of Array.isArray(parsed.predictions) ? parsed.predictions : []) {
+      if (typeof p?.bytesBase64Encoded !== 'string') continue;
+      mime = typeof p.mimeType === 'string' ? p.mimeType : mime;
+      data.push(imageEntry(p.bytesBase64Encoded, mime, ask));
+    }
+  } else {
+    const texts: string[] = [];
+    for (const c of Array.isArray(parsed.candidates) ? parsed.candidates : []) {
+      for (const part of Array.isArray(c?.content?.parts) ? c.content.parts : []) {
+        const inline = part?.inlineData ?? part?.inline_data;
+        if (typeof inline?.data === 'string') {
+          mime = inline.mimeType ?? inline.mime_type ?? mime;
+          data.push(imageEntry(inline.data, mime, ask));
+        } else if (typeof part?.text === 'string' && !part.thought) texts.push(part.text);
+      }
+    }
+    // The model's accompanying text (if any) is the closest thing to OpenAI's revised prompt.
+    if (texts.length && data[0]) data[0].revised_prompt = texts.join('');
+    const u = parsed.usageMetadata;
+    if (u && typeof u === 'object') {
+      const prompt = num(u.promptTokenCount) ?? 0;
+      const imageIn = sumModality(u.promptTokensDetails, 'IMAGE');
+      tokens = { textIn: Math.max(0, prompt - imageIn), imageIn, imageOut: num(u.candidatesTokenCount) ?? 0 };
+    }
+    if (data.length === 0) {
+      const reason = parsed.promptFeedback?.blockReason ?? parsed.candidates?.[0]?.finishReason ?? 'no image in the reply';
+      throw new AttemptError(`The Gemini model returned no image (${String(reason)}).`, 502, 'empty');
+    }
+  }
+  if (data.length === 0) throw new AttemptError('The Gemini model returned no image.', 502, 'empty');
+  const reply: { created: number; data: Record<string, string>[]; [k: string]: unknown } = { created: Math.floor(Date.now() / 1000), data };
+  reply.output_format = mime.replace(/^image\//, '');
+  if (ask.size) reply.size = ask.size;
+  if (tokens) {
+    reply.usage = {
+      input_tokens: tokens.textIn + tokens.imageIn,
+      input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
+      output_tokens: tokens.imageOut,
+      total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
+    };
+  }
+  return { reply, tokens };
+}
+
+function sumModality(details: unknown, modality: string): number {
+  if (!Array.isArray(details)) return 0;
+  let n = 0;
+  for (const d of details) if (d?.modality === modality) n += num(d.tokenCount) ?? 0;
+  return n;
+}

@@ -1,0 +1,128 @@
+import { FastResponse } from 'srvx';
+import { badRequest, RouterError } from '../../http/errors.js';
+import type { RouteContext } from '../../http/routes.js';
+import { execute, finishOutcome } from '../execute.js';
+import type { Outcome } from '../outcome.js';
+import { joinUrl, type Target } from '../target.js';
+import type { AttemptLimits } from '../attempt-guard.js';
+import { failReply, mediaRequest, num, openUpstream, readWhole, replyHeaders, requireEndpoint, tryJson, type MediaRequest } from './common.js';
+import { geminiImageRequest, geminiImageReply, type ImageAsk } from './gemini-images.js';
+import { encodeMultipart, field, type MultipartBody } from './multipart.js';
+import { imageCost, type ImageTokenUsage } from './pricing.js';
+
+/** One prepared image attempt: where it goes, its body, and how its reply is read. */
+interface ImagePrepared {
+  url: string;
+  body: string | Uint8Array;
+  contentType: string;
+  /** Set for a Gemini target: the reply is translated from generateContent / :predict. */
+  gemini?: 'generate' | 'predict';
+  format: string;
+}
+
+/** gpt-image-1's `usage`: input (text + image) and output image tokens. */
+function openAiImageTokens(usage: any): ImageTokenUsage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const input = num(usage.input_tokens);
+  const output = num(usage.output_tokens);
+  if (input === undefined && output === undefined) return undefined;
+  const details = usage.input_tokens_details ?? {};
+  const imageIn = num(details.image_tokens) ?? 0;
+  const textIn = num(details.text_tokens) ?? Math.max(0, (input ?? 0) - imageIn);
+  return { textIn, imageIn, imageOut: output ?? 0 };
+}
+
+/** Validates the common fields of an image request; returns what the translation and pricing need. */
+function imageAsk(get: (name: string) => unknown, requirePrompt: boolean): ImageAsk {
+  const prompt = get('prompt');
+  if (requirePrompt && (typeof prompt !== 'string' || prompt === '')) throw badRequest("The 'prompt' field is required.", 'prompt');
+  const nRaw = get('n');
+  const n = nRaw === undefined || nRaw === null ? 1 : Number(nRaw);
+  if (!Number.isInteger(n) || n < 1 || n > 10) throw badRequest("'n' must be an integer from 1 to 10.", 'n');
+  const str = (name: string): string | undefined => {
+    const v = get(name);
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') throw badRequest(`'${name}' must be a string.`, name);
+    return v;
+  };
+  const responseFormat = str('response_format');
+  if (responseFormat !== undefined && responseFormat !== 'url' && responseFormat !== 'b64_json') throw badRequest("'response_format' must be 'url' or 'b64_json'.", 'response_format');
+  return { prompt: typeof prompt === 'string' ? prompt : '', n, size: str('size'), quality: str('quality'), outputFormat: str('output_format'), responseFormat, background: str('background') };
+}
+
+/** Reads an image reply, records its usage row with its cost, and answers the client in OpenAI's shape. */
+async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, text: string, upstreamMs: number): Promise<Response> {
+  let body = text;
+  let tokens: ImageTokenUsage | undefined;
+  let count = 0;
+  if (prepared.gemini) {
+    const translated = geminiImageReply(text, prepared.gemini, ask);
+    body = JSON.stringify(translated.reply);
+    tokens = translated.tokens;
+    count = translated.reply.data.length;
+  } else {
+    const parsed = tryJson(text);
+    tokens = openAiImageTokens(parsed?.usage);
+    count = Array.isArray(parsed?.data) ? parsed.data.length : ask.n;
+  }
+  outcome.status = 200;
+  outcome.upstreamMs = upstreamMs;
+  outcome.usage = tokens ? { inputTokens: tokens.textIn + tokens.imageIn, outputTokens: tokens.imageOut } : undefined;
+  outcome.costUsd = imageCost(target.provider.id, target.model, { n: count, size: ask.size, quality: ask.quality, tokens });
+  outcome.notes = { ...outcome.notes, images: count, ...(ask.size ? { size: ask.size } : {}), ...(ask.quality ? { quality: ask.quality } : {}) };
+  finishOutcome(m.services, outcome, outcome.usage);
+  return new FastResponse(body, { status: 200, headers: replyHeaders(m, 'application/json; charset=utf-8', upstreamMs) });
+}
+
+async function attemptImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, limits: AttemptLimits): Promise<Response> {
+  const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink);
+  const { bytes, upstreamMs } = await readWhole(open);
+  return finishImages(m, target, prepared, ask, outcome, bytes.toString('utf8'), upstreamMs);
+}
+
+/** POST /v1/images/generations: OpenAI-format targets natively, Gemini image models translated. */
+export async function runImageGeneration(ctx: RouteContext, raw: Record<string, unknown>): Promise<Response> {
+  if (typeof raw.model !== 'string' || raw.model === '') throw badRequest("The 'model' field is required.", 'model');
+  const ask = imageAsk((k) => raw[k], true);
+  const m = mediaRequest(ctx, '/v1/images/generations', raw.model, raw);
+  return execute(m.exec, {
+    prepare(target): ImagePrepared {
+      requireEndpoint(target, 'images', 'image generation');
+      if (target.format === 'gemini') return { ...geminiImageRequest(target, ask, []), format: 'gemini' };
+      return { url: joinUrl(target.baseUrl, 'images/generations'), body: JSON.stringify({ ...raw, model: target.model }), contentType: 'application/json', format: target.format };
+    },
+    attempt: (target, prepared, outcome, limits) => attemptImages(m, target, prepared, ask, outcome, limits),
+    fail: (last, prepared) => failReply(m, last, prepared.format),
+  });
+}
+
+/** POST /v1/images/edits (multipart: `image` or `image[]`, optional `mask`): OpenAI-format targets natively, Gemini translated. */
+export async function runImageEdit(ctx: RouteContext, form: MultipartBody): Promise<Response> {
+  const model = field(form, 'model');
+  if (!model) throw badRequest("The 'model' field is required.", 'model');
+  const images = form.files.filter((f) => f.field === 'image' || f.field === 'image[]');
+  if (images.length === 0) throw badRequest("The 'image' file is required.", 'image');
+  const mask = form.files.find((f) => f.field === 'mask');
+  const fields: Record<string, unknown> = Object.fromEntries(form.fields);
+  const ask = imageAsk((k) => fields[k], true);
+  const m = mediaRequest(ctx, '/v1/images/edits', model, { ...fields, images: images.length, mask: mask !== undefined });
+  return execute(m.exec, {
+    prepare(target): ImagePrepared {
+      requireEndpoint(target, target.format === 'gemini' ? 'images' : 'imageEdits', 'image edit');
+      if (target.format === 'gemini') {
+        if (mask) {
+          throw new RouterError(400, `Gemini image models take no mask ('${target.publicModel}'); describe the edit in the prompt.`, {
+            code: 'endpoint_not_supported',
+            extra: { param: 'mask' },
+          });
+        }
+        return { ...geminiImageRequest(target, ask, images), format: 'gemini' };
+      }
+      const out = form.fields.map(([k, v]): [string, string] => [k, k === 'model' ? target.model : v]);
+      const encoded = encodeMultipart(out, form.files);
+      return { url: joinUrl(target.baseUrl, 'images/edits'), body: encoded.body, contentType: encoded.contentType, format: target.format };
+    },
+    attempt: (target, prepared, outcome, limits) => attemptImages(m, target, prepared, ask, outcome, limits),
+    fail: (last, prepared) => failReply(m, last, prepared.format),
+  });
+}

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { H3Event } from 'h3';
+import { badRequest, RouterError } from '../../http/errors.js';
+import { mediaTypeEssence } from '../../http/request-guard.js';
+
+/** One uploaded file of a multipart body, held in memory (bounded by the route's limits). */
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  mimeType: string;
+  data: Buffer;
+}
+
+/** A parsed multipart/form-data body: its text fields in order (repeated names kept) and its files. */
+export interface MultipartBody {
+  fields: [string, string][];
+  files: UploadedFile[];
+}
+
+export interface MultipartLimits {
+  /** Largest single file, bytes: one byte more is a 413. */
+  fileBytes: number;
+  /** Whole body, bytes (files, fields and boundaries). */
+  totalBytes: number;
+  /** Most files (default 16). */
+  files?: number;
+}
+
+const FIELD_BYTES = 1024 * 1024;
+
+function tooLarge(what: string, limit: number): RouterError {
+  return new RouterError(413, `${what} exceeds the limit of ${limit} bytes.`);
+}
+
+/**
+ * Reads a multipart/form-data request body with busboy, streaming: each file is collected as it arrives
+ * and the read stops at the first byte past a limit (413; the rest of the upload is discarded by the
+ * server, never buffered). Anything that is not multipart is a 415; a malformed body is a 400.
+ */
+export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<MultipartBody> {
+  const contentType = event.req.headers.get('content-type') ?? '';
+  if (mediaTypeEssence(contentType) !== 'multipart/form-data') {
+    return Promise.reject(new RouterError(415, 'Content-Type must be multipart/form-data.'));
+  }
+  const declared = event.req.headers.get('content-length');
+  if (declared !== null && Number(declared) > limits.totalBytes) return Promise.reject(tooLarge('Request body', limits.totalBytes));
+  const source: Readable | undefined =
+    (event.req.runtime?.node?.req as Readable | undefined) ??
+    (event.req.body ? Readable.fromWeb(event.req.body as import('node:stream/web').ReadableStream) : undefined);
+  if (!source) return Promise.reject(badRequest('Request body is required.'));
+  return new Promise<MultipartBody>((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        limits: { fileSize: limits.fileBytes, files: limits.files ?? 16, fields: 200, fieldSize: FIELD_BYTES, parts: 256 },
+      });
+    } catch {
+      reject(badRequest('The multipart body has no boundary.'));
+      return;
+    }
+    const out: MultipartBody = { fields: [], files: [] };
+    let size = 0;
+    let settled = false;
+    const finish = (err?: Error): void => {
+      if (settled) return;
+      settled = true;
+      source.off('data', count);
+      source.off('error', onSourceError);
+      if (err) {
+        source.unpipe(parser);
+        // The server discards what is left of the upload; nothing more is parsed or kept.
+        source.resume();
+        reject(err);
+      } else resolve(out);
+    };
+    const count = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limits.totalBytes) finish(tooLarge('Request body', limits.totalBytes));
+    };
+    const onSourceError = (err: NodeJS.ErrnoException): void => {
+      finish(err.code === 'ECONNRESET' || err.message === 'aborted' ? new RouterError(499, 'The client closed the connection during its upload.') : err);
+    };
+    parser.on('file', (field, stream, info) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        chunks.push(chunk);
+      });
+      stream.on('limit', () => finish(tooLarge(`The file '${field}'`, limits.fileBytes)));
+      stream.on('end', () => {
+        if (settled) return;
+        out.files.push({ field, filename: info.filename ?? field, mimeType: info.mimeType || 'application/octet-stream', data: Buffer.concat(chunks, bytes) });
+      });
+    });
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) finish(tooLarge(`The field '${name}'`, FIELD_BYTES));
+      else out.fields.push([name, value]);
+    });
+    parser.on('filesLimit', () => finish(badRequest('Too many files in the multipart body.')));
+    parser.on('fieldsLimit', () => finish(badRequest('Too many fields in the multipart body.')));
+    parser.on('partsLimit', () => finish(badRequest('Too many parts in the multipart body.')));
+    parser.on('error', (err: Error) => finish(badRequest(`The multipart body could not be read: ${err.message}`)));
+    parser.on('close', () => finish());
+    source.on('data', count);
+    source.on('error', onSourceError);
+    source.pipe(parser);
+  });
+}
+
+/** The first value of a field, if present. */
+export function field(body: MultipartBody, name: string): string | undefined {
+  for (const [k, v] of body.fields) if (k === name) return v;
+  return undefined;
+}
+
+/** A field name or filename made safe inside a quoted Content-Disposition parameter (WHATWG's escaping). */
+function quoted(value: string): string {
+  return value.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+}
+
+/** Encodes fields and files as a multipart/form-data body for the upstream (one buffer: it may be re-sent on failover). */
+export function encodeMultipart(fields: readonly [string, string][], files: readonly UploadedFile[]): { body: Buffer; contentType: string } {
+  const boundary = `----router${randomBytes(12).toString('hex')}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of fields) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`));
+  }
+  for (const f of files) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(f.field)}"; filename="${quoted(f.filename)}"\r\nContent-Type: ${f.mimeType.replace(/[\r\n]/g, '')}\r\n\r\n`,
+      ),
+      f.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
