@@ -9,6 +9,18 @@ import { openaiCompletions } from './formats/openai-completions.js';
 import { openaiResponses } from './formats/openai-responses.js';
 import { isRerank, rerankErrorReply, rerankReply } from './formats/rerank.js';
 import { loadRecording } from './recordings.js';
+import {
+  geminiImageBody,
+  imagenBody,
+  imagesBody,
+  moderationBody,
+  speechChunks,
+  speechContentType,
+  speechSse,
+  transcriptionBody,
+  transcriptionSse,
+  transcriptionStreams,
+} from './formats/media.js';
 import { inputTokensFor, mockId, nowSeconds, planReply } from './reply.js';
 import type { Behavior, ContentBehavior, Endpoint, MockRequest, Provider } from './types.js';
 import { byteChunks, sleep, sseEvents, writeFrames, type Transport } from './wire.js';
@@ -23,6 +35,8 @@ export interface ServeCtx {
   defaultText: string;
   models: Record<Provider, string[]>;
   embeddingDimensions: number;
+  /** `http://host:port` of the mock as the client addressed it (image URLs). */
+  baseUrl: string;
 }
 
 const FORMATS: Partial<Record<Endpoint, WireFormat>> = {
@@ -76,6 +90,7 @@ function renderCtx(ctx: ServeCtx, b: ContentBehavior): RenderCtx {
 /** Answers a content behavior (or any behavior) on endpoints whose answer is not a generated reply. */
 async function serveContent(ctx: ServeCtx, b: ContentBehavior, t: Transport): Promise<void> {
   const { req } = ctx;
+  if (MEDIA.has(req.endpoint) || (req.endpoint === 'gemini.generate' && wantsImage(req))) return serveMedia(ctx, b, t);
   const format = FORMATS[req.endpoint];
   if (isRerank(req.endpoint)) return sendReply(ctx.res, rerankReply(req, req.endpoint));
   if (format) {
@@ -170,6 +185,83 @@ export async function serve(ctx: ServeCtx, b: Behavior, t: Transport = { interva
       return serveReplay(ctx, b, t);
     case 'custom':
       return b.fn(req, res, ctx.raw);
+  }
+}
+
+const MEDIA: ReadonlySet<Endpoint> = new Set([
+  'openai.images',
+  'openai.image_edits',
+  'openai.speech',
+  'openai.transcriptions',
+  'openai.translations',
+  'openai.moderations',
+  'gemini.predict',
+]);
+
+function wantsImage(req: MockRequest): boolean {
+  const m = req.json?.generationConfig?.responseModalities;
+  return Array.isArray(m) && m.includes('IMAGE');
+}
+
+function badRequest(ctx: ServeCtx, message: string, param: string | null = null): void {
+  const reply = errorReply(ctx.req.provider, { status: 400, message, model: ctx.req.model }, requestId(ctx.req));
+  const body = JSON.parse(reply.body);
+  if (body.error) body.error.param = param;
+  reply.body = JSON.stringify(body);
+  return sendReply(ctx.res, reply);
+}
+
+/** OpenAI's images, audio and moderation endpoints, Gemini image output and Imagen `:predict`. */
+async function serveMedia(ctx: ServeCtx, b: ContentBehavior, t: Transport): Promise<void> {
+  const { req, res } = ctx;
+  const form = req.form;
+  const fields: Record<string, any> = form?.fields ?? {};
+  switch (req.endpoint) {
+    case 'openai.images':
+      if (typeof req.json?.prompt !== 'string') return badRequest(ctx, "Missing required parameter: 'prompt'.", 'prompt');
+      return sendJson(ctx, imagesBody(req, ctx.baseUrl, req.json, 0), undefined, t);
+    case 'openai.image_edits': {
+      if (!form) return badRequest(ctx, 'Invalid Content-Type header (application/json), expected multipart/form-data.');
+      const images = form.files.filter((f) => f.field === 'image' || f.field === 'image[]');
+      if (images.length === 0) return badRequest(ctx, "Missing required parameter: 'image'.", 'image');
+      if (typeof fields.prompt !== 'string') return badRequest(ctx, "Missing required parameter: 'prompt'.", 'prompt');
+      return sendJson(ctx, imagesBody(req, ctx.baseUrl, fields, images.length), undefined, t);
+    }
+    case 'openai.speech': {
+      const input = req.json?.input;
+      if (typeof input !== 'string') return badRequest(ctx, "Missing required parameter: 'input'.", 'input');
+      const chunks = speechChunks(input, b.chunks ?? 4);
+      if (req.json?.stream_format === 'sse') {
+        openStream(ctx, 'text/event-stream');
+        return writeFrames(res, speechSse(input, chunks), t, ctx.signal);
+      }
+      res.writeHead(200, { 'content-type': speechContentType(req.json?.response_format), 'transfer-encoding': 'chunked', ...idHeaders(req) });
+      res.flushHeaders();
+      return writeFrames(res, chunks, t, ctx.signal);
+    }
+    case 'openai.transcriptions':
+    case 'openai.translations': {
+      if (!form) return badRequest(ctx, 'Invalid Content-Type header (application/json), expected multipart/form-data.');
+      const file = form.files.find((f) => f.field === 'file');
+      if (!file) return badRequest(ctx, "Missing required parameter: 'file'.", 'file');
+      if (typeof fields.model !== 'string') return badRequest(ctx, "Missing required parameter: 'model'.", 'model');
+      const text = b.type === 'text' && b.text !== undefined ? b.text : ctx.defaultText;
+      if (req.endpoint === 'openai.transcriptions' && fields.stream === 'true') {
+        if (!transcriptionStreams(fields.model)) return badRequest(ctx, `Streaming is not supported for the ${fields.model} model.`, 'stream');
+        openStream(ctx, 'text/event-stream');
+        return writeFrames(res, transcriptionSse(text, file.size, b.chunks ?? 3), t, ctx.signal);
+      }
+      const [contentType, body] = transcriptionBody(req.endpoint === 'openai.translations' ? 'translate' : 'transcribe', fields, text, file.size);
+      return sendReply(res, { status: 200, headers: { 'content-type': contentType, ...idHeaders(req) }, body });
+    }
+    case 'openai.moderations':
+      if (req.json?.input === undefined) return badRequest(ctx, "Missing required parameter: 'input'.", 'input');
+      return sendJson(ctx, moderationBody(req, req.json), undefined, t);
+    case 'gemini.predict':
+      if (!Array.isArray(req.json?.instances)) return sendReply(res, errorReply('gemini', { status: 400, message: 'instances is required' }, requestId(req)));
+      return sendJson(ctx, imagenBody(req.json), 'application/json; charset=UTF-8', t);
+    default:
+      return sendJson(ctx, geminiImageBody(req, req.json), 'application/json; charset=UTF-8', t);
   }
 }
 

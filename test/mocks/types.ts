@@ -7,6 +7,12 @@ export type Endpoint =
   | 'openai.completions'
   | 'openai.embeddings'
   | 'openai.models'
+  | 'openai.images'
+  | 'openai.image_edits'
+  | 'openai.speech'
+  | 'openai.transcriptions'
+  | 'openai.translations'
+  | 'openai.moderations'
   | 'anthropic.messages'
   | 'anthropic.count_tokens'
   | 'anthropic.models'
@@ -18,6 +24,7 @@ export type Endpoint =
   | 'jina.rerank'
   | 'voyage.rerank'
   | 'tei.rerank'
+  | 'gemini.predict'
   | 'unknown';
 
 export type Provider = 'openai' | 'anthropic' | 'gemini';
@@ -36,12 +43,21 @@ export interface MockRequest {
   body: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   json: any;
+  /** The raw body bytes (binary uploads). */
+  bytes: Buffer;
+  /** A multipart/form-data body, parsed: text fields (repeated names as arrays) and files. */
+  form?: MockForm;
   endpoint: Endpoint;
   provider: Provider;
   /** `json.model`, or the `{model}` segment of a Gemini path. */
   model: string | undefined;
   /** Whether the client asked for a streamed reply (`stream: true`, or Gemini's `:streamGenerateContent`). */
   stream: boolean;
+}
+
+export interface MockForm {
+  fields: Record<string, string | string[]>;
+  files: { field: string; filename: string; mimeType: string; size: number; data: Buffer }[];
 }
 
 /** Override of the deterministic usage numbers a content behavior reports. */

@@ -5,22 +5,23 @@ import { isRerank, rerankEndpoint, rerankErrorReply } from './formats/rerank.js'
 import { DEFAULT_MODELS } from './formats/catalog.js';
 import { DEFAULT_TEXT } from './reply.js';
 import { requestId, sendReply, serve, type ServeCtx } from './serve.js';
-import type { Behavior, Endpoint, Handler, MockRequest, MockUpstream, MockUpstreamOptions, Provider } from './types.js';
+import busboy from 'busboy';
+import type { Behavior, Endpoint, Handler, MockForm, MockRequest, MockUpstream, MockUpstreamOptions, Provider } from './types.js';
 
 export type { Behavior, Handler, MockRequest, MockUpstream, MockUpstreamOptions } from './types.js';
 
-const GEMINI_CALL = /^\/v1beta\/models\/(.+):(generateContent|streamGenerateContent)$/;
+const GEMINI_CALL = /^\/v1beta\/models\/(.+):(generateContent|streamGenerateContent|predict)$/;
 const GEMINI_MODEL = /^\/v1beta\/models\/([^:]+)$/;
 
 /** Decides endpoint, provider and model from the request line, headers and body. */
-function classify(method: string, path: string, headers: Record<string, string>, json: any) {
+function classify(method: string, path: string, headers: Record<string, string>, json: any, form?: MockForm) {
   const post = method === 'POST';
   const rerank = rerankEndpoint(method, path);
   if (rerank) return { endpoint: rerank as Endpoint, provider: 'openai' as Provider, model: typeof json?.model === 'string' ? json.model : undefined };
   const get = method === 'GET';
   const call = GEMINI_CALL.exec(path);
   if (post && call) {
-    const endpoint: Endpoint = call[2] === 'generateContent' ? 'gemini.generate' : 'gemini.stream';
+    const endpoint: Endpoint = call[2] === 'generateContent' ? 'gemini.generate' : call[2] === 'predict' ? 'gemini.predict' : 'gemini.stream';
     return { endpoint, provider: 'gemini' as Provider, model: decodeURIComponent(call[1]!) };
   }
   if (path.startsWith('/v1beta')) {
@@ -36,11 +37,18 @@ function classify(method: string, path: string, headers: Record<string, string>,
     'POST /v1/responses': 'openai.responses',
     'POST /v1/completions': 'openai.completions',
     'POST /v1/embeddings': 'openai.embeddings',
+    'POST /v1/images/generations': 'openai.images',
+    'POST /v1/images/edits': 'openai.image_edits',
+    'POST /v1/audio/speech': 'openai.speech',
+    'POST /v1/audio/transcriptions': 'openai.transcriptions',
+    'POST /v1/audio/translations': 'openai.translations',
+    'POST /v1/moderations': 'openai.moderations',
     'POST /v1/messages': 'anthropic.messages',
     'POST /v1/messages/count_tokens': 'anthropic.count_tokens',
     'GET /v1/models': provider === 'anthropic' ? 'anthropic.models' : 'openai.models',
   };
-  const model = typeof json?.model === 'string' ? json.model : undefined;
+  const formModel = form?.fields.model;
+  const model = typeof json?.model === 'string' ? json.model : typeof formModel === 'string' ? formModel : undefined;
   return { endpoint: routes[`${method} ${path}`] ?? ('unknown' as Endpoint), provider, model };
 }
 
@@ -53,10 +61,39 @@ function keyOf(req: MockRequest): string | undefined {
   return bearer;
 }
 
-async function readBody(raw: IncomingMessage): Promise<string> {
+async function readBody(raw: IncomingMessage): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const chunk of raw) parts.push(chunk as Buffer);
-  return Buffer.concat(parts).toString('utf8');
+  return Buffer.concat(parts);
+}
+
+/** Parses a multipart/form-data body with busboy (as OpenAI's API accepts it); undefined for other bodies or a broken one. */
+function parseForm(contentType: string | undefined, bytes: Buffer): Promise<MockForm | undefined> {
+  if (!contentType?.toLowerCase().startsWith('multipart/form-data')) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const form: MockForm = { fields: {}, files: [] };
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: { 'content-type': contentType } });
+    } catch {
+      return resolve(undefined);
+    }
+    parser.on('field', (name, value) => {
+      const prev = form.fields[name];
+      form.fields[name] = prev === undefined ? value : ([] as string[]).concat(prev, value);
+    });
+    parser.on('file', (field, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const data = Buffer.concat(chunks);
+        form.files.push({ field, filename: info.filename ?? '', mimeType: info.mimeType, size: data.length, data });
+      });
+    });
+    parser.on('close', () => resolve(form));
+    parser.on('error', () => resolve(undefined));
+    parser.end(bytes);
+  });
 }
 
 /**
@@ -84,7 +121,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
   }
 
   async function onRequest(raw: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(raw);
+    const bytes = await readBody(raw);
+    const body = bytes.toString('utf8');
     const url = new URL(raw.url ?? '/', 'http://mock');
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(raw.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -95,7 +133,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       json = undefined;
     }
     const method = raw.method ?? 'GET';
-    const { endpoint, provider, model } = classify(method, url.pathname, headers, json);
+    const form = await parseForm(headers['content-type'], bytes);
+    const { endpoint, provider, model } = classify(method, url.pathname, headers, json, form);
     const req: MockRequest = {
       index: counter++,
       method,
@@ -104,10 +143,12 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       headers,
       body,
       json,
+      bytes,
+      form,
       endpoint,
       provider,
       model,
-      stream: endpoint === 'gemini.stream' || json?.stream === true,
+      stream: endpoint === 'gemini.stream' || json?.stream === true || form?.fields.stream === 'true',
     };
     requests.push(req);
     waiters = waiters.filter((w) => (requests.length >= w.count ? (w.resolve(), false) : true));
@@ -126,6 +167,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       defaultText: opts.text ?? DEFAULT_TEXT,
       models,
       embeddingDimensions: opts.embeddingDimensions ?? 16,
+      baseUrl: `http://${raw.headers.host ?? '127.0.0.1'}`,
     };
     await serve(ctx, await choose(req));
   }

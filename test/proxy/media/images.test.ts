@@ -1,0 +1,184 @@
+/**
+ * Images through router (issue 17 item 1), a real daemon and the official `openai` SDK unmodified:
+ * generations and multipart edits to OpenAI (same format), Gemini image models and Imagen (translated to
+ * generateContent / :predict), failover in a combo, a key's model scope, usage rows with the right cost,
+ * and the multipart body limit.
+ */
+import { toFile } from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ProxyEnv } from '../../support/proxy-env.js';
+import { EDIT_IMAGE_TOKENS, GEMINI_IMAGE_TOKENS, gptImageOutputTokens, PNG_B64 } from '../../mocks/formats/media.js';
+import { tokenCount } from '../../mocks/reply.js';
+import { combo, rowsOf, sdk, startMediaEnv, traceOf } from './helpers.js';
+
+let env: ProxyEnv;
+
+beforeAll(async () => {
+  env = await startMediaEnv();
+});
+afterEach(() => env.mock.reset());
+afterAll(async () => {
+  await env?.stop();
+});
+
+const png = () => toFile(Buffer.from(PNG_B64, 'base64'), 'in.png', { type: 'image/png' });
+
+describe('POST /v1/images/generations', () => {
+  it('OpenAI gpt-image-1: same-format passthrough; the row is priced by the reported image tokens', async () => {
+    const { data, response } = await sdk(env)
+      .images.generate({ model: 'openai/gpt-image-1', prompt: 'a red fox in snow', n: 2, size: '1024x1536', quality: 'high', background: 'transparent', output_format: 'png' })
+      .withResponse();
+    expect(data.data).toHaveLength(2);
+    expect(data.data![0]!.b64_json).toBe(PNG_B64);
+    expect(data.usage?.output_tokens).toBe(2 * gptImageOutputTokens('high', '1024x1536'));
+    const sent = env.mock.requests.find((r) => r.endpoint === 'openai.images')!;
+    expect(sent.json).toMatchObject({ model: 'gpt-image-1', n: 2, size: '1024x1536', quality: 'high', background: 'transparent', output_format: 'png' });
+    const [row] = await rowsOf(env, traceOf(response));
+    const textIn = tokenCount('a red fox in snow');
+    const out = 2 * gptImageOutputTokens('high', '1024x1536');
+    expect(row).toMatchObject({ endpoint: '/v1/images/generations', provider: 'openai', model: 'gpt-image-1', status: 200, tokensIn: textIn, tokensOut: out });
+    // gpt-image-1: $5 per million text input tokens, $40 per million image output tokens.
+    expect(row.costUsd).toBeCloseTo((textIn * 5 + out * 40) / 1e6, 9);
+  });
+
+  it('dall-e-3 with response_format url: the URL passes through; priced per image by quality and size', async () => {
+    const { data, response } = await sdk(env).images.generate({ model: 'openai/dall-e-3', prompt: 'a lighthouse', size: '1792x1024', quality: 'hd', response_format: 'url' }).withResponse();
+    expect(data.data![0]!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/image-/);
+    expect(data.data![0]!.revised_prompt).toBe('A picture of a lighthouse');
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row.costUsd).toBeCloseTo(0.12, 9);
+  });
+
+  it('Gemini image model: translated to generateContent with image output and back to OpenAI b64_json', async () => {
+    const { data, response } = await sdk(env).images.generate({ model: 'gemini/gemini-2.5-flash-image', prompt: 'a blue whale', size: '1536x1024' }).withResponse();
+    expect(data.data![0]!.b64_json).toBe(PNG_B64);
+    expect(data.data![0]!.revised_prompt).toBe('Here is the image.');
+    const sent = env.mock.requests.find((r) => r.endpoint === 'gemini.generate')!;
+    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash-image:generateContent');
+    expect(sent.headers['x-goog-api-key']).toBe('AIza-gemini-media');
+    expect(sent.json).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'a blue whale' }] }],
+      generationConfig: { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '3:2' } },
+    });
+    const [row] = await rowsOf(env, traceOf(response));
+    const textIn = tokenCount('a blue whale');
+    expect(row).toMatchObject({ provider: 'gemini', model: 'gemini-2.5-flash-image', tokensIn: textIn, tokensOut: GEMINI_IMAGE_TOKENS });
+    expect(row.costUsd).toBeCloseTo((textIn * 0.3 + GEMINI_IMAGE_TOKENS * 30) / 1e6, 9);
+  });
+
+  it('Imagen: translated to :predict (sampleCount, aspectRatio); url asked -> data URLs', async () => {
+    const { data, response } = await sdk(env).images.generate({ model: 'gemini/imagen-4.0-generate-001', prompt: 'a cat', n: 3, size: '1024x1024', response_format: 'url' }).withResponse();
+    expect(data.data).toHaveLength(3);
+    expect(data.data![2]!.url).toBe(`data:image/png;base64,${PNG_B64}`);
+    const sent = env.mock.requests.find((r) => r.endpoint === 'gemini.predict')!;
+    expect(sent.json).toEqual({ instances: [{ prompt: 'a cat' }], parameters: { sampleCount: 3, aspectRatio: '1:1' } });
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row.costUsd).toBeCloseTo(3 * 0.04, 9);
+  });
+
+  it('a combo fails over from a failing OpenAI target to Gemini; both attempts are logged', async () => {
+    await combo(env, 'img-fallback', ['openai/gpt-image-1', 'gemini/gemini-2.5-flash-image']);
+    env.mock.handle((req) => (req.endpoint === 'openai.images' ? { type: 'status', status: 503 } : undefined));
+    const { data, response } = await sdk(env).images.generate({ model: 'img-fallback', prompt: 'a boat' }).withResponse();
+    expect(data.data![0]!.b64_json).toBe(PNG_B64);
+    const rows = await rowsOf(env, traceOf(response), 2);
+    expect(rows.map((r) => [r.provider, r.status]).sort()).toEqual([
+      ['gemini', 200],
+      ['openai', 503],
+    ]);
+  });
+
+  it('a combo skips a target whose provider has no image endpoint (Groq) without calling it', async () => {
+    await combo(env, 'img-skip', ['groq/llama-3.3-70b-versatile', 'openai/dall-e-2']);
+    const reply = await sdk(env).images.generate({ model: 'img-skip', prompt: 'x' });
+    expect(reply.data).toHaveLength(1);
+    expect(env.mock.requests.map((r) => r.endpoint)).toEqual(['openai.images']);
+  });
+
+  it('a key scoped to other models is refused with 403 before any upstream call', async () => {
+    const scoped = await env.router.createKey(['proxy', 'model:openai/dall-e-*']);
+    const err = await sdk(env, scoped)
+      .images.generate({ model: 'openai/gpt-image-1', prompt: 'x' })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAIError());
+    expect(err.status).toBe(403);
+    expect(env.mock.requests).toHaveLength(0);
+    const ok = await sdk(env, scoped).images.generate({ model: 'openai/dall-e-2', prompt: 'x' });
+    expect(ok.data).toHaveLength(1);
+  });
+
+  it('upstream errors keep OpenAI\'s error object; bad input is a 400 naming the field', async () => {
+    env.mock.enqueue({ type: 'status', status: 400, message: 'Invalid size', code: 'invalid_size' });
+    const err = await sdk(env)
+      .images.generate({ model: 'openai/dall-e-3', prompt: 'x', size: '1x1' as any })
+      .catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('invalid_size');
+    const res = await fetch(`${env.router.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/dall-e-3', n: 11, prompt: 'x' }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ type: 'invalid_request_error', param: 'n' });
+  });
+});
+
+describe('POST /v1/images/edits (multipart)', () => {
+  it('OpenAI: image[] and mask reach the upstream as multipart with the model rewritten', async () => {
+    const { data, response } = await sdk(env)
+      .images.edit({ model: 'openai/gpt-image-1', image: [await png(), await png()], mask: await png(), prompt: 'add a hat', quality: 'low' })
+      .withResponse();
+    expect(data.data![0]!.b64_json).toBe(PNG_B64);
+    const sent = env.mock.requests.find((r) => r.endpoint === 'openai.image_edits')!;
+    expect(sent.form!.fields).toMatchObject({ model: 'gpt-image-1', prompt: 'add a hat', quality: 'low' });
+    expect(sent.form!.files.map((f) => [f.field, f.filename, f.mimeType, f.size])).toEqual([
+      ['image[]', 'in.png', 'image/png', 68],
+      ['image[]', 'in.png', 'image/png', 68],
+      ['mask', 'in.png', 'image/png', 68],
+    ]);
+    expect(sent.headers.authorization).toBe('Bearer sk-openai-media');
+    const [row] = await rowsOf(env, traceOf(response));
+    const textIn = tokenCount('add a hat');
+    const imageIn = 2 * EDIT_IMAGE_TOKENS;
+    const out = gptImageOutputTokens('low', undefined);
+    expect(row).toMatchObject({ endpoint: '/v1/images/edits', tokensIn: textIn + imageIn, tokensOut: out });
+    expect(row.costUsd).toBeCloseTo((textIn * 5 + imageIn * 10 + out * 40) / 1e6, 9);
+  });
+
+  it('Gemini: the input image becomes an inlineData part of generateContent', async () => {
+    const reply = await sdk(env).images.edit({ model: 'gemini/gemini-2.5-flash-image', image: await png(), prompt: 'make it blue' });
+    expect(reply.data![0]!.b64_json).toBe(PNG_B64);
+    const sent = env.mock.requests.find((r) => r.endpoint === 'gemini.generate')!;
+    expect(sent.json.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: PNG_B64 } }, { text: 'make it blue' }]);
+  });
+
+  it('multipart is refused without a credential header (a cross-site form cannot send one)', async () => {
+    const form = new FormData();
+    form.set('model', 'openai/gpt-image-1');
+    form.set('prompt', 'x');
+    const res = await fetch(`${env.router.url}/v1/images/edits`, { method: 'POST', body: form });
+    expect(res.status).toBe(415);
+    expect(env.mock.requests).toHaveLength(0);
+  });
+
+  it('a missing image is a 400 naming it; a body past the client limit is a 413', async () => {
+    const form = new FormData();
+    form.set('model', 'openai/gpt-image-1');
+    form.set('prompt', 'x');
+    const res = await fetch(`${env.router.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${env.key}` }, body: form });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.param).toBe('image');
+    const big = new FormData();
+    big.set('model', 'openai/gpt-image-1');
+    big.set('image', new Blob([new Uint8Array(32 * 1024 * 1024 + 1)], { type: 'image/png' }), 'big.png');
+    const tooBig = await fetch(`${env.router.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${env.key}` }, body: big });
+    expect(tooBig.status).toBe(413);
+    expect((await tooBig.json()).error).toMatchObject({ type: 'request_too_large', code: 'payload_too_large' });
+  });
+});
+
+function OpenAIError() {
+  // The SDK's error class, from the same module instance the client uses.
+  return (sdk(env).constructor as unknown as { APIError: new (...a: any[]) => Error }).APIError;
+}
