@@ -55,7 +55,8 @@ export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<
     try {
       parser = busboy({
         headers: { 'content-type': contentType },
-        limits: { fileSize: limits.fileBytes, files: limits.files ?? 16, fields: 200, fieldSize: FIELD_BYTES, parts: 256 },
+        // busboy signals its limit when a file reaches it: one more byte than the largest file allowed.
+        limits: { fileSize: limits.fileBytes + 1, files: limits.files ?? 16, fields: 200, fieldSize: FIELD_BYTES, parts: 256 },
       });
     } catch {
       reject(badRequest('The multipart body has no boundary.'));
