@@ -5,7 +5,7 @@ import type { RouteContext } from '../../http/routes.js';
 import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
 import { joinUrl, type Target } from '../target.js';
-import { failReply, mediaRequest, num, openUpstream, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType, type MediaRequest, type OpenReply } from './common.js';
+import { failReply, mediaRequest, num, openUpstream, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType, type OpenReply } from './common.js';
 import { encodeMultipart, field, type MultipartBody } from './multipart.js';
 import { speechCost, transcriptionCost } from './pricing.js';
 
