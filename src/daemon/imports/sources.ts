@@ -45,6 +45,9 @@ export const KNOWN_FILES: readonly KnownFile[] = [
   { path: '.qwen/oauth_creds.json', parse: parseQwenCode },
   { path: '.config/github-copilot/apps.json', parse: parseGithubCopilot },
   { path: '.config/github-copilot/hosts.json', parse: parseGithubCopilot },
+  // Windows keeps them under %LOCALAPPDATA%.
+  { path: 'AppData/Local/github-copilot/apps.json', parse: parseGithubCopilot },
+  { path: 'AppData/Local/github-copilot/hosts.json', parse: parseGithubCopilot },
   { path: AGY_TOKEN_FILE, parse: parseAntigravity },
 ];
 
