@@ -75,17 +75,6 @@ export function useLive(source: TuiSource, onMessage: (m: LiveMessage) => void):
   return state;
 }
 
-/** Runs `fn` now and every `ms` while mounted (used for the few routes the live channel does not cover). */
-export function usePoll(fn: () => void | Promise<void>, ms: number): void {
-  const saved = useRef(fn);
-  saved.current = fn;
-  useEffect(() => {
-    void saved.current();
-    const t = setInterval(() => void saved.current(), ms);
-    return () => clearInterval(t);
-  }, [ms]);
-}
-
 /**
  * The current time at each render, with a re-render every `ms` so sparklines move on when nothing else
  * happens. (A clock kept in state would lag up to `ms` behind the requests it is compared with.)

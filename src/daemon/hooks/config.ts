@@ -75,7 +75,6 @@ export const hookMatchSchema = z.strictObject({
   /** API key id or name. */
   key: z.string().min(1).max(200).optional(),
 });
-export type HookMatch = z.infer<typeof hookMatchSchema>;
 
 const hookName = z.string().min(1).max(64).regex(/^[\w.-]+$/, 'names are letters, digits and . _ -');
 

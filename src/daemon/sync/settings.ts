@@ -16,4 +16,3 @@ export const cloudSyncSettingsSchema = z
     overwriteCredentials: z.boolean().default(false),
   })
   .strict();
-export type CloudSyncSettings = z.infer<typeof cloudSyncSettingsSchema>;

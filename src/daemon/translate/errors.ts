@@ -25,7 +25,3 @@ export function decodeError(message: string, param?: string): CodecError {
   return new CodecError(400, message, param ? { param } : {});
 }
 
-/** An upstream reply that is not what the codec's format promises: 502 (or the status its error code says). */
-export function upstreamReplyError(message: string, status = 502, code?: string): CodecError {
-  return new CodecError(status, message, code ? { code } : {});
-}

@@ -51,9 +51,6 @@ export const blockSchemas = {
 } as const;
 
 export type AnthropicBlock = { [K in keyof typeof blockSchemas]: z.infer<(typeof blockSchemas)[K]> }[keyof typeof blockSchemas];
-export type AnthropicTextBlock = z.infer<typeof textBlock>;
-export type AnthropicImageBlock = z.infer<typeof imageBlock>;
-export type AnthropicDocumentBlock = z.infer<typeof documentBlock>;
 export type AnthropicCacheControl = z.infer<typeof cacheControl>;
 
 const anyBlock = z.looseObject({ type: z.string().min(1) });

@@ -37,7 +37,6 @@ export const messageItemSchema = z.looseObject({
   role: z.enum(['user', 'assistant', 'system', 'developer']),
   content: z.union([z.string(), z.array(contentPartSchema)]),
 });
-export type ResponsesMessageItem = z.infer<typeof messageItemSchema>;
 
 /** A `function_call` item (a tool call the model made earlier). */
 export const functionCallItemSchema = z.looseObject({
