@@ -3,6 +3,7 @@ import { deleteCookie, parseCookies, setCookie, type H3Event } from 'h3';
 import { SESSION_COOKIE } from '../../shared/headers.js';
 import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
+import type { Services } from '../services.js';
 import { SESSION_TTL_MS } from './sessions.js';
 
 const LOGIN_WINDOW_MS = 60_000;
@@ -43,6 +44,22 @@ function recordFailure(key: string): void {
   }
 }
 
+/**
+ * Opens a dashboard session: the `auth_token` cookie, HttpOnly (scripts never see it), SameSite=Strict (no
+ * other site's page sends it), Secure when the request came over TLS.
+ */
+function startSession(event: H3Event, services: Services): { ok: true; expiresAt: string } {
+  const session = services.sessions.create();
+  setCookie(event, SESSION_COOKIE, session.token, {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: event.url.protocol === 'https:',
+    path: '/',
+    maxAge: Math.floor(SESSION_TTL_MS / 1000),
+  });
+  return { ok: true, expiresAt: new Date(session.expiresAt).toISOString() };
+}
+
 const loginBody = z.object({ password: z.string().min(1).max(1024) }).strict();
 const passwordBody = z.object({ password: z.string().min(8).max(1024) }).strict();
 
@@ -63,14 +80,7 @@ export const authRoutes: RouteDef[] = [
         throw new RouterError(401, 'Wrong password (set one with `router password set`).');
       }
       failures.delete(bucket);
-      const session = services.sessions.create();
-      setCookie(event, SESSION_COOKIE, session.token, {
-        httpOnly: true,
-        sameSite: 'strict',
-        path: '/',
-        maxAge: Math.floor(SESSION_TTL_MS / 1000),
-      });
-      return { ok: true, expiresAt: new Date(session.expiresAt).toISOString() };
+      return startSession(event, services);
     },
   }),
   route({
@@ -84,6 +94,21 @@ export const authRoutes: RouteDef[] = [
       if (token) services.sessions.revoke(token);
       deleteCookie(event, SESSION_COOKIE, { path: '/' });
       return { ok: true };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/auth/session',
+    tier: 'management',
+    tag: 'auth',
+    summary: 'Open a dashboard session without a password: only for a loopback browser while requireLogin is off',
+    handler: ({ event, services, auth }) => {
+      // With requireLogin off a loopback caller is already allowed on management routes; the session lets
+      // the dashboard use the client routes too (playground), which take a key or a session, never nothing.
+      if (auth.via !== 'open-loopback') {
+        throw new RouterError(403, 'A session without a password is only opened for a loopback browser while requireLogin is off; log in instead.');
+      }
+      return startSession(event, services);
     },
   }),
   route({

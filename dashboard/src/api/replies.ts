@@ -1,0 +1,46 @@
+/**
+ * Reply types of the routes the dashboard reads, named by route. The shapes are the daemon's shared wire
+ * types (src/shared: the same ones the daemon builds and the CLI reads), never copies; routes whose replies
+ * have no shared type are read as `Json`.
+ */
+import type {
+  BreakdownRow,
+  ComboRecord,
+  CooldownView,
+  LogEntry,
+  MemoryEntry,
+  Point,
+  ProviderNode,
+  ProviderTelemetry,
+  Summary,
+  WebhookView,
+} from '../../../src/shared/records';
+import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
+
+export type { BreakdownRow, ComboRecord, CooldownView, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView };
+export type { ApiKeyRecord, CreatedApiKey, StatusReply };
+
+/** Any JSON value, for replies without a shared type (read defensively). */
+export type Json = any;
+
+export interface Replies {
+  'GET /api/auth/status': { requireLogin: boolean; passwordSet: boolean };
+  'POST /api/auth/login': { ok: true; expiresAt: string };
+  'POST /api/auth/session': { ok: true; expiresAt: string };
+  'GET /api/system/status': StatusReply;
+  'GET /api/keys': { keys: ApiKeyRecord[] };
+  'POST /api/keys': CreatedApiKey;
+  'GET /api/combos': { combos: ComboRecord[] };
+  'POST /api/combos': ComboRecord;
+  'PUT /api/combos/{id}': ComboRecord;
+  'GET /api/provider-nodes': { nodes: ProviderNode[] };
+  'POST /api/provider-nodes': ProviderNode;
+  'GET /api/logs': { logs: LogEntry[]; nextCursor: string | null };
+  'GET /api/usage/summary': Summary;
+  'GET /api/usage/breakdown': { by: string; from: string; to: string; rows: BreakdownRow[] };
+  'GET /api/usage/timeseries': { bucket: string; from: string; to: string; points: Point[] };
+  'GET /api/telemetry/summary': { providers: ProviderTelemetry[]; window: { minutes: number } } & Record<string, Json>;
+  'GET /api/webhooks': { webhooks: WebhookView[] };
+  'GET /api/resilience/model-cooldowns': { cooldowns: CooldownView[] };
+  'GET /api/memory': { data: MemoryEntry[]; total: number; totalPages: number; stats: Record<string, Json> };
+}
