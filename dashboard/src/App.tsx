@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useState } from 'react';
+import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { api, setUnauthorizedHandler } from './api/client';
 import { closeLive, useLive } from './api/live';
 import { navigate, PAGES, type PageId, useLocation } from './nav';
@@ -96,10 +96,14 @@ function Shell({ open, theme, toggleTheme, onLogout }: { open: boolean; theme: s
   const { connected } = useLive({});
   const [menu, setMenu] = useState(false);
   const title = PAGES.find(([id]) => id === page)?.[1] ?? 'Home';
+  const first = useRef(true);
   useEffect(() => {
     document.title = `${title} · router`;
     setMenu(false);
-    document.getElementById('main')?.focus({ preventScroll: true });
+    // After an in-app navigation the focus moves to the new page's content (as a page load would put it
+    // at the start); on the first load it stays at the top, where Tab reaches the skip link first.
+    if (first.current) first.current = false;
+    else document.getElementById('main')?.focus({ preventScroll: true });
   }, [page, rest]);
   useEffect(() => {
     // Keyboard: g then a page's first letter... kept simple: Alt+1..9 and Alt+0 jump to the first ten pages.

@@ -135,7 +135,11 @@ function RequestDetail({ traceId }: { traceId: string }) {
   const t = trace.data as
     | { client: { request: Side; response: Side }; upstream: { url?: string; request: Side; response: Side } }
     | undefined;
-  const timing = parseServerTiming(t?.client.response.headers['server-timing']);
+  const captured = parseServerTiming(t?.client.response.headers['server-timing']);
+  // Without a captured Server-Timing header (capture off, or a stream), the log row has the same split.
+  const row = attempts.data?.find((a) => a.status < 400) ?? attempts.data?.[0];
+  const timing: Array<[string, number]> =
+    captured.length || !row ? captured : row.upstreamMs == null ? [['total', row.latencyMs]] : [['router', Math.max(0, row.latencyMs - row.upstreamMs)], ['upstream', row.upstreamMs]];
   return (
     <>
       <p>
@@ -172,6 +176,7 @@ function RequestDetail({ traceId }: { traceId: string }) {
         ))}
       </Section>
       <Section title="Timing">
+        <p className="muted small">{captured.length ? 'From the reply\'s Server-Timing header.' : 'From the request log (no Server-Timing header captured).'}</p>
         {timing.length ? (
           <div className="timing">
             {timing.map(([name, dur]) => (
@@ -183,7 +188,7 @@ function RequestDetail({ traceId }: { traceId: string }) {
             ))}
           </div>
         ) : (
-          <Empty>No Server-Timing captured for this request.</Empty>
+          <Empty>No timing known for this request.</Empty>
         )}
       </Section>
       <Section title="Captured trace">

@@ -298,10 +298,7 @@ async function jsonReply(
     completeStages(prepared.stages, prepared.request(), response, prepared.stageCtx);
   }
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
-  if (prepared.capture) {
-    prepared.capture.upstreamResponse(200, undefined, text);
-    prepared.capture.clientResponse(200, { 'content-type': 'application/json' }, body);
-  }
+  prepared.capture?.upstreamResponse(200, undefined, text);
   const usage = response?.usage;
   const outputText = usage === undefined && response ? replyText(response, 'generated') : undefined;
   outcome.status = 200;
@@ -318,6 +315,8 @@ async function jsonReply(
   };
   const stageHeaders = prepared.stageCtx?.headers;
   if (stageHeaders) for (const k in stageHeaders) headers[k] = stageHeaders[k]!;
+  // The capture shows the headers the client got (Server-Timing included: the dashboard's timing view).
+  prepared.capture?.clientResponse(200, headers, body);
   const sink = call.sink;
   if (sink && !sink.headersSent && !sink.destroyed) {
     // With its length known the reply goes out as one write, not chunked (header, size, body, terminator).
@@ -381,6 +380,7 @@ async function streamReply(
     'x-router-trace-id': outcome.traceId,
     ...prepared.stageCtx?.headers,
   };
+  prepared.capture?.clientResponse(200, headers, null);
   const sink = call.sink;
   if (sink && !sink.headersSent && !sink.destroyed) return new DirectStream(sink, headers, body);
   // srvx pipes a Node Readable body straight into the socket (typed as a web body only).

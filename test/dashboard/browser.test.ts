@@ -1,0 +1,255 @@
+/**
+ * The web dashboard in a real browser: Debian's Chromium driven by playwright-core (no browser download;
+ * `.ci/run` installs the package). The whole path a user takes: log in, add a provider node and a
+ * connection (the mock upstream), create a key and use it with the `openai` SDK, create a combo (with an
+ * inline validation message first), send traffic and watch the usage numbers, the chart and the request
+ * log update live, open a request's detail (captured trace, Server-Timing), stream in the playground,
+ * switch theme, use the keyboard and a narrow window, log out.
+ * Screenshots of every page go to a temp folder, or to docs/dashboard/ with ROUTER_DASHBOARD_SCREENSHOTS=1.
+ * Without Chromium the suite is skipped, and the run's summary line names it (summary-reporter.ts).
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockUpstream, startMockUpstream } from '../mocks/upstream.js';
+import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+if (!CHROMIUM) console.warn('test/dashboard/browser.test.ts skipped: Chromium is not installed (`apt-get install -y chromium`; .ci/run does it)');
+
+const PASSWORD = 'browser-pass-123';
+const DOCS = process.env.ROUTER_DASHBOARD_SCREENSHOTS === '1';
+const SHOTS = DOCS ? fileURLToPath(new URL('../../docs/dashboard/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'router-shots-'));
+
+let router: RouterProcess;
+let mock: MockUpstream;
+let browser: Browser;
+let page: Page;
+let apiKey: string;
+const pageErrors: string[] = [];
+
+async function shot(name: string, p: Page = page): Promise<void> {
+  await p.waitForTimeout(150);
+  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+async function go(path: string): Promise<void> {
+  await page.goto(`${router.url}${path}`);
+  await page.getByRole('heading', { level: 1 }).waitFor();
+}
+
+describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    mock = await startMockUpstream();
+    router = await startRouter();
+    expect((await router.manage('PUT', '/api/auth/password', { password: PASSWORD })).status).toBe(204);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: router.url });
+    page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    // A CSP violation (an inline script or a foreign origin) is reported on the console.
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await router?.stop();
+    await mock?.close();
+    if (!DOCS) rmSync(SHOTS, { recursive: true, force: true });
+  });
+
+  it('shows the login page, refuses a wrong password with the daemon\'s message, and logs in', async () => {
+    await page.goto(router.url);
+    await page.getByLabel('Password').waitFor();
+    await shot('login');
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Wrong password');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+    await expect.poll(() => page.locator('.live').textContent()).toBe('live');
+    await expect(page.getByText('No provider connection yet.')).toBeTruthy();
+    await shot('home-empty');
+  });
+
+  it('adds a provider node and a connection to the mock upstream, and tests it', async () => {
+    await go('/dashboard/providers');
+    const nodeForm = page.getByRole('form', { name: 'Add a provider node' });
+    await nodeForm.getByLabel('Node name').fill('Mock');
+    await nodeForm.getByLabel('Prefix').fill('mock');
+    await nodeForm.getByLabel('Base URL').fill(mock.openaiBase);
+    await nodeForm.getByRole('button', { name: 'Add node' }).click();
+    await page.getByRole('cell', { name: 'mock', exact: true }).waitFor();
+    const connForm = page.getByRole('form', { name: 'Add a connection' });
+    await connForm.getByLabel('Provider').selectOption('mock');
+    await connForm.getByLabel('Name').fill('mock-main');
+    await connForm.getByLabel('API key').fill('sk-mock-123');
+    await connForm.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByRole('cell', { name: 'mock-main', exact: true }).first().waitFor();
+    await page.getByRole('button', { name: 'Test', exact: true }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toMatch(/^OK/);
+    const conns = await router.manage('GET', '/api/providers');
+    expect(conns.json.connections.map((c: { name: string }) => c.name)).toEqual(['mock-main']);
+    await shot('providers');
+  });
+
+  it('creates a key shown once with a copy button, and the openai SDK works with it', async () => {
+    await go('/dashboard/keys');
+    await page.getByLabel('Key name').fill('sdk');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByTestId('new-key');
+    await shown.waitFor();
+    apiKey = (await shown.textContent())!.trim();
+    expect(apiKey).toMatch(/^rk_/);
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(apiKey);
+    await shot('keys-created');
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    // The list shows it masked only.
+    expect(await page.locator('main').textContent()).not.toContain(apiKey);
+
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey, maxRetries: 0 });
+    const reply = await client.chat.completions.create({ model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.choices[0]!.message.content).toBe('Hello from the mock.');
+  });
+
+  it('creates a combo, showing a validation message inline first', async () => {
+    await go('/dashboard/combos');
+    await page.getByText('No combo yet.').waitFor();
+    await page.getByRole('button', { name: 'New combo' }).click();
+    await page.getByLabel('Combo name').fill('team combo');
+    await page.getByLabel('Target 1', { exact: true }).fill('mock/gpt-4o');
+    await page.getByRole('button', { name: 'Create combo' }).click();
+    await expect.poll(() => page.locator('.field-error').first().textContent()).toContain('Letters, digits');
+    await page.getByLabel('Combo name').fill('team');
+    // An invalid timeout comes back from the daemon as a 400 naming the field; shown under it.
+    await page.getByLabel('Per-target timeout (ms)').fill('50');
+    await page.getByRole('button', { name: 'Create combo' }).click();
+    await expect.poll(() => page.locator('.field-error').first().textContent()).toContain('Between 100 and 600000');
+    await page.getByLabel('Per-target timeout (ms)').fill('');
+    await page.getByRole('button', { name: 'Add target' }).click();
+    await page.getByLabel('Target 2', { exact: true }).fill('mock/gpt-4o-mini');
+    await page.getByRole('button', { name: 'Create combo' }).click();
+    await page.getByRole('cell', { name: 'team', exact: true }).waitFor();
+    const combos = await router.manage('GET', '/api/combos');
+    expect(combos.json.combos[0]).toMatchObject({ name: 'team', strategy: 'priority', models: [{ model: 'mock/gpt-4o' }, { model: 'mock/gpt-4o-mini' }] });
+    await shot('combos');
+  });
+
+  it('updates usage, the chart and the request log live as traffic flows, and shows a request\'s detail', async () => {
+    expect((await router.manage('PATCH', '/api/settings', { captureTraffic: true })).status).toBe(200);
+    await go('/dashboard/usage');
+    const requests = page.locator('.stat', { hasText: 'Requests' }).locator('.stat-value');
+    await expect.poll(() => requests.textContent()).toBe('1');
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey, maxRetries: 0 });
+    for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'team', messages: [{ role: 'user', content: `hello ${i}` }] });
+    // No reload: the live channel's request messages refresh the page.
+    await expect.poll(() => requests.textContent(), { timeout: 10_000 }).toBe('4');
+    await page.getByRole('tab', { name: 'by combo' }).click();
+    await page.getByRole('cell', { name: 'team' }).waitFor();
+    expect(await page.locator('.chart-box').first().getAttribute('data-points')).not.toBe('0');
+    await shot('usage');
+
+    await go('/dashboard/requests');
+    const rows = page.locator('table.log tbody tr');
+    const before = await rows.count();
+    await client.chat.completions.create({ model: 'team', messages: [{ role: 'user', content: 'live row' }] });
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(before + 1);
+    await shot('requests');
+    await rows.first().getByRole('link').click();
+    await page.getByRole('heading', { name: 'Captured trace' }).waitFor();
+    await page.getByRole('heading', { name: 'Client request' }).waitFor();
+    expect(await page.locator('.facts').first().textContent()).toContain('combo team');
+    // Timing from the reply's Server-Timing header, and credentials masked in the captured headers.
+    await page.locator('.timing-row', { hasText: 'upstream' }).waitFor();
+    expect(await page.getByText("From the reply's Server-Timing header.").count()).toBe(1);
+    const trace = await page.locator('main').textContent();
+    expect(trace).not.toContain(apiKey);
+    expect(trace).not.toContain('sk-mock-123');
+    await shot('request-detail');
+  });
+
+  it('streams a reply in the playground and compares two models side by side', async () => {
+    await go('/dashboard/playground');
+    await page.getByLabel('Model or combo').fill('mock/gpt-4o');
+    await page.getByLabel('Message').fill('Say hello');
+    mock.enqueue({ type: 'slow-stream', intervalMs: 150, then: { type: 'text', text: 'Streaming one two three four', chunks: 5 } });
+    const sent = mock.requests.length;
+    await page.getByRole('button', { name: 'Send' }).click();
+    const reply = page.getByTestId('reply-0');
+    // Partial text shows before the stream ends.
+    await expect.poll(() => reply.getAttribute('aria-busy')).toBe('true');
+    await expect.poll(async () => ((await reply.textContent()) ?? '').length > 0 && (await reply.getAttribute('aria-busy')) === 'true', { timeout: 5000 }).toBe(true);
+    await expect.poll(() => reply.getAttribute('aria-busy'), { timeout: 10_000 }).toBe('false');
+    expect((await reply.textContent())?.trim()).toBe('Streaming one two three four');
+    expect(mock.requests[sent]!.stream).toBe(true);
+    await page.getByLabel('Compare with (optional)').fill('team');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByTestId('reply-1').textContent(), { timeout: 10_000 }).toBe('Hello from the mock.');
+    await page.getByLabel('Preset name').fill('greeting');
+    await page.getByRole('button', { name: 'Save as preset' }).click();
+    await page.getByRole('button', { name: 'greeting', exact: true }).waitFor();
+    await shot('playground');
+  });
+
+  it('renders every other page without an error, with empty states that say what to do', async () => {
+    for (const id of ['memory', 'guardrails', 'compression', 'cache', 'webhooks', 'resilience', 'settings']) {
+      await go(`/dashboard/${id}`);
+      await page.waitForLoadState('networkidle');
+      expect(await page.locator('p.error').count(), id).toBe(0);
+      await shot(id);
+    }
+    await go('/dashboard/webhooks');
+    expect(await page.locator('.empty').textContent()).toContain('Add a URL below');
+    // A daemon refusal is shown in its own words.
+    await page.getByLabel('URL').fill('not a url');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await expect.poll(() => page.locator('.field-error, p.error').first().textContent()).toMatch(/url/i);
+    await go('/dashboard/home');
+    await shot('home');
+  });
+
+  it('works by keyboard, in the dark theme and in a narrow window', async () => {
+    await go('/dashboard/home');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Alt+2');
+    await page.getByRole('heading', { name: 'Providers', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/dashboard/providers');
+    await page.getByRole('button', { name: /Switch to dark theme/ }).click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await go('/dashboard/home');
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await shot('home-dark');
+    await page.setViewportSize({ width: 420, height: 800 });
+    expect(await page.locator('#nav').isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+    // Nothing wider than the window.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await shot('narrow');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: /Switch to light theme/ }).click();
+  });
+
+  it('logs out: the login page returns and the session no longer opens management routes', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByText('You are logged out.').waitFor();
+    const status = await page.evaluate(() => fetch('/api/keys').then((r) => r.status));
+    expect(status).toBe(401);
+    await page.goto(`${router.url}/dashboard/keys`);
+    await page.getByLabel('Password').waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+});
