@@ -19,6 +19,7 @@ import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
 import { UsageService } from './usage/service.js';
 import { LiveHub } from './live/hub.js';
+import { ResponsesSocketServer } from './responses-ws/server.js';
 import { ConnectionStore } from './providers/connections.js';
 import { ProviderDirectory } from './providers/directory.js';
 import { SyncedModels } from './providers/models.js';
@@ -153,6 +154,7 @@ export function bootServices(opts: BootOptions): Services {
     webhooks,
     usage,
     live: new LiveHub({ usage, log, label: (id) => providerDirectory.label(id), startedAt: Date.now(), version: VERSION }),
+    responsesSocket: new ResponsesSocketServer(),
     cliToken,
     log,
     routeTable: ROUTES,
@@ -175,6 +177,7 @@ export function bootServices(opts: BootOptions): Services {
   // The memory engine needs the finished services (provider directory, stage registry): started last.
   services.memory.start(services);
   services.mcp.start(services);
+  services.responsesSocket.start(services);
   return services;
 }
 
@@ -189,6 +192,7 @@ export function closeServices(services: Services): void {
   services.keys.flush();
   // Live clients are told goodbye; queued usage rows are written while the database is still open.
   services.live.close();
+  services.responsesSocket.close();
   services.mcp.close();
   services.metrics.close();
   void services.tracing?.close();

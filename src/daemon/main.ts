@@ -65,6 +65,7 @@ function listen(app: ReturnType<typeof buildApp>, services: Services, host: stri
 async function shutdown(node: NodeServer, services: Services, graceMs: number): Promise<void> {
   // Upgraded (live WebSocket) sockets are not HTTP connections: close() would wait for them forever.
   services.live.close();
+  services.responsesSocket.close();
   // Open MCP SSE streams are requests that never end by themselves.
   services.mcp.close();
   const closed = new Promise<void>((resolve) => node.close(() => resolve()));

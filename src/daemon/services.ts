@@ -11,6 +11,7 @@ import type { EventBus } from './events/bus.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { UsageService } from './usage/service.js';
 import type { LiveHub } from './live/hub.js';
+import type { ResponsesSocketServer } from './responses-ws/server.js';
 import type { ConnectionStore } from './providers/connections.js';
 import type { ProviderDirectory } from './providers/directory.js';
 import type { SyncedModels } from './providers/models.js';
@@ -90,6 +91,8 @@ export interface Services {
   tracing?: Tracing;
   /** The live dashboard WebSocket channel (GET /api/live). */
   live: LiveHub;
+  /** The Responses API over WebSocket (GET /v1/responses with Upgrade: websocket). */
+  responsesSocket: ResponsesSocketServer;
   /** The CLI token this daemon accepts (derived once at start). */
   cliToken: string;
   log: Logger;

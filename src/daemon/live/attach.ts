@@ -42,6 +42,10 @@ async function handleUpgrade(app: H3, services: Services, req: IncomingMessage, 
     services.live.accept(socket, head, slot.accepted.key, services.version);
     return;
   }
+  if (slot.responses && !socket.destroyed) {
+    services.responsesSocket.accept(req, socket, head, slot.responses);
+    return;
+  }
   const body = (await response.text().catch(() => '')).slice(0, MAX_REFUSAL_BODY);
   writeRaw(socket, response.status, body, response.headers);
 }

@@ -1,3 +1,4 @@
+import type { AuthInfo } from '../auth/pipeline.js';
 import { RouterError } from '../http/errors.js';
 import { noContent, route, type RouteDef } from '../http/routes.js';
 import { checkLiveOrigin } from './origin.js';
@@ -9,6 +10,8 @@ export const UPGRADE_SLOT = Symbol.for('router.live.upgrade');
 /** Filled by the live route when it accepts an upgrade; the hook then completes the handshake. */
 export interface UpgradeSlot {
   accepted?: { key: string };
+  /** Set by GET /v1/responses (responses-ws/routes.ts): the caller and the upgrade's headers. */
+  responses?: { auth: AuthInfo; headers: Headers };
 }
 
 /** The live dashboard WebSocket (management tier, plus the WebSocket Origin rule). */

@@ -48,6 +48,12 @@ export interface ChatCall extends ProxyCall {
 export type ChatReply = Response | typeof HANDLED;
 
 /**
+ * What the chat pipeline reads of its caller: a route's context, or another transport's equivalent (the
+ * Responses WebSocket serves each `response.create` through here with the headers of its upgrade request).
+ */
+export type ChatContext = Pick<RouteContext, 'services' | 'auth'> & { event: { req: { headers: Headers } } };
+
+/**
  * A committed stream to be written straight into the client's Node response. Sent by runChat after the
  * attempt's bookkeeping (its per-target timer is cleared by then): the promise ends with the stream, so h3
  * does not consider the request finished before that.
@@ -176,7 +182,7 @@ function timing(services: Services, outcome: Outcome, upstreamMs: number): strin
  * record): for each target, the chat policy runs the request stages, translates (or passes through),
  * sends, and translates the reply back.
  */
-export async function runChat(ctx: RouteContext, call: ChatCall): Promise<ChatReply> {
+export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatReply> {
   const t0 = performance.now();
   const traceId = randomUUID();
   const { services } = ctx;

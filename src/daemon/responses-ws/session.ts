@@ -1,0 +1,168 @@
+/**
+ * One Responses WebSocket connection (docs/responses-websocket.md): each `response.create` text frame is
+ * one Responses request, served by the same pipeline as `POST /v1/responses` with `stream: true` (the
+ * executor, request stages, translation through the codecs, usage row, request log), and its Server-Sent
+ * Events are sent back one JSON frame each, ending with the stream's own terminal event
+ * (`response.completed`, `response.incomplete` or `response.failed`). Responses on one socket run one
+ * after another, in the order they were asked for.
+ */
+import type { AuthInfo } from '../auth/pipeline.js';
+import { asRouterError, RouterError } from '../http/errors.js';
+import { runChat } from '../proxy/chat.js';
+import type { Services } from '../services.js';
+import { encodeResponsesStreamError } from '../translate/formats/openai-responses/errors.js';
+import { SseReader } from '../translate/sse.js';
+
+/** What a session needs from its socket. */
+export interface FrameSink {
+  send(text: string): void;
+  close(code: number, reason: string): void;
+  /** Bytes queued on the socket and not yet written (a client that stopped reading). */
+  buffered(): number;
+}
+
+/** Requests waiting behind the one in progress, at most; more is a protocol error (the client does not wait). */
+export const MAX_QUEUED = 16;
+/** A client that lets this much output pile up unread is dropped. */
+const MAX_BUFFERED = 8 * 1024 * 1024;
+/** Fields that make no sense on this transport (`stream` is implicit; `background` is not supported). */
+const TRANSPORT_FIELDS = ['type', 'stream', 'background'];
+
+/** The terminal events of a Responses stream. */
+const TERMINAL = new Set(['response.completed', 'response.failed', 'response.incomplete']);
+
+/** The `error` + `response.failed` frames of a response refused before its stream began. */
+function failureFrames(status: number, message: string, code?: string, model?: string): string[] {
+  return encodeResponsesStreamError({ type: 'error', status, message, code }, { model }).map((m) => m.data);
+}
+
+export class ResponsesSession {
+  private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private closed = false;
+  /** Cancels the stream in progress when the socket goes away. */
+  private cancel?: () => void;
+
+  constructor(
+    private readonly services: Services,
+    private readonly auth: AuthInfo,
+    private readonly headers: Headers,
+    private readonly sink: FrameSink,
+  ) {}
+
+  /** True while a response is being served or waits its turn. */
+  get busy(): boolean {
+    return this.queued > 0;
+  }
+
+  /** One text frame from the client. */
+  receive(text: string): void {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return this.sendError(400, 'The message is not JSON.', 'invalid_json');
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return this.sendError(400, 'A message must be a JSON object.', 'invalid_request_error');
+    const body = msg as Record<string, unknown>;
+    if (body.type !== 'response.create') {
+      return this.sendError(400, `Unsupported message type '${String(body.type)}'; send {"type": "response.create", ...}.`, 'unknown_event_type');
+    }
+    if (body.background === true) return this.sendError(400, "'background' is not supported over WebSocket.", 'invalid_request_error');
+    if (this.queued >= MAX_QUEUED) {
+      this.sendError(429, `More than ${MAX_QUEUED} responses are waiting on this socket.`, 'rate_limited');
+      return this.sink.close(1008, 'too many queued responses');
+    }
+    const raw: Record<string, unknown> = {};
+    for (const k in body) if (!TRANSPORT_FIELDS.includes(k)) raw[k] = body[k];
+    raw.stream = true;
+    this.queued++;
+    this.chain = this.chain.then(() => this.serve(raw)).finally(() => this.queued--);
+  }
+
+  /** The socket closed: the response in progress is abandoned (the upstream call is cancelled). */
+  end(): void {
+    this.closed = true;
+    this.cancel?.();
+  }
+
+  private send(text: string): void {
+    if (this.closed) return;
+    if (this.sink.buffered() > MAX_BUFFERED) {
+      this.closed = true;
+      this.cancel?.();
+      return this.sink.close(1008, 'client is not reading');
+    }
+    this.sink.send(text);
+  }
+
+  private sendError(status: number, message: string, code: string): void {
+    this.send(JSON.stringify({ type: 'error', status, error: { type: new RouterError(status).type, code, message, param: null } }));
+  }
+
+  private async serve(raw: Record<string, unknown>): Promise<void> {
+    if (this.closed) return;
+    const model = typeof raw.model === 'string' ? raw.model : undefined;
+    let res: Response;
+    try {
+      const ctx = { services: this.services, auth: this.auth, event: { req: { headers: this.headers } } };
+      const reply = await runChat(ctx, { clientFormat: 'openai-responses', raw, model: model as string, stream: true, endpoint: '/v1/responses' });
+      if (!(reply instanceof Response)) return; // written elsewhere: never without a sink
+      res = reply;
+    } catch (thrown) {
+      const err = asRouterError(thrown);
+      const status = err instanceof RouterError ? err.status : 500;
+      const message = err instanceof RouterError ? err.message : 'Internal error.';
+      for (const f of failureFrames(status, message, err instanceof RouterError ? err.code : undefined, model)) this.send(f);
+      return;
+    }
+    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      // The upstream's own error, relayed as the HTTP reply would be: the same failure frames.
+      const text = await res.text().catch(() => '');
+      let error: { message?: string; code?: string } = {};
+      try {
+        error = (JSON.parse(text) as { error?: typeof error }).error ?? {};
+      } catch {
+        // not JSON: the status alone
+      }
+      for (const f of failureFrames(res.status, error.message ?? `HTTP ${res.status}`, error.code ?? undefined, model)) this.send(f);
+      return;
+    }
+    await this.relay(res, model);
+  }
+
+  /** Sends each event of the stream as one frame; a stream cut before its terminal event ends in `response.failed`. */
+  private async relay(res: Response, model: string | undefined): Promise<void> {
+    const reader = res.body!.getReader();
+    this.cancel = () => void reader.cancel().catch(() => undefined);
+    const sse = new SseReader();
+    let terminal = false;
+    let lastSeq = -1;
+    const forward = (data: string): void => {
+      if (data === '[DONE]') return;
+      // Event type and sequence number, read without parsing the whole event (the frame is the data as is).
+      const type = /"type"\s*:\s*"([^"]+)"/.exec(data)?.[1];
+      const seq = /"sequence_number"\s*:\s*(\d+)/.exec(data)?.[1];
+      if (seq !== undefined) lastSeq = Number(seq);
+      if (type && TERMINAL.has(type)) terminal = true;
+      this.send(data);
+    };
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const m of sse.push(value)) forward(m.data);
+        if (this.closed) return;
+      }
+      for (const m of sse.end()) forward(m.data);
+    } catch {
+      // the stream broke: reported below unless the socket itself went away
+    } finally {
+      this.cancel = undefined;
+    }
+    if (!terminal && !this.closed) {
+      const frames = encodeResponsesStreamError({ type: 'error', status: 502, message: 'The upstream stream ended before the response was complete.' }, { model, nextSequence: lastSeq + 1 });
+      for (const m of frames) this.send(m.data);
+    }
+  }
+}
