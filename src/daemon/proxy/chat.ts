@@ -171,7 +171,7 @@ function prepare(
 }
 
 /** The Server-Timing header of a served reply; the same figures feed /metrics (router overhead, first byte). */
-function timing(services: Services, outcome: Outcome, upstreamMs: number): string {
+function timing(services: Pick<Services, 'metrics'>, outcome: Outcome, upstreamMs: number): string {
   const routerMs = Math.max(0, performance.now() - outcome.t0 - upstreamMs);
   services.metrics.serverTiming(outcome.target.provider.id, routerMs, upstreamMs, outcome.call.stream);
   return `router;dur=${routerMs.toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`;

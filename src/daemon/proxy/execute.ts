@@ -79,7 +79,7 @@ export function isTargetSpecific(err: unknown): boolean {
 }
 
 /** Completes the usage side of a served attempt: the usage row and the caller's token budgets. */
-export function finishOutcome(services: Services, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
+export function finishOutcome(services: Pick<Services, 'usage' | 'quotas'>, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
   recordOutcome(services, outcome);
   const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
   if (tokens > 0) services.quotas.recordTokens(outcome.auth, { provider: outcome.target.provider.id, model: outcome.target.model, tokens });

@@ -48,7 +48,7 @@ export interface Outcome {
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */
-export function recordOutcome(services: Services, o: Outcome): void {
+export function recordOutcome(services: Pick<Services, 'usage'>, o: Outcome): void {
   try {
     o.call.recorded = true;
     // Builds the usage row, prices it and queues it (written in batches off the request path), then emits

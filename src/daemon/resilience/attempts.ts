@@ -41,7 +41,7 @@ export interface FailedAttempt {
 }
 
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
-export function attemptSucceeded(services: Services, plan: AttemptPlan, target: AttemptTarget, ms: number, index: number, sessionKey?: string): void {
+export function attemptSucceeded(services: Pick<Services, 'resilience' | 'events'>, plan: AttemptPlan, target: AttemptTarget, ms: number, index: number, sessionKey?: string): void {
   const r = services.resilience;
   r.breakers.recordSuccess(target.provider.id, target.model);
   if (target.connectionId) {
@@ -71,7 +71,7 @@ export function attemptSucceeded(services: Services, plan: AttemptPlan, target: 
  * one does not count, but releases a half-open probe slot, since the provider did answer), and the
  * reactive expiry check on auth failures.
  */
-export function attemptFailed(services: Services, target: AttemptTarget, error: FailedAttempt): void {
+export function attemptFailed(services: AuthCheckServices & Pick<Services, 'resilience' | 'metrics'>, target: AttemptTarget, error: FailedAttempt): void {
   const r = services.resilience;
   services.metrics.upstreamError(target.provider.id, error.failure.kind, error.status);
   const failure = error.failure;
@@ -84,12 +84,15 @@ export function attemptFailed(services: Services, target: AttemptTarget, error: 
   if (failure.authConfirmable && target.connectionId) void confirmAuthFailure(services, target);
 }
 
+/** What the reactive expiry check uses of the daemon. */
+type AuthCheckServices = Pick<Services, 'connections' | 'log'>;
+
 /**
  * The reactive expiry path: an upstream-confirmed auth failure marks the connection expired only when a
  * recovery check fails too. A credential rotated since the request started is never expired; a check
  * that fails for any other reason (network, 5xx) leaves the connection active.
  */
-export async function confirmAuthFailure(services: Services, target: AttemptTarget): Promise<void> {
+export async function confirmAuthFailure(services: AuthCheckServices, target: AttemptTarget): Promise<void> {
   const conn = services.connections.get(target.connectionId!);
   if (!conn || !conn.isActive) return;
   if (JSON.stringify(conn.credential) !== JSON.stringify(target.credential)) return;
@@ -116,7 +119,7 @@ export async function confirmAuthFailure(services: Services, target: AttemptTarg
 }
 
 /** The error a client gets when every target failed (spec "Errors" table). */
-export function allFailedError(services: Services, plan: AttemptPlan, last: FailedAttempt): RouterError | undefined {
+export function allFailedError(services: Pick<Services, 'resilience'>, plan: AttemptPlan, last: FailedAttempt): RouterError | undefined {
   if (plan.combo) {
     return new RouterError(502, `All targets of combo '${plan.combo.name}' failed; last error: ${last.message}`, { code: 'combo_failed' });
   }
