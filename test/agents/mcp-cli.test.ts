@@ -17,8 +17,10 @@ describe('router mcp', () => {
     expect(Object.keys(by)).toEqual(['claude', 'codex', 'cursor', 'vscode']);
     expect(by.claude).toBe(`claude mcp add --transport http --scope user router ${url} --header "Authorization: Bearer $ROUTER_MCP_KEY"`);
     expect(by.codex).toBe(`[mcp_servers.router]\nurl = "${url}"\nbearer_token_env_var = "ROUTER_MCP_KEY"`);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Cursor's and VS Code's own variable syntax, literally
     expect(JSON.parse(by.cursor)).toEqual({ mcpServers: { router: { url, headers: { Authorization: 'Bearer ${env:ROUTER_MCP_KEY}' } } } });
     const vscode = JSON.parse(by.vscode);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Cursor's and VS Code's own variable syntax, literally
     expect(vscode.servers.router).toEqual({ type: 'http', url, headers: { Authorization: 'Bearer ${input:router-mcp-key}' } });
     expect(vscode.inputs[0]).toMatchObject({ id: 'router-mcp-key', password: true });
   });

@@ -46,6 +46,7 @@ export function snippet(client: McpClient, url: string, name = 'router'): { titl
         text: JSON.stringify(
           {
             inputs: [{ type: 'promptString', id: 'router-mcp-key', description: 'router manage-scope API key', password: true }],
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own input-variable syntax, literally
             servers: { [name]: { type: 'http', url, headers: { Authorization: 'Bearer ${input:router-mcp-key}' } } },
           },
           null,

@@ -1,0 +1,73 @@
+import { FastResponse } from 'srvx';
+import { HEADER } from '../../shared/headers.js';
+import { readJsonBody } from '../http/body.js';
+import { json, route, type RouteDef } from '../http/routes.js';
+import { a2aFor, A2A_PATH } from './service.js';
+
+function isStream(v: unknown): v is AsyncGenerator<unknown> {
+  return typeof (v as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+}
+
+/** A JSON-RPC stream as server-sent events (one `data:` event per envelope), without buffering. */
+async function sseReply(stream: AsyncGenerator<unknown>, id: unknown, version: string): Promise<Response> {
+  const it = stream[Symbol.asyncIterator]();
+  // An error before the first event is a plain JSON-RPC error reply, not a stream (as the SDK's own servers do).
+  const first = await it.next();
+  const enc = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (!first.done) controller.enqueue(enc.encode(`data: ${JSON.stringify(first.value)}\n\n`));
+      else controller.close();
+    },
+    async pull(controller) {
+      try {
+        const next = await it.next();
+        if (next.done) controller.close();
+        else controller.enqueue(enc.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+      } catch (err) {
+        const error = { jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: err instanceof Error ? err.message.slice(0, 300) : 'stream failed' } };
+        controller.enqueue(enc.encode(`data: ${JSON.stringify(error)}\n\n`));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await it.return?.(undefined);
+    },
+  });
+  return new FastResponse(body, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', [HEADER.version]: version },
+  });
+}
+
+function cardRoute(path: string, legacyOnly: boolean) {
+  return route({
+    method: 'GET',
+    path,
+    tier: 'public',
+    tag: 'a2a',
+    summary: legacyOnly ? 'A2A agent card, older well-known path (v0.3 card)' : 'A2A agent card (v1.0 card when the A2A-Version header asks for 1.x, else v0.3)',
+    handler: ({ event, services }) =>
+      json(200, a2aFor(services).cardFor(event.url.origin, legacyOnly ? null : event.req.headers.get('a2a-version')), { vary: 'A2A-Version', 'cache-control': 'no-cache' }),
+  });
+}
+
+/** The A2A agent (spec "What the service does" 6): agent card and JSON-RPC endpoint. */
+export const a2aRoutes: RouteDef[] = [
+  cardRoute('/.well-known/agent-card.json', false),
+  cardRoute('/.well-known/agent.json', true),
+  route({
+    method: 'POST',
+    path: A2A_PATH,
+    tier: 'client',
+    tag: 'a2a',
+    summary: 'A2A JSON-RPC: message/send, message/stream (SSE), tasks/get, tasks/cancel (v0.3 names) and the v1.0 methods; answered by the agents.a2aModel model',
+    rawBody: true,
+    handler: async ({ event, services, auth }) => {
+      const body = await readJsonBody(event, services.settings.get().maxRequestBodyBytes);
+      const out = await a2aFor(services).handle(body, auth, event.req.headers);
+      if (isStream(out)) return sseReply(out, (body as { id?: unknown }).id, services.version);
+      return json(200, out);
+    },
+  }),
+];
