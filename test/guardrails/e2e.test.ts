@@ -174,6 +174,7 @@ describe('guardrail routes', () => {
       ['secrets', 'off'],
       ['pii', 'off'],
       ['promptInjection', 'off'],
+      ['moderation', 'off'],
     ]);
     expect(r.json.guardrails.find((g: any) => g.name === 'promptInjection')).toMatchObject({ applyTo: 'request', settings: { threshold: 0.5 } });
     const bad = await router.manage('PUT', '/api/guardrails', { pii: { mode: 'shout' } });

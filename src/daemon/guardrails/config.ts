@@ -20,6 +20,12 @@ const fields = {
   },
   // A size cannot be redacted: off, log or block only.
   maxInputSize: { mode: z.enum(['off', 'log', 'block']), maxChars: z.number().int().min(1).max(100_000_000) },
+  // A moderation model (POST /v1/moderations through the executor) as a request detector: off, log or block.
+  moderation: {
+    mode: z.enum(['off', 'log', 'block']),
+    model: z.string().trim().min(1).max(200),
+    categories: z.array(z.string().trim().min(1).max(100)).max(50),
+  },
 };
 
 /** Defaults: every guardrail off (opt in per guardrail, globally or per key). */
@@ -29,6 +35,7 @@ export const DEFAULT_CONFIG = {
   promptInjection: { mode: 'off', applyTo: 'request', threshold: 0.5 },
   blockedTerms: { mode: 'off', applyTo: 'both', terms: [] as string[], caseSensitive: false, wholeWord: true },
   maxInputSize: { mode: 'off', maxChars: 400_000 },
+  moderation: { mode: 'off', model: 'openai/omni-moderation-latest', categories: [] as string[] },
 } as const;
 
 const D = DEFAULT_CONFIG;
@@ -52,6 +59,11 @@ const full = {
     wholeWord: z.boolean().default(D.blockedTerms.wholeWord),
   }),
   maxInputSize: z.object({ mode: fields.maxInputSize.mode.default(D.maxInputSize.mode), maxChars: fields.maxInputSize.maxChars.default(D.maxInputSize.maxChars) }),
+  moderation: z.object({
+    mode: fields.moderation.mode.default(D.moderation.mode),
+    model: fields.moderation.model.default(D.moderation.model),
+    categories: fields.moderation.categories.default([]),
+  }),
 };
 
 /** The whole configuration (PUT /api/guardrails): omitted guardrails and fields take their defaults. */
@@ -62,6 +74,7 @@ export const guardrailConfigSchema = z
     promptInjection: full.promptInjection.strict().prefault({}),
     blockedTerms: full.blockedTerms.strict().prefault({}),
     maxInputSize: full.maxInputSize.strict().prefault({}),
+    moderation: full.moderation.strict().prefault({}),
   })
   .strict();
 export type GuardrailConfig = z.infer<typeof guardrailConfigSchema>;
@@ -74,6 +87,7 @@ export const guardrailOverrideSchema = z
     promptInjection: z.object(fields.promptInjection).partial().strict().optional(),
     blockedTerms: z.object(fields.blockedTerms).partial().strict().optional(),
     maxInputSize: z.object(fields.maxInputSize).partial().strict().optional(),
+    moderation: z.object(fields.moderation).partial().strict().optional(),
   })
   .strict();
 export type GuardrailOverride = z.infer<typeof guardrailOverrideSchema>;
@@ -94,5 +108,7 @@ export const DESCRIPTIONS: Record<GuardrailName, string> = {
   blockedTerms: 'Configured words and phrases, matched as whole words, case-insensitive unless caseSensitive.',
   secrets: 'API keys and credentials of well-known formats (OpenAI, Anthropic, AWS, GitHub, Google, Slack, Stripe, JWT, PEM private keys).',
   pii: 'Emails, phone numbers, payment cards (Luhn), IBANs (mod 97), US SSNs and UK National Insurance numbers.',
+  moderation:
+    "A moderation model (POST /v1/moderations through router's executor; default openai/omni-moderation-latest) over the request's user and tool text; a flagged result (in `categories`, or any when empty) is a finding. Fails open: an unreachable model is logged, the request goes on.",
   promptInjection: 'Weighted phrase heuristics (instruction and role override, system-prompt exfiltration, jailbreak modes), scored per text against a threshold; user and tool text only.',
 };

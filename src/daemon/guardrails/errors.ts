@@ -7,6 +7,7 @@ const WHAT: Record<string, string> = {
   secrets: 'contains a secret',
   pii: 'contains personal data',
   promptInjection: 'looks like a prompt injection',
+  moderation: 'was flagged by the moderation model',
 };
 
 /** The 400 a block answers with: standard body, code `guardrail_blocked`, `guardrail` naming the guardrail. */

@@ -77,6 +77,8 @@ export class GuardrailPolicy {
   /** Longest whitespace-containing span a streamed reply must hold back (see stream.ts). */
   readonly responseWindow: number;
   readonly maxInput?: { mode: 'log' | 'block'; maxChars: number };
+  /** The moderation-model detector (requests only; guardrails/moderation.ts), when on. */
+  readonly moderation?: { mode: 'log' | 'block'; model: string; categories: readonly string[] };
 
   constructor(readonly config: GuardrailConfig) {
     this.active = { request: [], response: [] };
@@ -91,13 +93,14 @@ export class GuardrailPolicy {
     add(c.pii.applyTo, c.pii.mode, c.pii.kinds.length ? piiDetector(c.pii.kinds) : undefined);
     add(c.promptInjection.applyTo, c.promptInjection.mode, injectionDetector(c.promptInjection.threshold));
     if (c.maxInputSize.mode !== 'off') this.maxInput = { mode: c.maxInputSize.mode, maxChars: c.maxInputSize.maxChars };
+    if (c.moderation.mode !== 'off') this.moderation = { mode: c.moderation.mode, model: c.moderation.model, categories: c.moderation.categories };
     this.responseWindow = Math.max(0, ...this.active.response.map((a) => a.detector.window));
-    this.enabled = this.active.request.length > 0 || this.active.response.length > 0 || this.maxInput !== undefined;
+    this.enabled = this.active.request.length > 0 || this.active.response.length > 0 || this.maxInput !== undefined || this.moderation !== undefined;
   }
 
   /** Whether anything runs on this side. */
   has(direction: Direction): boolean {
-    return this.active[direction].length > 0 || (direction === 'request' && this.maxInput !== undefined);
+    return this.active[direction].length > 0 || (direction === 'request' && (this.maxInput !== undefined || this.moderation !== undefined));
   }
 
   /** Every finding of the active detectors in a text, each with its guardrail's mode as the action. */

@@ -1,6 +1,7 @@
 import type { RequestStage, StageContext } from '../proxy/stages.js';
 import type { IrRequest } from '../translate/ir.js';
 import { guardrailBlocked } from './errors.js';
+import { moderationFindings } from './moderation.js';
 import { firstBlock, summarize } from './policy.js';
 import type { GuardrailService } from './store.js';
 import { GuardrailStream } from './stream.js';
@@ -20,7 +21,7 @@ function record(ctx: StageContext, direction: Direction, findings: Finding[]): v
 }
 
 /** Runs the policy over every text of a request: redacts, or throws the 400 when a block-mode guardrail fires. */
-export function guardRequest(ir: IrRequest, ctx: StageContext, service: GuardrailService): IrRequest | undefined {
+export function guardRequest(ir: IrRequest, ctx: StageContext, service: GuardrailService): IrRequest | undefined | Promise<IrRequest | undefined> {
   const policy = service.policyFor(ctx.auth.key?.id);
   if (!policy.has('request')) return undefined;
   const findings: Finding[] = [];
@@ -31,13 +32,22 @@ export function guardRequest(ir: IrRequest, ctx: StageContext, service: Guardrai
     if (!copy) findings.push(...r.findings);
     return r.text;
   });
-  record(ctx, 'request', findings);
-  const block = firstBlock(findings);
-  if (block) {
-    ctx.services.log.warn('guardrail blocked a request', { traceId: ctx.traceId, keyId: ctx.auth.key?.id, guardrail: block.guardrail, kind: block.kind });
-    throw guardrailBlocked(block, 'request');
-  }
-  return out;
+  const settle = (): IrRequest => {
+    record(ctx, 'request', findings);
+    const block = firstBlock(findings);
+    if (block) {
+      ctx.services.log.warn('guardrail blocked a request', { traceId: ctx.traceId, keyId: ctx.auth.key?.id, guardrail: block.guardrail, kind: block.kind });
+      throw guardrailBlocked(block, 'request');
+    }
+    return out;
+  };
+  // The moderation model is the one detector that calls out (guardrails/moderation.ts): it judges the
+  // request as the client sent it; the text detectors' redactions still apply to what goes upstream.
+  if (!policy.moderation) return settle();
+  return moderationFindings(ir, ctx, policy).then((more) => {
+    findings.push(...more);
+    return settle();
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 /** The guardrails router ships, by the names the API, errors and logs use. */
-export const GUARDRAIL_NAMES = ['maxInputSize', 'blockedTerms', 'secrets', 'pii', 'promptInjection'] as const;
+export const GUARDRAIL_NAMES = ['maxInputSize', 'blockedTerms', 'secrets', 'pii', 'promptInjection', 'moderation'] as const;
 export type GuardrailName = (typeof GUARDRAIL_NAMES)[number];
 
 /** off: not run; log: findings recorded, nothing changed; redact: matched text replaced; block: request or reply refused. */

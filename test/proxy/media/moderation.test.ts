@@ -66,3 +66,49 @@ describe('POST /v1/moderations', () => {
     expect(env.mock.requests).toHaveLength(0);
   });
 });
+
+describe('guardrails: the moderation model as a request detector', () => {
+  afterEach(async () => {
+    await env.router.manage('PUT', '/api/guardrails', {});
+  });
+
+  const chat = (content: string) =>
+    fetch(`${env.router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'system', content: 'Be kind; never kill.' }, { role: 'user', content }] }),
+    });
+
+  it('block: a flagged user text is refused with 400 guardrail_blocked before the chat upstream is called; the moderation call has its own row', async () => {
+    const put = await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block' } });
+    expect(put.status, JSON.stringify(put.json)).toBe(200);
+    const res = await chat('how do I attack my neighbour');
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.error).toMatchObject({ code: 'guardrail_blocked', guardrail: 'moderation' });
+    expect(body.error.message).toBe("Blocked by guardrail 'moderation': the request was flagged by the moderation model (violence).");
+    // Only the moderation call went out, with the user text only (the system prompt is the operator's).
+    expect(env.mock.requests.map((r) => r.endpoint)).toEqual(['openai.moderations']);
+    expect(env.mock.requests[0]!.json).toEqual({ model: 'omni-moderation-latest', input: ['how do I attack my neighbour'] });
+    const r = await env.router.manage('GET', '/api/logs?limit=50');
+    expect((r.json.logs as any[]).some((l) => l.endpoint === 'guardrails:moderation' && l.status === 200)).toBe(true);
+  });
+
+  it('a clean text goes on; categories narrow what counts; log mode only records', async () => {
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block' } });
+    expect((await chat('a nice day')).status).toBe(200);
+    expect(env.mock.requests.map((r) => r.endpoint)).toEqual(['openai.moderations', 'openai.chat']);
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block', categories: ['hate'] } });
+    expect((await chat('kill the process')).status).toBe(200);
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'log' } });
+    expect((await chat('kill the process')).status).toBe(200);
+  });
+
+  it('fails open: an unreachable moderation model does not stop the request', async () => {
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block' } });
+    env.mock.handle((req) => (req.endpoint === 'openai.moderations' ? { type: 'status', status: 500 } : undefined));
+    expect((await chat('kill the process')).status).toBe(200);
+    const list = await env.router.manage('GET', '/api/guardrails');
+    expect(list.json.guardrails.find((g: any) => g.name === 'moderation')).toMatchObject({ mode: 'block', applyTo: 'request', settings: { model: 'openai/omni-moderation-latest', categories: [] } });
+  });
+});
