@@ -203,6 +203,21 @@ export interface WebhookRecord {
   failure_count: number;
 }
 
+/** One delivery attempt as the history keeps it (`GET /api/webhooks/{id}/deliveries`). */
+export interface DeliveryRecord {
+  at: string;
+  event: string;
+  /** 1 for the first try; retries count up. */
+  attempt: number;
+  /** HTTP status; 0 for a network error, a timeout or a blocked destination. */
+  status: number;
+  ok: boolean;
+  /** Empty on success; the sanitized reason otherwise. */
+  error: string;
+  /** A manual test (`POST /api/webhooks/{id}/test`). */
+  test: boolean;
+}
+
 /** The API view of a webhook: the record plus its secret (masked, except in the create reply). */
 export interface WebhookView extends WebhookRecord {
   secret: string;

@@ -164,7 +164,9 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
 
     await go('/dashboard/requests');
     const rows = page.locator('table.log tbody tr');
-    const before = await rows.count();
+    // The four requests so far, loaded once; the next one must appear without a reload.
+    await expect.poll(() => rows.count()).toBe(4);
+    const before = 4;
     await client.chat.completions.create({ model: 'team', messages: [{ role: 'user', content: 'live row' }] });
     await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(before + 1);
     await shot('requests');
@@ -213,6 +215,16 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     }
     await go('/dashboard/webhooks');
     expect(await page.locator('.empty').textContent()).toContain('Add a URL below');
+    // Add one, test it, and read its delivery history.
+    expect((await router.manage('PATCH', '/api/settings', { allowPrivateWebhookDestinations: true })).status).toBe(200);
+    await page.getByLabel('URL').fill(`${mock.url}/hook`);
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await page.getByText('Signing secret (shown once):').waitFor();
+    await page.getByRole('button', { name: 'Test', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'test' }).waitFor();
+    await page.getByRole('button', { name: 'History' }).click();
+    await page.getByRole('cell', { name: 'test.ping (test)' }).waitFor();
+    await shot('webhooks');
     // A daemon refusal is shown in its own words.
     await page.getByLabel('URL').fill('not a url');
     await page.getByRole('button', { name: 'Add webhook' }).click();
@@ -243,6 +255,16 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     await shot('narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByRole('button', { name: /Switch to light theme/ }).click();
+  });
+
+  it('brings the login page back when the session ends elsewhere (a password change ends every session)', async () => {
+    await go('/dashboard/home');
+    expect((await router.manage('PUT', '/api/auth/password', { password: `${PASSWORD}-new` })).status).toBe(204);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByText('Your session has ended; log in again.').waitFor();
+    await page.getByLabel('Password').fill(`${PASSWORD}-new`);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { level: 1 }).waitFor();
   });
 
   it('logs out: the login page returns and the session no longer opens management routes', async () => {

@@ -227,3 +227,26 @@ describe('test endpoint', () => {
     expect((await d.api('POST', `/api/webhooks/${w.id}/test`)).body.delivered).toBe(true);
   });
 });
+
+describe('delivery history', () => {
+  it('lists each attempt newest first (retries and tests included), 404 for an unknown webhook, gone with the webhook', async () => {
+    const { body: w } = await d.api('POST', '/api/webhooks', { url: rx.url, events: ['provider.error'] });
+    expect((await d.api('GET', `/api/webhooks/${w.id}/deliveries`)).body).toEqual({ deliveries: [] });
+    rx.reply({ status: 503 }, { status: 200 });
+    d.services.events.emit('provider.error', { provider: 'openai', status: 503, consecutive_failures: 3, circuit_state: 'open' });
+    await d.services.webhooks.idle();
+    await d.api('POST', `/api/webhooks/${w.id}/test`);
+    const { status, body } = await d.api('GET', `/api/webhooks/${w.id}/deliveries`);
+    expect(status).toBe(200);
+    expect(body.deliveries).toMatchObject([
+      { event: 'test.ping', attempt: 1, status: 200, ok: true, error: '', test: true },
+      { event: 'provider.error', attempt: 2, status: 200, ok: true, test: false },
+      { event: 'provider.error', attempt: 1, status: 503, ok: false, test: false },
+    ]);
+    expect(body.deliveries[2].error).not.toBe('');
+    expect(new Date(body.deliveries[0].at).toISOString()).toBe(body.deliveries[0].at);
+    expect((await d.api('GET', `/api/webhooks/${randomUUID()}/deliveries`)).status).toBe(404);
+    expect((await d.api('DELETE', `/api/webhooks/${w.id}`)).status).toBe(204);
+    expect(d.services.webhooks.deliveries(w.id)).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import type {
   BreakdownRow,
   ComboRecord,
   CooldownView,
+  DeliveryRecord,
   LogEntry,
   MemoryEntry,
   Point,
@@ -17,7 +18,7 @@ import type {
 } from '../../../src/shared/records';
 import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
 
-export type { BreakdownRow, ComboRecord, CooldownView, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView };
+export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView };
 export type { ApiKeyRecord, CreatedApiKey, StatusReply };
 
 /** Any JSON value, for replies without a shared type (read defensively). */
@@ -41,6 +42,7 @@ export interface Replies {
   'GET /api/usage/timeseries': { bucket: string; from: string; to: string; points: Point[] };
   'GET /api/telemetry/summary': { providers: ProviderTelemetry[]; window: { minutes: number } } & Record<string, Json>;
   'GET /api/webhooks': { webhooks: WebhookView[] };
+  'GET /api/webhooks/{id}/deliveries': { deliveries: DeliveryRecord[] };
   'GET /api/resilience/model-cooldowns': { cooldowns: CooldownView[] };
   'GET /api/memory': { data: MemoryEntry[]; total: number; totalPages: number; stats: Record<string, Json> };
 }

@@ -11,6 +11,8 @@ export function Webhooks() {
   const [secret, setSecret] = useState<string>();
   const [results, setResults] = useState<Record<string, string>>({});
   const a = useAction();
+  const [open, setOpen] = useState<string>();
+  const [historyTick, setHistoryTick] = useState(0);
   return (
     <>
       {secret ? (
@@ -46,11 +48,15 @@ export function Webhooks() {
                   </td>
                   <td>{w.failure_count}</td>
                   <td className="actions">
+                    <button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? undefined : w.id)}>
+                      History
+                    </button>
                     <button
                       type="button"
                       onClick={async () => {
                         const r: any = await a.run(() => api('POST /api/webhooks/{id}/test', { params: { id: w.id } }));
                         if (r) setResults({ ...results, [w.id]: r.delivered ? `test delivered (${r.status})` : `test failed: ${r.error ?? r.status}` });
+                        setHistoryTick((t) => t + 1);
                         void hooks.reload();
                       }}
                     >
@@ -79,6 +85,7 @@ export function Webhooks() {
             </tbody>
           </table>
         ) : null}
+        {open ? <History id={open} tick={historyTick} /> : null}
         <form
           className="form"
           onSubmit={async (e) => {
@@ -114,5 +121,42 @@ export function Webhooks() {
         </form>
       </Section>
     </>
+  );
+}
+
+/** The last delivery attempts of one webhook (kept by the daemon since it started). */
+function History({ id, tick }: { id: string; tick: number }) {
+  const h = useData(() => api('GET /api/webhooks/{id}/deliveries', { params: { id } }), [id, tick]);
+  return (
+    <div className="history" aria-label="Delivery history">
+      <h3>Delivery history</h3>
+      <ErrorBox error={h.error} />
+      {h.data?.deliveries.length === 0 ? <Empty>No delivery since the daemon started. Press “Test” to send a test.ping.</Empty> : null}
+      {h.data?.deliveries.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Event</th>
+              <th>Attempt</th>
+              <th>Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {h.data.deliveries.map((d, i) => (
+              <tr key={i} className={d.ok ? undefined : 'failed'}>
+                <td>{fmt.time(d.at)}</td>
+                <td>
+                  {d.event}
+                  {d.test ? ' (test)' : ''}
+                </td>
+                <td>{d.attempt}</td>
+                <td>{d.ok ? `delivered (${d.status})` : `${d.status || 'no reply'}: ${d.error}`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </div>
   );
 }

@@ -154,6 +154,7 @@ export const webhookRoutes: RouteDef[] = [
     status: 204,
     handler: ({ services, params }) => {
       if (!services.webhooks.store.remove(webhookId(params))) throw new RouterError(404, 'Webhook not found.');
+      services.webhooks.forget(webhookId(params));
       return noContent();
     },
   }),
@@ -164,5 +165,13 @@ export const webhookRoutes: RouteDef[] = [
     tag: 'webhooks',
     summary: 'Send one test.ping (no retries); replies {delivered, status, responseBody (first 2048 bytes), error}',
     handler: ({ services, params }) => services.webhooks.test(existing(services, params)),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/webhooks/:id/deliveries',
+    tier: 'management',
+    tag: 'webhooks',
+    summary: 'The last 50 delivery attempts of a webhook, newest first: time, event, attempt number, status (0 = network error), error, whether a test (kept in memory since the daemon started)',
+    handler: ({ services, params }) => ({ deliveries: services.webhooks.deliveries(existing(services, params).id) }),
   }),
 ];

@@ -11,6 +11,9 @@ import { checkDestinationUrl, DestinationError, parseHttpUrl, resolvePublic, sys
 import { DEFAULT_POLICY, deliveryHeaders, failedAttempt, postOnce, withRetries, type AttemptResult, type DeliveryPolicy } from './delivery.js';
 import { buildPayload, PayloadError, TELEGRAM_API_BASE } from './format.js';
 import { WebhookStore, type WebhookKind, type WebhookRecord } from './store.js';
+import type { DeliveryRecord } from '../../shared/records.js';
+
+export type { DeliveryRecord };
 
 /** Failures after which a webhook is disabled (spec "Limits"). */
 export const AUTO_DISABLE_AT = 10;
@@ -47,6 +50,9 @@ export interface WebhookServiceOptions {
  * next turn of the event loop, so emitters (the proxy hot path) never wait for, or see errors of, a
  * delivery. Each receiver's delivery runs independently; a slow one delays nobody else.
  */
+/** Attempts kept per webhook, newest first (in memory: the history restarts with the daemon). */
+export const DELIVERY_HISTORY = 50;
+
 export class WebhookService {
   readonly store: WebhookStore;
   private readonly settings: SettingsStore;
@@ -61,6 +67,7 @@ export class WebhookService {
   private readonly resolve: Resolver;
   private readonly pending = new Set<Promise<void>>();
   private readonly inFlight = new Map<string, number>();
+  private readonly history = new Map<string, DeliveryRecord[]>();
   private readonly lastDropLog = new Map<string, number>();
   private readonly shutdown = new AbortController();
   private unsubscribe?: () => void;
@@ -137,7 +144,25 @@ export class WebhookService {
     // A test is a delivery attempt (last_status, last_triggered_at) but not part of the failure streak: a
     // manual check must neither push a webhook towards auto-disable nor hide real failures by resetting.
     if (!this.shutdown.signal.aborted) this.store.recordAttempt(rec.id, result.status, new Date().toISOString());
+    this.remember(rec.id, event.event, 1, result, true);
     return { delivered: result.ok, status: result.status, responseBody: result.responseBody, error: result.error };
+  }
+
+  /** The last delivery attempts of a webhook, newest first (at most DELIVERY_HISTORY). */
+  deliveries(id: string): DeliveryRecord[] {
+    return [...(this.history.get(id) ?? [])];
+  }
+
+  /** Forgets a deleted webhook's history. */
+  forget(id: string): void {
+    this.history.delete(id);
+  }
+
+  private remember(id: string, event: string, attempt: number, r: AttemptResult, test: boolean): void {
+    let list = this.history.get(id);
+    if (!list) this.history.set(id, (list = []));
+    list.unshift({ at: new Date().toISOString(), event, attempt, status: r.status, ok: r.ok, error: r.error, test });
+    if (list.length > DELIVERY_HISTORY) list.length = DELIVERY_HISTORY;
   }
 
   /** Resolves when every scheduled fan-out has finished (tests, graceful stop). */
@@ -166,8 +191,9 @@ export class WebhookService {
     try {
       const { result, attempts } = await withRetries(() => this.attempt(rec, event, 0), this.policy.retryDelaysMs, {
         signal: this.shutdown.signal,
-        onAttempt: (r) => {
+        onAttempt: (r, n) => {
           if (!this.shutdown.signal.aborted) this.store.recordAttempt(rec.id, r.status, new Date().toISOString());
+          this.remember(rec.id, event.event, n, r, false);
         },
         shouldRetry: () => !this.shutdown.signal.aborted && this.store.get(rec.id)?.enabled === 1,
       });
