@@ -161,9 +161,9 @@ describe('webhook CRUD', () => {
 
   it('appears in the OpenAPI document with the management tier', async () => {
     const res = await d.api('GET', '/api/openapi.json');
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/api/webhooks', '/api/webhooks/{id}', '/api/webhooks/{id}/test']));
+    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/api/webhooks', '/api/webhooks/{id}', '/api/webhooks/{id}/test', '/api/webhooks/{id}/deliveries']));
     const route = d.services.routeTable.filter((r) => r.path.startsWith('/api/webhooks'));
-    expect(route).toHaveLength(6);
+    expect(route).toHaveLength(7);
     expect(new Set(route.map((r) => r.tier))).toEqual(new Set(['management']));
   });
 

@@ -128,7 +128,7 @@ export function Webhooks() {
 function History({ id, tick }: { id: string; tick: number }) {
   const h = useData(() => api('GET /api/webhooks/{id}/deliveries', { params: { id } }), [id, tick]);
   return (
-    <div className="history" aria-label="Delivery history">
+    <section className="history" aria-label="Delivery history">
       <h3>Delivery history</h3>
       <ErrorBox error={h.error} />
       {h.data?.deliveries.length === 0 ? <Empty>No delivery since the daemon started. Press “Test” to send a test.ping.</Empty> : null}
@@ -157,6 +157,6 @@ function History({ id, tick }: { id: string; tick: number }) {
           </tbody>
         </table>
       ) : null}
-    </div>
+    </section>
   );
 }
