@@ -127,12 +127,13 @@ describe('Responses over WebSocket', () => {
       const rows = await rowsFor(2);
       expect(new Set(rows.map((r) => r.traceId)).size).toBe(rows.length);
       expect(rows.slice(0, 2).every((r) => r.status === 200 && r.streamed && r.tokensIn === 11 && r.tokensOut === 3)).toBe(true);
+      expect(rows.slice(0, 2).every((r) => JSON.parse(r.notes).transport === 'websocket')).toBe(true);
     } finally {
       s.ws.close();
     }
   });
 
-  it('does a tool call round trip translated to Anthropic, and passes previous_response_id to a Responses upstream', async () => {
+  it('does a tool call round trip translated to Anthropic; previous_response_id chained on the socket or passed to a Responses upstream', async () => {
     const s = await sdkSocket();
     try {
       mock.enqueue({ type: 'tool-calls', calls: [{ name: 'get_weather', arguments: { city: 'Paris' }, id: 'toolu_01' }] }, { type: 'text', text: 'Sunny in Paris.' });
@@ -160,7 +161,15 @@ describe('Responses over WebSocket', () => {
       const chained = await s.create({ model: 'openai/gpt-4o', input: 'And tomorrow?', previous_response_id: 'resp_prev_1' });
       expect(chained.at(-1).type).toBe('response.completed');
       expect(mock.requests.at(-1)!.json.previous_response_id).toBe('resp_prev_1');
-      // Anthropic keeps no state: refused (400), never dropped, and the socket goes on.
+      // A response of this socket is chained by router itself, whatever the upstream: its conversation
+      // (input and output items) is sent with the new input, as OpenAI's WebSocket mode keeps it on the socket.
+      const turn = await s.create({ model: 'anthropic/claude-sonnet-4-5', input: 'And tomorrow?', previous_response_id: second.at(-1).response.id });
+      expect(turn.at(-1).type).toBe('response.completed');
+      const sent = mock.requests.at(-1)!.json;
+      expect(sent.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+      expect(JSON.stringify(sent.messages)).toContain('Sunny in Paris.');
+      expect(JSON.stringify(sent.messages.at(-1).content)).toContain('And tomorrow?');
+      // An id this socket did not serve: Anthropic keeps no state, so refused (400), never dropped.
       const refused = await s.create({ model: 'anthropic/claude-sonnet-4-5', input: 'And tomorrow?', previous_response_id: 'resp_prev_1' });
       expect(refused.map((e) => e.type)).toEqual(['error', 'response.failed']);
     } finally {

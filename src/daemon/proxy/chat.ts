@@ -204,7 +204,8 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
     },
     {
       async prepare(target, outcome) {
-        const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, requestHeaders: h, t0, headers: {}, notes: {} };
+        const notes: Record<string, unknown> = call.transport ? { transport: call.transport } : {};
+        const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, requestHeaders: h, t0, headers: {}, notes };
         outcome.notes = stageCtx.notes;
         const stages = services.stages.active(stageCtx);
         const staged = stages.length ? await runRequestStages(stages, { ...decoded(), model: target.model }, stageCtx) : undefined;

@@ -13,6 +13,8 @@ export interface ProxyCall {
   model: string;
   stream: boolean;
   endpoint: string;
+  /** The transport when it is not plain HTTP (`websocket`: the Responses WebSocket); noted in the usage row. */
+  transport?: 'websocket';
   /** Set once an outcome of this call was recorded (a usage row exists or is on its way). */
   recorded?: boolean;
 }

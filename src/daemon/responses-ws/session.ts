@@ -28,6 +28,15 @@ const MAX_BUFFERED = 8 * 1024 * 1024;
 /** Fields that make no sense on this transport (`stream` is implicit; `background` is not supported). */
 const TRANSPORT_FIELDS = ['type', 'stream', 'background'];
 
+/** Conversations kept per socket for `previous_response_id` (the latest responses only: clients chain to the last one). */
+const KEPT_RESPONSES = 4;
+
+/** A Responses `input` as a list of items (a string is one user message). */
+function inputItems(input: unknown): unknown[] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  return Array.isArray(input) ? input : [];
+}
+
 /** The terminal events of a Responses stream. */
 const TERMINAL = new Set(['response.completed', 'response.failed', 'response.incomplete']);
 
@@ -42,6 +51,13 @@ export class ResponsesSession {
   private closed = false;
   /** Cancels the stream in progress when the socket goes away. */
   private cancel?: () => void;
+  /**
+   * The whole conversation (input items, then output items) of the latest responses served on this
+   * socket, by response id. A `response.create` naming one of them as `previous_response_id` is sent as that
+   * conversation plus its new input, so chaining works whatever the upstream (OpenAI's WebSocket mode keeps
+   * this state on the socket too, `store: false` included); an id from elsewhere goes to the upstream as is.
+   */
+  private readonly history = new Map<string, unknown[]>();
 
   constructor(
     private readonly services: Services,
@@ -103,10 +119,17 @@ export class ResponsesSession {
   private async serve(raw: Record<string, unknown>): Promise<void> {
     if (this.closed) return;
     const model = typeof raw.model === 'string' ? raw.model : undefined;
+    const prev = raw.previous_response_id;
+    const kept = typeof prev === 'string' ? this.history.get(prev) : undefined;
+    if (kept) {
+      raw.input = [...kept, ...inputItems(raw.input)];
+      delete raw.previous_response_id;
+    }
+    const conversation = inputItems(raw.input);
     let res: Response;
     try {
       const ctx = { services: this.services, auth: this.auth, event: { req: { headers: this.headers } } };
-      const reply = await runChat(ctx, { clientFormat: 'openai-responses', raw, model: model as string, stream: true, endpoint: '/v1/responses' });
+      const reply = await runChat(ctx, { clientFormat: 'openai-responses', raw, model: model as string, stream: true, endpoint: '/v1/responses', transport: 'websocket' });
       if (!(reply instanceof Response)) return; // written elsewhere: never without a sink
       res = reply;
     } catch (thrown) {
@@ -128,11 +151,23 @@ export class ResponsesSession {
       for (const f of failureFrames(res.status, error.message ?? `HTTP ${res.status}`, error.code ?? undefined, model)) this.send(f);
       return;
     }
-    await this.relay(res, model);
+    await this.relay(res, model, conversation);
+  }
+
+  /** Keeps a finished response's conversation for a later `previous_response_id`. */
+  private remember(terminalEvent: string, conversation: unknown[]): void {
+    try {
+      const response = (JSON.parse(terminalEvent) as { response?: { id?: unknown; output?: unknown } }).response;
+      if (typeof response?.id !== 'string' || !Array.isArray(response.output)) return;
+      this.history.set(response.id, [...conversation, ...response.output]);
+      while (this.history.size > KEPT_RESPONSES) this.history.delete(this.history.keys().next().value!);
+    } catch {
+      // not JSON: nothing to keep
+    }
   }
 
   /** Sends each event of the stream as one frame; a stream cut before its terminal event ends in `response.failed`. */
-  private async relay(res: Response, model: string | undefined): Promise<void> {
+  private async relay(res: Response, model: string | undefined, conversation: unknown[]): Promise<void> {
     const reader = res.body!.getReader();
     this.cancel = () => void reader.cancel().catch(() => undefined);
     const sse = new SseReader();
@@ -144,7 +179,10 @@ export class ResponsesSession {
       const type = /"type"\s*:\s*"([^"]+)"/.exec(data)?.[1];
       const seq = /"sequence_number"\s*:\s*(\d+)/.exec(data)?.[1];
       if (seq !== undefined) lastSeq = Number(seq);
-      if (type && TERMINAL.has(type)) terminal = true;
+      if (type && TERMINAL.has(type)) {
+        terminal = true;
+        if (type !== 'response.failed') this.remember(data, conversation);
+      }
       this.send(data);
     };
     try {
