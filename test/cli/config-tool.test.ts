@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unifiedDiff } from '../../src/cli/config-tool/diff.js';
-import { tomlSetRootKey, tomlSetTable } from '../../src/cli/config-tool/edit.js';
+import { tomlSetRootKey, tomlSetTable } from '../../src/shared/agent-tools/edit.js';
 import { isolateCliConfig, json, run, show } from './helpers.js';
 
 const KEY = 'rk_live_0123456789abcdefghijklmnop';

@@ -4,7 +4,8 @@ import { Argument, type Command } from 'commander';
 import type { CreatedApiKey } from '../../shared/wire.js';
 import { changedSince, createBackup, latestBackup, originalContent, readOrNull, restore, sha256, writeAtomic } from '../config-tool/backup.js';
 import { unifiedDiff } from '../config-tool/diff.js';
-import { TOOLS, toolById, type ToolDef, type ToolInput } from '../config-tool/tools.js';
+import { ConfigFileError } from '../../shared/agent-tools/edit.js';
+import { TOOLS, toolById, type ToolDef, type ToolInput } from '../../shared/agent-tools/tools.js';
 import { CliError, table } from '../io.js';
 import { confirm, readStdin } from '../prompt.js';
 import { resolveTarget } from '../target.js';
@@ -29,7 +30,11 @@ interface Plan {
 function plan(tool: ToolDef, input: ToolInput): Plan[] {
   return tool.files(input).map((file) => {
     const before = readOrNull(file);
-    return { file, before, after: tool.render(input, file, before) };
+    try {
+      return { file, before, after: tool.render(input, file, before) };
+    } catch (err) {
+      throw err instanceof ConfigFileError ? new CliError(err.message) : err;
+    }
   });
 }
 

@@ -3,7 +3,11 @@
  * order, indentation and final newline; TOML is edited line by line, so comments and formatting of the
  * rest of the file stay exactly as they were.
  */
-import { CliError } from '../io.js';
+
+/** A settings file router will not rewrite (not plain JSON, or not an object); the message says why. */
+export class ConfigFileError extends Error {
+  override name = 'ConfigFileError';
+}
 
 export type JsonObject = Record<string, unknown>;
 
@@ -33,9 +37,9 @@ export function editJson(text: string | null, file: string, mutate: (obj: JsonOb
   try {
     parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw new CliError(`${file} is not plain JSON (${(err as Error).message}); router will not rewrite it. Edit it by hand or move it aside.`);
+    throw new ConfigFileError(`${file} is not plain JSON (${(err as Error).message}); router will not rewrite it. Edit it by hand or move it aside.`);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliError(`${file} does not hold a JSON object; router will not rewrite it.`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigFileError(`${file} does not hold a JSON object; router will not rewrite it.`);
   const before = JSON.stringify(parsed);
   mutate(parsed as JsonObject);
   if (JSON.stringify(parsed) === before) return text;
