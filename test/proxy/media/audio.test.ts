@@ -201,3 +201,23 @@ async function eventuallyRow(endpoint: string, model: string): Promise<any> {
   }
   throw new Error('no row');
 }
+
+describe('speech stream failures', () => {
+  it('an upstream that dies mid-audio ends the client reply early and the row records the error', async () => {
+    env.mock.handle((req) => (req.endpoint === 'openai.speech' ? { type: 'drop-mid-stream', afterChunks: 2, then: { type: 'text', chunks: 4 } } : undefined));
+    const res = await fetch(`${env.router.url}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/tts-1', voice: 'alloy', input: 'cut short' }),
+    });
+    expect(res.status).toBe(200);
+    const got = await res.arrayBuffer().then(
+      (b) => b.byteLength,
+      () => -1,
+    );
+    // Either the body errors or it ends short: never the whole 64 KiB.
+    expect(got).toBeLessThan(4 * 16 * 1024);
+    const [row] = await rowsOf(env, res.headers.get('x-router-trace-id')!);
+    expect(row.error).toMatch(/stream broke|upstream/i);
+  });
+});

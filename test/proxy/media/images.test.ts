@@ -8,6 +8,7 @@ import { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProxyEnv } from '../../support/proxy-env.js';
 import { EDIT_IMAGE_TOKENS, GEMINI_IMAGE_TOKENS, gptImageOutputTokens, PNG_B64 } from '../../mocks/formats/media.js';
+import { loadRecording } from '../../mocks/recordings.js';
 import { tokenCount } from '../../mocks/reply.js';
 import { combo, rowsOf, sdk, startMediaEnv, traceOf } from './helpers.js';
 
@@ -121,6 +122,27 @@ describe('POST /v1/images/generations', () => {
     });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toMatchObject({ type: 'invalid_request_error', param: 'n' });
+  });
+});
+
+describe('the recorded text-to-image tool conversation', () => {
+  it('replays chat-text-to-image-tool.yaml through router, then the image the tool asks for is generated', async () => {
+    const [rec] = loadRecording('openai/chat-text-to-image-tool.yaml');
+    const asked = rec!.request.json as any;
+    env.mock.handle((req) => (req.endpoint === 'openai.chat' ? { type: 'replay', file: 'openai/chat-text-to-image-tool.yaml' } : undefined));
+    const client = sdk(env);
+    const { data: chat, response } = await client.chat.completions.create({ ...asked, model: `openai/${asked.model}` }).withResponse();
+    // The recorded reply: the reasoning model spent its whole budget thinking (finish_reason length).
+    expect(chat.choices[0]!.finish_reason).toBe('length');
+    expect(chat.usage?.completion_tokens_details?.reasoning_tokens).toBe(150);
+    expect(env.mock.requests[0]!.json.tools[0].function.name).toBe('generate_image');
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row).toMatchObject({ endpoint: '/v1/chat/completions', tokensIn: 206, tokensOut: 150, reasoningTokens: 150 });
+    // The application then draws what the user asked for, with the tool's low-quality setting.
+    const prompt = asked.messages.find((m: any) => m.role === 'user').content;
+    const image = await client.images.generate({ model: 'openai/gpt-image-1', prompt, quality: 'low' });
+    expect(image.data![0]!.b64_json).toBe(PNG_B64);
+    expect(env.mock.requests[1]!.json).toMatchObject({ model: 'gpt-image-1', prompt, quality: 'low' });
   });
 });
 
