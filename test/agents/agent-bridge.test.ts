@@ -23,7 +23,7 @@ async function bridgeState(): Promise<{ status: number; json: any }> {
   process.env.HOME = home;
   let token: string;
   try {
-    token = deriveCliToken(join(router.home, 'cli-token.salt'));
+    token = deriveCliToken(join(router.home, 'cli-token.salt')) ?? '';
   } finally {
     process.env.HOME = saved;
   }
@@ -106,8 +106,8 @@ describe('who may ask', () => {
     try {
       const app = buildApp(services);
       const manageKey = services.keys.create('manage', ['manage']).key;
-      const get = (addr: string, headers: Record<string, string>) =>
-        app.request('http://router.test/api/tools/agent-bridge/state', { headers }, { remoteAddress: addr }).then((r) => r.status);
+      const get = async (addr: string, headers: Record<string, string>) =>
+        (await app.request('http://router.test/api/tools/agent-bridge/state', { headers }, { remoteAddress: addr })).status;
       expect(await get('127.0.0.1', { 'x-router-cli-token': services.cliToken })).toBe(200);
       expect(await get('127.0.0.1', { authorization: `Bearer ${manageKey}` })).toBe(403);
       expect(await get('203.0.113.7', { authorization: `Bearer ${manageKey}` })).toBe(403);
