@@ -4,7 +4,7 @@
  * and no secret; import re-reads the store and imports only unchanged fingerprints; the imported
  * connection then serves a chat request against a mock upstream.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiscoveredAccount, DiscoverReply, KeychainImportReply } from '../../src/shared/imports.js';
@@ -156,6 +156,8 @@ describe('keychain import', () => {
 
 describe('legacy single-step import (opt-in)', () => {
   it('imports every importable account when keychainLegacyImport is on, marked deprecated', async () => {
+    // Only accounts whose import needs no upstream call (a Gemini CLI login looks up its Code Assist project).
+    rmSync(join(machine.home, '.gemini'), { recursive: true, force: true });
     expect((await manage('PATCH', '/api/settings', { keychainLegacyImport: true })).status).toBe(200);
     try {
       const r = await manage<KeychainImportReply>('POST', '/api/providers/keychain/import', {});
