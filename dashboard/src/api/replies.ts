@@ -17,9 +17,10 @@ import type {
   WebhookView,
 } from '../../../src/shared/records';
 import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
+import type { DiscoverReply, KeychainImportReply } from '../../../src/shared/imports';
 
 export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView };
-export type { ApiKeyRecord, CreatedApiKey, StatusReply };
+export type { ApiKeyRecord, CreatedApiKey, StatusReply, DiscoverReply, KeychainImportReply };
 
 /** Any JSON value, for replies without a shared type (read defensively). */
 export type Json = any;
@@ -35,6 +36,8 @@ export interface Replies {
   'POST /api/combos': ComboRecord;
   'PUT /api/combos/{id}': ComboRecord;
   'GET /api/provider-nodes': { nodes: ProviderNode[] };
+  'POST /api/providers/keychain/discover': DiscoverReply;
+  'POST /api/providers/keychain/import': KeychainImportReply;
   'POST /api/provider-nodes': ProviderNode;
   'GET /api/logs': { logs: LogEntry[]; nextCursor: string | null };
   'GET /api/usage/summary': Summary;

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api/client';
+import type { DiscoverReply } from '../api/replies';
 import type { Routes } from '../api/routes.gen';
 import { Empty, ErrorBox, Field, fieldError, fmt, Section, useAction, useData, ok } from '../ui/kit';
 
@@ -40,6 +41,7 @@ export function Providers() {
         )}
         <AddConnection choices={choices} onAdded={conns.reload} />
       </Section>
+      <ImportLogins onImported={conns.reload} />
       <Section title="Provider nodes">
         <p className="muted">Your own OpenAI- or Anthropic-compatible endpoints; their models are named &lt;prefix&gt;/&lt;model&gt;.</p>
         <ErrorBox error={nodes.error} />
@@ -294,5 +296,80 @@ function AddNode({ onAdded }: { onAdded: () => void }) {
       </button>
       {errs.every((x) => !x) ? <ErrorBox error={a.error} /> : null}
     </form>
+  );
+}
+
+/**
+ * Imports the logins of coding CLIs found on this machine (OS credential store, CLI credential files):
+ * discover lists them with fingerprints, the user ticks some, import takes only those still unchanged.
+ */
+function ImportLogins({ onImported }: { onImported: () => void }) {
+  const [found, setFound] = useState<DiscoverReply['accounts']>();
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [result, setResult] = useState<string>();
+  const a = useAction();
+  const id = (x: { service: string; account: string }) => `${x.service}:${x.account}`;
+  return (
+    <Section
+      title="Import CLI logins"
+      actions={
+        <button
+          type="button"
+          disabled={a.busy}
+          onClick={async () => {
+            setResult(undefined);
+            const r = await a.run(() => api('POST /api/providers/keychain/discover'));
+            if (r) {
+              setFound(r.accounts);
+              setPicked(new Set());
+            }
+          }}
+        >
+          Look for logins on this machine
+        </button>
+      }
+    >
+      <p className="muted">Claude Code, Codex, Gemini CLI and other tools keep their logins here; import them as connections.</p>
+      <ErrorBox error={a.error} />
+      {found && found.length === 0 ? <Empty>No CLI login found on this machine.</Empty> : null}
+      {found?.length ? (
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const confirmedAccounts = found.filter((x) => picked.has(id(x))).map(({ service, account, fingerprint }) => ({ service, account, fingerprint }));
+            const r = await a.run(() => api('POST /api/providers/keychain/import', { body: { confirmedAccounts } }));
+            if (r) {
+              setResult(`Imported ${r.imported.length}${r.skipped.length ? `, skipped ${r.skipped.map((s) => `${s.account} (${s.reason})`).join(', ')}` : ''}.`);
+              onImported();
+            }
+          }}
+        >
+          {found.map((x) => (
+            <label key={id(x)} className="check">
+              <input
+                type="checkbox"
+                checked={picked.has(id(x))}
+                disabled={!x.importable}
+                onChange={(e) => {
+                  const next = new Set(picked);
+                  if (e.target.checked) next.add(id(x));
+                  else next.delete(id(x));
+                  setPicked(next);
+                }}
+              />
+              {x.provider}: {x.account}{' '}
+              <span className="muted small">
+                ({x.service}
+                {x.importable ? '' : ', not a provider of this router'})
+              </span>
+            </label>
+          ))}
+          <button type="submit" className="primary" disabled={picked.size === 0}>
+            Import selected
+          </button>
+        </form>
+      ) : null}
+      {result ? <p role="status">{result}</p> : null}
+    </Section>
   );
 }
