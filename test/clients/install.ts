@@ -88,7 +88,11 @@ export function installedVersion(spec: ClientSpec): string | undefined {
   }
 }
 
-/** vitest globalSetup: install every client before the suite (in parallel; each once per version). */
+/**
+ * vitest globalSetup: install every client before the suite (in parallel; each once per version).
+ * CLIENTS_ONLY=claude-code,codex installs only those (a run of one client's files).
+ */
 export async function setup(): Promise<void> {
-  await Promise.all(Object.values(CLIENTS).map((spec) => ensureClient(spec)));
+  const only = process.env.CLIENTS_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  await Promise.all(Object.values(CLIENTS).filter((spec) => !only?.length || only.includes(spec.name)).map((spec) => ensureClient(spec)));
 }
