@@ -11,6 +11,7 @@ import { isRerank, rerankErrorReply, rerankReply } from './formats/rerank.js';
 import { loadRecording } from './recordings.js';
 import {
   geminiImageBody,
+  imageStreamEvents,
   imagenBody,
   imagesBody,
   moderationBody,
@@ -219,12 +220,20 @@ async function serveMedia(ctx: ServeCtx, b: ContentBehavior, t: Transport): Prom
   switch (req.endpoint) {
     case 'openai.images':
       if (typeof req.json?.prompt !== 'string') return badRequest(ctx, "Missing required parameter: 'prompt'.", 'prompt');
+      if (req.json.stream === true) {
+        openStream(ctx, 'text/event-stream');
+        return writeFrames(res, imageStreamEvents('image_generation', imagesBody(req, ctx.baseUrl, req.json, 0), Number(req.json.partial_images ?? 0)), t, ctx.signal);
+      }
       return sendJson(ctx, imagesBody(req, ctx.baseUrl, req.json, 0), undefined, t);
     case 'openai.image_edits': {
       if (!form) return badRequest(ctx, 'Invalid Content-Type header (application/json), expected multipart/form-data.');
       const images = form.files.filter((f) => f.field === 'image' || f.field === 'image[]');
       if (images.length === 0) return badRequest(ctx, "Missing required parameter: 'image'.", 'image');
       if (typeof fields.prompt !== 'string') return badRequest(ctx, "Missing required parameter: 'prompt'.", 'prompt');
+      if (fields.stream === 'true') {
+        openStream(ctx, 'text/event-stream');
+        return writeFrames(res, imageStreamEvents('image_edit', imagesBody(req, ctx.baseUrl, fields, images.length), Number(fields.partial_images ?? 0)), t, ctx.signal);
+      }
       return sendJson(ctx, imagesBody(req, ctx.baseUrl, fields, images.length), undefined, t);
     }
     case 'openai.speech': {

@@ -224,3 +224,12 @@ export function imagenBody(json: any): object {
   const mimeType = json?.parameters?.outputOptions?.mimeType ?? 'image/png';
   return { predictions: Array.from({ length: count }, () => ({ bytesBase64Encoded: PNG_B64, mimeType })) };
 }
+
+/** The SSE events of a streamed gpt-image-1 reply: `partial_images` partial events, then the completed one with usage. */
+export function imageStreamEvents(kind: 'image_generation' | 'image_edit', body: any, partials: number): string[] {
+  const frames: string[] = [];
+  const common = { created_at: body.created, size: body.size, quality: body.quality, background: body.background, output_format: body.output_format };
+  for (let i = 0; i < partials; i++) frames.push(`data: ${JSON.stringify({ type: `${kind}.partial_image`, b64_json: PNG_B64, partial_image_index: i, ...common })}\n\n`);
+  frames.push(`data: ${JSON.stringify({ type: `${kind}.completed`, b64_json: PNG_B64, ...common, usage: body.usage })}\n\n`);
+  return frames;
+}

@@ -77,6 +77,30 @@ describe('POST /v1/images/generations', () => {
     expect(row.costUsd).toBeCloseTo(3 * 0.04, 9);
   });
 
+  it('stream: true relays the partial and completed image events; the row is priced by the completed event\'s usage', async () => {
+    const stream = await sdk(env).images.generate({ model: 'openai/gpt-image-1', prompt: 'a kite', stream: true, partial_images: 2 });
+    const types: string[] = [];
+    let completed: any;
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === 'image_generation.completed') completed = ev;
+    }
+    expect(types).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
+    expect(completed.b64_json).toBe(PNG_B64);
+    const rows = await env.router.manage('GET', '/api/logs?limit=20');
+    const row = (rows.json.logs as any[]).find((l) => l.endpoint === '/v1/images/generations' && l.streamed);
+    const textIn = tokenCount('a kite');
+    const out = gptImageOutputTokens(undefined, undefined);
+    expect(row).toMatchObject({ tokensIn: textIn, tokensOut: out });
+    expect(row.costUsd).toBeCloseTo((textIn * 5 + out * 40) / 1e6, 9);
+    // A Gemini image model cannot stream: a 400 naming stream (skipped inside a combo).
+    const err = await sdk(env)
+      .images.generate({ model: 'gemini/gemini-2.5-flash-image', prompt: 'x', stream: true })
+      .catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.error).toMatchObject({ code: 'endpoint_not_supported', param: 'stream' });
+  });
+
   it('a combo fails over from a failing OpenAI target to Gemini; both attempts are logged', async () => {
     await combo(env, 'img-fallback', ['openai/gpt-image-1', 'gemini/gemini-2.5-flash-image']);
     env.mock.handle((req) => (req.endpoint === 'openai.images' ? { type: 'status', status: 503 } : undefined));

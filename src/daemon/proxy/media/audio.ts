@@ -1,74 +1,15 @@
-import { Readable } from 'node:stream';
 import { FastResponse } from 'srvx';
 import { badRequest } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
 import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
 import { joinUrl, type Target } from '../target.js';
-import { failReply, mediaRequest, num, openUpstream, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType, type OpenReply } from './common.js';
+import { failReply, lastEvent, mediaRequest, num, openUpstream, passThrough, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType } from './common.js';
 import { encodeMultipart, field, type MultipartBody } from './multipart.js';
 import { speechCost, transcriptionCost } from './pricing.js';
 
 /** The largest audio file the transcription endpoints take: OpenAI's 25 MiB (26,214,400 bytes). */
 export const AUDIO_FILE_BYTES = 25 * 1024 * 1024;
-
-/**
- * Forwards an upstream body to the client as it arrives (speech audio, SSE events): one chunk read per
- * chunk pushed, so nothing is buffered beyond the socket's own backpressure. `onEnd` runs once, with the
- * failure if the stream broke or the client left; the tail of the body (last 8 KiB) is handed to it for
- * usage that only the last event carries.
- */
-function passThrough(open: OpenReply, onEnd: (error: string | undefined, tail: string, bytes: number) => void): Readable {
-  let ended = false;
-  let tail = '';
-  let bytes = 0;
-  const end = (error?: string): void => {
-    if (ended) return;
-    ended = true;
-    open.guard.dispose();
-    onEnd(error, tail, bytes);
-  };
-  return new Readable({
-    highWaterMark: 64 * 1024,
-    read() {
-      open.exchange.read().then(
-        (chunk) => {
-          if (chunk === undefined) {
-            end();
-            this.push(null);
-            return;
-          }
-          bytes += chunk.length;
-          tail = (tail + chunk.toString('latin1')).slice(-8192);
-          this.push(chunk);
-        },
-        (err: Error) => {
-          end(open.guard.cause()?.message ?? `The upstream stream broke: ${err.message}`);
-          this.destroy(err);
-        },
-      );
-    },
-    destroy(err, cb) {
-      if (!ended) {
-        open.exchange.abort();
-        end('The client closed the connection during the reply.');
-      }
-      cb(err);
-    },
-  });
-}
-
-/** The last SSE event of a given type in a stream's tail, parsed. */
-function lastEvent(tail: string, type: string): any {
-  const lines = tail.split(/\r?\n/);
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!;
-    if (!line.startsWith('data:') || !line.includes(type)) continue;
-    const ev = tryJson(Buffer.from(line.slice(5).trim(), 'latin1').toString('utf8'));
-    if (ev?.type === type) return ev;
-  }
-  return undefined;
-}
 
 /** POST /v1/audio/speech: the audio (or SSE with `stream_format: "sse"`) streamed to the client as it arrives. */
 export async function runSpeech(ctx: RouteContext, raw: Record<string, unknown>): Promise<Response> {

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { HEADER } from '../../../shared/headers.js';
 import { RouterError } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
@@ -162,4 +163,62 @@ export function tryJson(text: string): any {
 /** A non-negative finite number, or undefined. */
 export function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * Forwards an upstream body to the client as it arrives (speech audio, SSE events): one chunk read per
+ * chunk pushed, so nothing is buffered beyond the socket's own backpressure. `onEnd` runs once, with the
+ * failure if the stream broke or the client left; the tail of the body (last 8 KiB) is handed to it for
+ * usage that only the last event carries.
+ */
+export function passThrough(open: OpenReply, onEnd: (error: string | undefined, tail: string, bytes: number) => void): Readable {
+  let ended = false;
+  let tail = '';
+  let bytes = 0;
+  const end = (error?: string): void => {
+    if (ended) return;
+    ended = true;
+    open.guard.dispose();
+    onEnd(error, tail, bytes);
+  };
+  return new Readable({
+    highWaterMark: 64 * 1024,
+    read() {
+      open.exchange.read().then(
+        (chunk) => {
+          if (chunk === undefined) {
+            end();
+            this.push(null);
+            return;
+          }
+          bytes += chunk.length;
+          tail = (tail + chunk.toString('latin1')).slice(-8192);
+          this.push(chunk);
+        },
+        (err: Error) => {
+          end(open.guard.cause()?.message ?? `The upstream stream broke: ${err.message}`);
+          this.destroy(err);
+        },
+      );
+    },
+    destroy(err, cb) {
+      if (!ended) {
+        open.exchange.abort();
+        end('The client closed the connection during the reply.');
+      }
+      cb(err);
+    },
+  });
+}
+
+/** The last SSE event of a given type in a stream's tail, parsed. */
+export function lastEvent(tail: string, type: string): any {
+  const lines = tail.split(/\r?\n/);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (!line.startsWith('data:') || !line.includes(type)) continue;
+    const ev = tryJson(Buffer.from(line.slice(5).trim(), 'latin1').toString('utf8'));
+    if (ev?.type === type) return ev;
+  }
+  return undefined;
 }

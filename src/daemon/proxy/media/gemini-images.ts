@@ -14,6 +14,8 @@ export interface ImageAsk {
   outputFormat?: string;
   responseFormat?: string;
   background?: string;
+  /** `stream: true`: partial-image events (gpt-image-1); Gemini targets refuse it. */
+  stream?: boolean;
 }
 
 /** The aspect ratios Gemini image models and Imagen accept. */
@@ -53,6 +55,9 @@ export function isImagen(model: string): boolean {
  * skipped inside a combo).
  */
 export function geminiImageRequest(target: Target, ask: ImageAsk, images: readonly UploadedFile[]): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
+  if (ask.stream) {
+    throw new RouterError(400, `'${target.publicModel}' does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', extra: { param: 'stream' } });
+  }
   const ratio = aspectRatio(ask.size);
   const model = encodeURIComponent(target.model).replace(/%2F/g, '/');
   if (isImagen(target.model)) {

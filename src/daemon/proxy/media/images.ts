@@ -5,7 +5,7 @@ import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
 import { joinUrl, type Target } from '../target.js';
 import type { AttemptLimits } from '../attempt-guard.js';
-import { failReply, mediaRequest, num, openUpstream, readWhole, replyHeaders, requireEndpoint, tryJson, type MediaRequest } from './common.js';
+import { failReply, mediaRequest, num, openUpstream, passThrough, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType, type MediaRequest, type OpenReply } from './common.js';
 import { geminiImageRequest, geminiImageReply, type ImageAsk } from './gemini-images.js';
 import { encodeMultipart, field, type MultipartBody } from './multipart.js';
 import { imageCost, type ImageTokenUsage } from './pricing.js';
@@ -47,7 +47,18 @@ function imageAsk(get: (name: string) => unknown, requirePrompt: boolean): Image
   };
   const responseFormat = str('response_format');
   if (responseFormat !== undefined && responseFormat !== 'url' && responseFormat !== 'b64_json') throw badRequest("'response_format' must be 'url' or 'b64_json'.", 'response_format');
-  return { prompt: typeof prompt === 'string' ? prompt : '', n, size: str('size'), quality: str('quality'), outputFormat: str('output_format'), responseFormat, background: str('background') };
+  const stream = get('stream');
+  if (stream !== undefined && stream !== null && stream !== true && stream !== false && stream !== 'true' && stream !== 'false') throw badRequest("'stream' must be a boolean.", 'stream');
+  return {
+    prompt: typeof prompt === 'string' ? prompt : '',
+    n,
+    size: str('size'),
+    quality: str('quality'),
+    outputFormat: str('output_format'),
+    responseFormat,
+    background: str('background'),
+    stream: stream === true || stream === 'true',
+  };
 }
 
 /** Reads an image reply, records its usage row with its cost, and answers the client in OpenAI's shape. */
@@ -74,8 +85,47 @@ async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrep
   return new FastResponse(body, { status: 200, headers: replyHeaders(m, 'application/json; charset=utf-8', upstreamMs) });
 }
 
+/**
+ * The `usage` object of the last event in a stream's tail. An image event carries the whole image before
+ * its usage, so the tail holds only the end of that line: the object is cut out by its braces.
+ */
+export function usageFromTail(tail: string): unknown {
+  const at = tail.lastIndexOf('"usage"');
+  if (at < 0) return undefined;
+  const open = tail.indexOf('{', at);
+  if (open < 0) return undefined;
+  let depth = 0;
+  for (let i = open; i < tail.length; i++) {
+    if (tail[i] === '{') depth++;
+    else if (tail[i] === '}' && --depth === 0) return tryJson(tail.slice(open, i + 1));
+  }
+  return undefined;
+}
+
+/** A streamed image reply (`stream: true`, gpt-image-1): the partial and completed events passed through as they come. */
+function streamImages(m: MediaRequest, target: Target, ask: ImageAsk, outcome: Outcome, open: OpenReply, contentType: string): Response {
+  const upstreamMs = performance.now() - open.tSend;
+  const body = passThrough(open, (error, tail) => {
+    const tokens = openAiImageTokens(usageFromTail(tail));
+    outcome.status = 200;
+    outcome.streamed = true;
+    outcome.upstreamMs = upstreamMs;
+    outcome.error = error;
+    outcome.usage = tokens ? { inputTokens: tokens.textIn + tokens.imageIn, outputTokens: tokens.imageOut } : undefined;
+    outcome.costUsd = imageCost(target.provider.id, target.model, { n: ask.n, size: ask.size, quality: ask.quality, tokens });
+    outcome.notes = { ...outcome.notes, images: ask.n };
+    finishOutcome(m.services, outcome, outcome.usage);
+  });
+  const headers = replyHeaders(m, contentType, upstreamMs);
+  headers['cache-control'] = 'no-cache';
+  headers['x-accel-buffering'] = 'no';
+  return new FastResponse(body as unknown as ReadableStream, { status: 200, headers });
+}
+
 async function attemptImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, limits: AttemptLimits): Promise<Response> {
-  const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink);
+  const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink, ask.stream ? 'text/event-stream' : 'application/json');
+  const contentType = upstreamContentType(open, 'application/json');
+  if (ask.stream && contentType.startsWith('text/event-stream')) return streamImages(m, target, ask, outcome, open, contentType);
   const { bytes, upstreamMs } = await readWhole(open);
   return finishImages(m, target, prepared, ask, outcome, bytes.toString('utf8'), upstreamMs);
 }
@@ -89,6 +139,7 @@ export async function runImageGeneration(ctx: RouteContext, raw: Record<string, 
     prepare(target): ImagePrepared {
       requireEndpoint(target, 'images', 'image generation');
       if (target.format === 'gemini') return { ...geminiImageRequest(target, ask, []), format: 'gemini' };
+
       return { url: joinUrl(target.baseUrl, 'images/generations'), body: JSON.stringify({ ...raw, model: target.model }), contentType: 'application/json', format: target.format };
     },
     attempt: (target, prepared, outcome, limits) => attemptImages(m, target, prepared, ask, outcome, limits),
