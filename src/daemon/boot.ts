@@ -1,3 +1,7 @@
+import { join } from 'node:path';
+import { SkillCatalog } from './skills/catalog.js';
+import { registerSkills } from './skills/mcp.js';
+import { skillsStage, SKILLS_STAGE_ORDER } from './skills/stage.js';
 import { mkdirSync } from 'node:fs';
 import { deriveCliToken } from '../shared/cli-token.js';
 import { listenUrl, statePaths } from '../shared/paths.js';
@@ -107,6 +111,8 @@ export function bootServices(opts: BootOptions): Services {
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
   const hooks = new HookService(db, log);
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
+  const skills = new SkillCatalog(join(paths.home, 'skills'));
+  stages.register(skillsStage(skills), SKILLS_STAGE_ORDER);
   const memory = new MemoryService(db, log);
   stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
   const reasoningCache = new ReasoningCache(() => {
@@ -172,11 +178,13 @@ export function bootServices(opts: BootOptions): Services {
       },
     }),
     mcp: new McpService(db),
+    skills,
   };
   if (preMigration) services.backups.prune();
   // The memory engine needs the finished services (provider directory, stage registry): started last.
   services.memory.start(services);
   services.mcp.start(services);
+  services.mcp.extend((server) => registerSkills(server, skills));
   services.responsesSocket.start(services);
   return services;
 }

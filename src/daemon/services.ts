@@ -32,6 +32,7 @@ import type { Tracing } from './observability/tracing.js';
 import type { HookService } from './hooks/store.js';
 import type { ReasoningCache } from './reasoning/cache.js';
 import type { McpService } from './mcp/server.js';
+import type { SkillCatalog } from './skills/catalog.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -109,4 +110,6 @@ export interface Services {
   backups: BackupService;
   /** The MCP server: sessions over both transports, tools, the audit log (docs/agents.md). */
   mcp: McpService;
+  /** Agent Skills under <state>/skills (index in memory); its request stage and MCP prompts are registered in boot.ts. */
+  skills: SkillCatalog;
 }
