@@ -214,9 +214,38 @@ describe('Responses over WebSocket', () => {
     } finally {
       s.ws.close();
     }
+    // The key is read again for each response: disabled mid-socket, the next response fails and the socket closes.
+    const created = await router.manage('POST', '/api/keys', { name: 'late', scopes: ['proxy'] });
+    const late = created.json.key as string;
+    const lateId = created.json.id as string;
+    const t = await sdkSocket(late);
+    const closed = new Promise<number>((resolve) => t.ws.on('close', (code) => resolve(code)));
+    expect((await t.create({ model: 'openai/gpt-4o', input: 'Hi' })).at(-1).type).toBe('response.completed');
+    expect((await router.manage('PATCH', `/api/keys/${lateId}`, { isActive: false })).status).toBe(200);
+    const revoked = await t.create({ model: 'openai/gpt-4o', input: 'Hi' });
+    expect(revoked.map((e) => e.type)).toEqual(['error', 'response.failed']);
+    expect(revoked[0].code).toBe('unauthorized');
+    expect(await closed).toBe(1008);
     // A plain GET without the upgrade is told what this path is.
     const plain = await fetch(`${router.url}/v1/responses`, { headers: { authorization: `Bearer ${key}` } });
     expect(plain.status).toBe(426);
+  });
+
+  it('closes open sockets with 1001 when the daemon stops, without holding the stop', async () => {
+    const other = await startRouter();
+    try {
+      const k = await other.createKey();
+      const ws = new WebSocket(`${other.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${k}` } } as any);
+      await new Promise((resolve) => ws.addEventListener('open', resolve));
+      const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+      const t0 = Date.now();
+      await other.stop();
+      expect(await closed).toBe(1001);
+      expect(Date.now() - t0).toBeLessThan(5_000);
+    } catch (err) {
+      await other.stop().catch(() => undefined);
+      throw err;
+    }
   });
 
   it('refuses a foreign Origin (403) and accepts router’s own', async () => {

@@ -119,6 +119,12 @@ export class ResponsesSession {
   private async serve(raw: Record<string, unknown>): Promise<void> {
     if (this.closed) return;
     const model = typeof raw.model === 'string' ? raw.model : undefined;
+    const auth = this.currentAuth();
+    if (!auth) {
+      for (const f of failureFrames(401, 'The API key of this socket was disabled or deleted.', 'unauthorized', model)) this.send(f);
+      this.closed = true;
+      return this.sink.close(1008, 'key no longer valid');
+    }
     const prev = raw.previous_response_id;
     const kept = typeof prev === 'string' ? this.history.get(prev) : undefined;
     if (kept) {
@@ -128,7 +134,7 @@ export class ResponsesSession {
     const conversation = inputItems(raw.input);
     let res: Response;
     try {
-      const ctx = { services: this.services, auth: this.auth, event: { req: { headers: this.headers } } };
+      const ctx = { services: this.services, auth, event: { req: { headers: this.headers } } };
       const reply = await runChat(ctx, { clientFormat: 'openai-responses', raw, model: model as string, stream: true, endpoint: '/v1/responses', transport: 'websocket' });
       if (!(reply instanceof Response)) return; // written elsewhere: never without a sink
       res = reply;
@@ -152,6 +158,19 @@ export class ResponsesSession {
       return;
     }
     await this.relay(res, model, conversation);
+  }
+
+  /**
+   * The socket's caller as of now: the key was checked at the upgrade, but a socket lives long, so each
+   * response reads the key again (disabled or deleted: none; changed scopes and limits apply at once).
+   */
+  private currentAuth(): AuthInfo | undefined {
+    const key = this.auth.key;
+    if (!key) return this.auth;
+    const now = this.services.keys.get(key.id);
+    if (!now || !now.isActive) return undefined;
+    this.services.keys.touch(now);
+    return { ...this.auth, key: now };
   }
 
   /** Keeps a finished response's conversation for a later `previous_response_id`. */
