@@ -168,7 +168,7 @@ export class ResponsesSession {
     const key = this.auth.key;
     if (!key) return this.auth;
     const now = this.services.keys.get(key.id);
-    if (!now || !now.isActive) return undefined;
+    if (!now?.isActive) return undefined;
     this.services.keys.touch(now);
     return { ...this.auth, key: now };
   }
