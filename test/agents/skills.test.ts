@@ -37,7 +37,7 @@ async function upload(zip: Uint8Array, query = '') {
   const res = await fetch(`${env.router.url}/api/skills${query}`, {
     method: 'POST',
     headers: { 'content-type': 'application/zip', 'x-router-cli-token': env.router.cliToken },
-    body: zip,
+    body: Buffer.from(zip),
   });
   return { status: res.status, json: (await res.json().catch(() => null)) as any };
 }
