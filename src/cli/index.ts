@@ -23,6 +23,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['usage', () => import('./commands/usage.js')],
   ['logs', () => import('./commands/logs.js')],
   ['webhooks', () => import('./commands/webhooks.js')],
+  ['batches', () => import('./commands/batches.js')],
   ['memory', () => import('./commands/memory.js')],
   ['import', () => import('./commands/import.js')],
   ['backup', () => import('./commands/backup.js')],

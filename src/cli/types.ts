@@ -4,7 +4,7 @@
  */
 import type { BreakerState, CooldownView, LogEntry, UsageRecord } from '../shared/records.js';
 
-export type { BreakdownRow, ComboModel, ComboRecord, LogEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView } from '../shared/records.js';
+export type { BatchView, BreakdownRow, ComboModel, ComboRecord, LogEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView } from '../shared/records.js';
 
 /** A connection as `GET /api/providers` shows it (secrets masked). */
 export interface PublicConnection {

@@ -51,6 +51,7 @@ import { BackupService, backupBeforeMigrations } from './backups/service.js';
 import { Metrics } from './observability/metrics.js';
 import { tracingFromSettings } from './observability/setup.js';
 import { traceContentStage, TRACE_CONTENT_STAGE_ORDER } from './observability/content-stage.js';
+import { BatchService } from './batches/service.js';
 
 export interface BootOptions {
   home: string;
@@ -179,6 +180,7 @@ export function bootServices(opts: BootOptions): Services {
     }),
     mcp: new McpService(db),
     skills,
+    batches: new BatchService(db, paths.home, () => settings.get().batchConcurrency),
   };
   if (preMigration) services.backups.prune();
   // The memory engine needs the finished services (provider directory, stage registry): started last.
@@ -186,6 +188,12 @@ export function bootServices(opts: BootOptions): Services {
   services.mcp.start(services);
   services.mcp.extend((server) => registerSkills(server, skills));
   services.responsesSocket.start(services);
+  // The live feed carries batch events too (webhooks subscribe to the bus themselves).
+  for (const name of ['batch.completed', 'batch.failed'] as const) {
+    events.on(name, (ev) => services.live.broadcast({ type: 'event', event: ev.event, timestamp: ev.timestamp, data: ev.data }));
+  }
+  // Batches left unfinished by the last stop continue (needs the finished services: routes, executor).
+  services.batches.start(services);
   return services;
 }
 
@@ -208,6 +216,7 @@ export function closeServices(services: Services): void {
   services.quotas.close();
   services.resilience.close();
   services.memory.close();
+  services.batches.close();
   services.cache.close();
   services.tokenRefresher.stop();
   services.backups.stop();

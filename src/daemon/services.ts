@@ -33,6 +33,7 @@ import type { HookService } from './hooks/store.js';
 import type { ReasoningCache } from './reasoning/cache.js';
 import type { McpService } from './mcp/server.js';
 import type { SkillCatalog } from './skills/catalog.js';
+import type { BatchService } from './batches/service.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -112,4 +113,6 @@ export interface Services {
   mcp: McpService;
   /** Agent Skills under <state>/skills (index in memory); its request stage and MCP prompts are registered in boot.ts. */
   skills: SkillCatalog;
+  /** Batch API: files under the state folder, batches run through the executor or as provider batches. */
+  batches: BatchService;
 }

@@ -283,3 +283,32 @@ export interface RetrieveResult {
   totalTokensUsed: number;
   budgetMaxTokens: number;
 }
+
+/** A batch as `GET /api/batches` and `/v1/batches` show it (OpenAI's batch object plus `mode` and `api_key_id`). */
+export interface BatchView {
+  id: string;
+  object: 'batch';
+  endpoint: string;
+  errors: { object: 'list'; data: { code: string; message: string; line?: number }[] } | null;
+  input_file_id: string;
+  completion_window: string;
+  status: 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
+  output_file_id: string | null;
+  error_file_id: string | null;
+  /** Unix seconds. */
+  created_at: number;
+  in_progress_at: number | null;
+  expires_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  request_counts: { total: number; completed: number; failed: number };
+  metadata: Record<string, string> | null;
+  /** `local`: router sends the lines itself; `native`: submitted as the provider's own batch. */
+  mode: 'local' | 'native';
+  /** The API key that created it; null for the dashboard or the CLI. */
+  api_key_id: string | null;
+}

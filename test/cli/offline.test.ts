@@ -58,7 +58,7 @@ describe('help', () => {
 
   it('the top-level help lists every group and the exit codes', async () => {
     const r = await run(['--help']);
-    for (const g of ['start', 'stop', 'restart', 'status', 'dashboard', 'inspect', 'keys', 'providers', 'combos', 'models', 'settings', 'usage', 'logs', 'webhooks', 'memory', 'password', 'token', 'config-tool', 'config', 'completion']) {
+    for (const g of ['start', 'stop', 'restart', 'status', 'dashboard', 'inspect', 'keys', 'providers', 'combos', 'models', 'settings', 'usage', 'logs', 'webhooks', 'batches', 'memory', 'password', 'token', 'config-tool', 'config', 'completion']) {
       expect(r.stdout).toMatch(new RegExp(`\\n  ${g}( |\\n)`));
     }
     expect(r.stdout).toContain('exit codes: 0 ok, 1 error, 2 usage');
@@ -202,7 +202,7 @@ describe('start-up cost: plain commands never load the TUI stack', () => {
   });
 
   it('no command module imports ink, react, undici, execa or conf statically', () => {
-    for (const f of ['start', 'stop', 'restart', 'status', 'tui', 'keys', 'providers', 'combos', 'models', 'settings', 'usage', 'logs', 'webhooks', 'memory', 'password', 'token', 'config-tool', 'config', 'completion', 'live-commands']) {
+    for (const f of ['start', 'stop', 'restart', 'status', 'tui', 'keys', 'providers', 'combos', 'models', 'settings', 'usage', 'logs', 'webhooks', 'batches', 'memory', 'password', 'token', 'config-tool', 'config', 'completion', 'live-commands']) {
       const pkgs = staticPackages(join(DIST, 'commands', `${f}.js`));
       for (const heavy of ['ink', 'react', 'undici', 'execa', 'conf']) expect(pkgs.has(heavy), `${f} imports ${heavy}`).toBe(false);
     }

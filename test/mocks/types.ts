@@ -25,6 +25,9 @@ export type Endpoint =
   | 'voyage.rerank'
   | 'tei.rerank'
   | 'gemini.predict'
+  | 'openai.files'
+  | 'openai.batches'
+  | 'anthropic.batches'
   | 'unknown';
 
 export type Provider = 'openai' | 'anthropic' | 'gemini';
@@ -160,6 +163,8 @@ export interface MockUpstream {
   voyageBase: string;
   teiBase: string;
   requests: MockRequest[];
+  /** The providers' batch APIs (OpenAI Files + Batches, Anthropic Message Batches; test/mocks/batches.ts). */
+  batches: import('./batches.js').MockBatchApis;
   /** Adds a handler; later handlers are asked first. Returns a function that removes it. */
   handle(fn: Handler): () => void;
   /** The next request (whatever its endpoint) gets this behavior; queued behaviors go first-in first-out. */

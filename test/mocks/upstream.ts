@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { batchEndpoint, MockBatchApis } from './batches.js';
 import { authErrorReply } from './errors.js';
 import { isRerank, rerankEndpoint, rerankErrorReply } from './formats/rerank.js';
 import { DEFAULT_MODELS } from './formats/catalog.js';
@@ -19,6 +20,8 @@ function classify(method: string, path: string, headers: Record<string, string>,
   const rerank = rerankEndpoint(method, path);
   if (rerank) return { endpoint: rerank as Endpoint, provider: 'openai' as Provider, model: typeof json?.model === 'string' ? json.model : undefined };
   const get = method === 'GET';
+  const batch = batchEndpoint(method, path, headers);
+  if (batch) return { endpoint: batch, provider: (batch === 'anthropic.batches' ? 'anthropic' : 'openai') as Provider, model: undefined };
   const call = GEMINI_CALL.exec(path);
   if (post && call) {
     const endpoint: Endpoint = call[2] === 'generateContent' ? 'gemini.generate' : call[2] === 'predict' ? 'gemini.predict' : 'gemini.stream';
@@ -120,6 +123,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     return { type: 'text' };
   }
 
+  const batches = new MockBatchApis(choose, () => opts.text ?? DEFAULT_TEXT);
+
   async function onRequest(raw: IncomingMessage, res: ServerResponse): Promise<void> {
     const bytes = await readBody(raw);
     const body = bytes.toString('utf8');
@@ -157,6 +162,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       if (isRerank(endpoint)) return sendReply(res, rerankErrorReply(endpoint, 401, undefined, req.index));
       return sendReply(res, authErrorReply(provider, requestId(req), opts.geminiAuthStatus ?? 401));
     }
+    if (endpoint === 'openai.files' || endpoint === 'openai.batches' || endpoint === 'anthropic.batches') return batches.serve(req, res);
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     const ctx: ServeCtx = {
@@ -203,6 +209,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     voyageBase: `${url}/voyage/v1`,
     teiBase: `${url}/tei`,
     requests,
+    batches,
     handle(fn) {
       handlers.push(fn);
       return () => {
@@ -217,6 +224,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       queue = [];
       requests.length = 0;
       counter = 0;
+      batches.reset();
     },
     waitForRequests(count, timeoutMs = 5000) {
       if (requests.length >= count) return Promise.resolve(requests.slice());

@@ -120,9 +120,11 @@ describe('event bus', () => {
     expect(bus.hasListeners('quota.exceeded')).toBe(true);
   });
 
-  it('knows the seven event names', () => {
-    expect(EVENT_NAMES).toHaveLength(7);
+  it('knows the nine event names', () => {
+    expect(EVENT_NAMES).toHaveLength(9);
     expect(isEventName('provider.recovered')).toBe(true);
+    expect(isEventName('batch.completed')).toBe(true);
+    expect(isEventName('batch.failed')).toBe(true);
     expect(isEventName('nope')).toBe(false);
   });
 });

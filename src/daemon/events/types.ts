@@ -94,6 +94,23 @@ export interface ComboSwitchedData {
   reason: string;
 }
 
+/** A batch (`/v1/batches`) ended: `batch.completed`, or `batch.failed` when it failed or expired (shape decided here). */
+export interface BatchFinishedData {
+  batch_id: string;
+  /** Final status: `completed`, `failed` or `expired`. */
+  status: string;
+  /** The API key that created it; null for the dashboard or the CLI. */
+  api_key_id: string | null;
+  endpoint: string;
+  /** `local` (run by router) or `native` (a provider batch). */
+  mode: string;
+  total: number;
+  completed: number;
+  failed: number;
+  output_file_id: string | null;
+  error_file_id: string | null;
+}
+
 /** Sent by the test endpoint (spec shape). */
 export interface TestPingData {
   message: string;
@@ -108,6 +125,8 @@ export interface EventMap {
   'provider.recovered': ProviderRecoveredData;
   'quota.exceeded': QuotaExceededData;
   'combo.switched': ComboSwitchedData;
+  'batch.completed': BatchFinishedData;
+  'batch.failed': BatchFinishedData;
   'test.ping': TestPingData;
 }
 
@@ -122,6 +141,8 @@ export const EVENT_NAMES: readonly EventName[] = [
   'provider.recovered',
   'quota.exceeded',
   'combo.switched',
+  'batch.completed',
+  'batch.failed',
   'test.ping',
 ];
 

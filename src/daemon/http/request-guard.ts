@@ -145,7 +145,7 @@ const forbidden = (message: string) => new RouterError(403, message);
  * Runs before every route's authorization (see the comment at the top of this file). On the proxy hot
  * path it costs a few header reads, a set lookup and a string compare.
  */
-export function guardRequest(event: H3Event, services: Services, bodyTypes?: readonly string[]): void {
+export function guardRequest(event: H3Event, services: Services, bodyTypes?: readonly string[], bodylessWithKey?: boolean): void {
   const headers = event.req.headers;
   // Every browser sends Host (HTTP/1.1 requires it); a request without one is no page's, so nothing to check.
   const host = headers.get('host');
@@ -168,7 +168,14 @@ export function guardRequest(event: H3Event, services: Services, bodyTypes?: rea
     const site = headers.get('sec-fetch-site');
     if (site === 'cross-site' || site === 'same-site') throw forbidden('Requests from another web site are refused.');
   }
-  if (method === 'POST' && !isJsonMediaType(headers.get('content-type')) && !uploadTypeAllowed(headers.get('content-type'), bodyTypes, headers)) {
+  if (
+    method === 'POST' &&
+    !isJsonMediaType(headers.get('content-type')) &&
+    !uploadTypeAllowed(headers.get('content-type'), bodyTypes, headers) &&
+    // A page can send a body-less POST cross-origin, but never with an Authorization or x-api-key header
+    // (those need a preflight): routes that opt in take one from such callers (OpenAI's batch cancel).
+    !(bodylessWithKey && headers.get('content-type') === null && (headers.has('authorization') || headers.has('x-api-key')))
+  ) {
     throw new RouterError(
       415,
       bodyTypes

@@ -48,6 +48,12 @@ export interface RouteDef<B = any, Q = any> {
    * cross-origin without a CORS preflight are honoured (never a form or text/plain; request-guard.ts).
    */
   bodyTypes?: readonly string[];
+  /**
+   * A body-less POST (OpenAI's `POST /v1/batches/{id}/cancel`, as the `openai` SDK sends it, with no
+   * Content-Type) is taken from a caller that presents its API key in a header, which a web page cannot
+   * add to a cross-origin request without a CORS preflight (request-guard.ts).
+   */
+  bodylessWithKey?: boolean;
   /** Body limit of this route in bytes, instead of the tier's setting (large uploads stream to disk). */
   bodyLimit?: number;
   /** Documented success status (default 200). */

@@ -105,6 +105,12 @@ export const settingsSchema = z.object({
   otelCaptureContent: z.boolean().default(false),
   /** Send a W3C traceparent (router's request span as parent) to upstream providers. */
   otelPropagateTraceparent: z.boolean().default(false),
+  /** Batch requests (`/v1/batches` run by router) in flight at once, across every batch (docs/batch.md). */
+  batchConcurrency: z.number().int().min(1).max(256).default(8),
+  /** Largest file `POST /v1/files` takes, bytes (OpenAI's 200 MB by default); 413 past it. */
+  batchFileMaxBytes: z.number().int().min(1024).max(2048 * MiB).default(200 * 1000 * 1000),
+  /** How often a native-mode batch is polled at its provider, ms. */
+  batchPollIntervalMs: z.number().int().min(100).max(3_600_000).default(30_000),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
   /** Outbound proxy for upstream, OAuth token and webhook calls (docs/operations.md "Outbound proxy"). */

@@ -27,6 +27,8 @@ export interface OutcomeExtras {
   outputText?: string;
   /** The reply came from the response cache (src/daemon/cache/): no upstream call, so the row costs 0. */
   cacheHit?: boolean;
+  /** Multiplies the row's cost (a provider batch bills its requests at a discount: src/daemon/batches/native.ts). */
+  costFactor?: number;
 }
 
 export interface UsageOptions {
@@ -232,7 +234,7 @@ export class UsageService {
       this.estimationSkipped++;
       this.warnRateLimited('usage estimation backlog full: row stored without token counts', { skipped: this.estimationSkipped });
     }
-    rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec));
+    rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec)) * (x.costFactor ?? 1);
     this.commit(rec, meta);
   }
 

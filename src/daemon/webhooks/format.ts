@@ -97,6 +97,11 @@ function describe(ev: AnyRouterEvent): string {
       const d = ev.data;
       return `${head}: combo ${d.combo} switched ${d.from ?? '(none)'} -> ${d.to} (${d.reason})`;
     }
+    case 'batch.completed':
+    case 'batch.failed': {
+      const d = ev.data;
+      return `${head}: batch ${d.batch_id} (${d.endpoint}, ${d.mode}) ${d.status}: ${d.completed} of ${d.total} succeeded, ${d.failed} failed`;
+    }
     case 'test.ping':
       return `${head}: ${ev.data.message} (webhook ${ev.data.webhookId})`;
   }

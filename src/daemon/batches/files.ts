@@ -1,0 +1,207 @@
+import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import busboy from 'busboy';
+import type { H3Event } from 'h3';
+import { FastResponse } from 'srvx';
+import { badRequest, RouterError } from '../http/errors.js';
+import { HEADER } from '../../shared/headers.js';
+import { JsonlChecker } from './jsonl.js';
+import { newId, nowSeconds, type BatchStore, type FileRow } from './store.js';
+
+/**
+ * Files of the Batch API (OpenAI's `/v1/files`): uploads are parsed as they stream in (busboy), written to
+ * the state folder's `files/` and checked line by line as batch JSONL; only metadata goes to SQLite.
+ */
+
+/** Multipart framing allowed on top of the file itself (boundaries, part headers, the purpose field). */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+/** The OpenAI file object of a stored file. */
+export function fileObject(row: FileRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    object: 'file',
+    bytes: row.bytes,
+    created_at: row.created_at,
+    filename: row.filename,
+    purpose: row.purpose,
+    status: 'processed',
+    expires_at: null,
+    status_details: null,
+  };
+}
+
+function notFound(id: string): RouterError {
+  return new RouterError(404, `No such File object: ${id.slice(0, 100)}`);
+}
+
+function tooLarge(limit: number): RouterError {
+  return new RouterError(413, `The file exceeds the limit of ${limit} bytes (setting batchFileMaxBytes).`);
+}
+
+export class FileService {
+  readonly dir: string;
+
+  constructor(
+    private readonly store: BatchStore,
+    home: string,
+  ) {
+    this.dir = join(home, 'files');
+  }
+
+  /** The path of a stored file's content (ids are generated, never taken from a client). */
+  pathOf(id: string): string {
+    return join(this.dir, id);
+  }
+
+  /** A file the caller may see: its own (any file for the dashboard and CLI). 404 otherwise. */
+  get(id: string, keyId: string | undefined): FileRow {
+    const row = this.store.file(id);
+    if (!row || (keyId !== undefined && row.key_id !== keyId)) throw notFound(id);
+    return row;
+  }
+
+  /** Streams a file's content. */
+  content(row: FileRow, version: string): Response {
+    const stream = Readable.toWeb(createReadStream(this.pathOf(row.id))) as ReadableStream;
+    return new FastResponse(stream, {
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(row.bytes), [HEADER.version]: version },
+    });
+  }
+
+  readText(id: string): Promise<string> {
+    return readFile(this.pathOf(id), 'utf8');
+  }
+
+  /** Removes a file's content and metadata. */
+  remove(id: string): void {
+    this.store.removeFile(id);
+    rmSync(this.pathOf(id), { force: true });
+  }
+
+  /** Stores a file router produced (a batch's output or error file). */
+  async write(keyId: string | null, filename: string, lines: Iterable<string>): Promise<FileRow | undefined> {
+    const text = [...lines].map((l) => `${l}\n`).join('');
+    if (text === '') return undefined;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const row: FileRow = { id: newId('file-'), key_id: keyId, purpose: 'batch_output', filename, bytes: Buffer.byteLength(text), lines: 0, created_at: nowSeconds() };
+    row.lines = text.split('\n').length - 1;
+    await writeFile(this.pathOf(row.id), text, { mode: 0o600 });
+    this.store.addFile(row);
+    return row;
+  }
+
+  /**
+   * Reads a multipart upload (`file` and `purpose=batch`) with the file capped at `limit` bytes (413 past
+   * it, the body is not read further), writes it to disk as it arrives and checks every line.
+   */
+  async upload(event: H3Event, keyId: string | null, limit: number): Promise<FileRow> {
+    const type = event.req.headers.get('content-type') ?? '';
+    if (!type.toLowerCase().startsWith('multipart/form-data')) throw new RouterError(415, 'Content-Type must be multipart/form-data (fields file and purpose).');
+    const declared = event.req.headers.get('content-length');
+    if (declared !== null && Number(declared) > limit + MULTIPART_OVERHEAD) throw tooLarge(limit);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const id = newId('file-');
+    const tmp = `${this.pathOf(id)}.part`;
+    try {
+      const { purpose, filename, bytes, lines } = await this.receive(event, type, limit, tmp);
+      if (purpose === undefined) throw badRequest("The 'purpose' field is required (\"batch\").", 'purpose');
+      if (purpose !== 'batch') throw badRequest(`Purpose '${purpose.slice(0, 50)}' is not supported: router stores files for batches ("batch").`, 'purpose');
+      if (filename === undefined) throw badRequest("The 'file' field is required.", 'file');
+      renameSync(tmp, this.pathOf(id));
+      const row: FileRow = { id, key_id: keyId, purpose, filename, bytes, lines, created_at: nowSeconds() };
+      this.store.addFile(row);
+      return row;
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+
+  private receive(event: H3Event, type: string, limit: number, tmp: string): Promise<{ purpose?: string; filename?: string; bytes: number; lines: number }> {
+    const source: Readable | undefined = event.req.runtime?.node?.req ?? (event.req.body ? Readable.fromWeb(event.req.body as never) : undefined);
+    if (!source) return Promise.reject(badRequest('The upload has no body.', 'file'));
+    return new Promise((resolve, reject) => {
+      let bb: busboy.Busboy;
+      try {
+        bb = busboy({ headers: { 'content-type': type }, limits: { fileSize: limit + 1, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
+      } catch {
+        return reject(badRequest('The multipart body is malformed (no boundary).', 'file'));
+      }
+      const fields: { purpose?: string; filename?: string; bytes: number; lines: number } = { bytes: 0, lines: 0 };
+      let failed: RouterError | undefined;
+      let out: WriteStream | undefined;
+      let written: Promise<void> = Promise.resolve();
+      const fail = (err: RouterError, stopReading: boolean) => {
+        failed ??= err;
+        if (stopReading) {
+          source.unpipe(bb);
+          source.pause();
+          out?.destroy();
+          reject(failed);
+        }
+      };
+      bb.on('field', (name, value) => {
+        if (name === 'purpose') fields.purpose = value;
+      });
+      bb.on('file', (name, stream, info) => {
+        if (name !== 'file' || fields.filename !== undefined) return void stream.resume();
+        fields.filename = (info.filename || 'upload.jsonl').slice(0, 255);
+        const checker = new JsonlChecker();
+        const decoder = new StringDecoder('utf8');
+        out = createWriteStream(tmp, { mode: 0o600 });
+        const file = out;
+        written = new Promise((res, rej) => {
+          file.on('finish', res);
+          file.on('error', rej);
+        });
+        // busboy signals when the file reaches fileSize (limit + 1): one byte past the limit.
+        stream.on('limit', () => fail(tooLarge(limit), true));
+        stream.on('data', (chunk: Buffer) => {
+          fields.bytes += chunk.length;
+          if (failed) return;
+          try {
+            checker.push(decoder.write(chunk));
+          } catch (err) {
+            // A bad line: the rest is drained (bounded by the limit) so the client reads the 400.
+            fail(err as RouterError, false);
+            return;
+          }
+          out!.write(chunk);
+        });
+        stream.on('end', () => {
+          if (!failed) {
+            try {
+              checker.push(decoder.end());
+              checker.end();
+              fields.lines = checker.lines;
+            } catch (err) {
+              fail(err as RouterError, false);
+            }
+          }
+          out!.end();
+        });
+      });
+      bb.on('error', () => fail(badRequest('The multipart body is malformed.', 'file'), true));
+      bb.on('close', () => {
+        written.then(
+          () => (failed ? reject(failed) : resolve(fields)),
+          () => reject(failed ?? new RouterError(507, 'The file could not be written.')),
+        );
+      });
+      source.on('error', () => fail(new RouterError(499, 'The client closed the connection during its upload.'), true));
+      source.pipe(bb);
+    });
+  }
+
+  /** Size on disk of a stored file (0 when it is gone). */
+  sizeOnDisk(id: string): number {
+    try {
+      return statSync(this.pathOf(id)).size;
+    } catch {
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthInfo } from '../auth/pipeline.js';
+import { INTERNAL_AUTH } from '../proxy/execute.js';
+import { recordOutcome, type Outcome } from '../proxy/outcome.js';
+import { planTargets } from '../proxy/plan.js';
+import { credentialSecrets, encodeOptionsFor, joinUrl, targetHeaders, type Target } from '../proxy/target.js';
+import { sendUpstream } from '../proxy/upstream.js';
+import type { Services } from '../services.js';
+import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
+import type { IrUsage } from '../translate/ir.js';
+import type { BatchLine } from './jsonl.js';
+import { errorLine, ownerAuth } from './line-call.js';
+import type { RunHandle } from './runner.js';
+import { newId, type BatchRow, type BatchStore, type NativeState } from './store.js';
+
+/**
+ * Native mode: a batch whose lines all go to OpenAI, or all to Anthropic, is submitted as that provider's
+ * own batch (OpenAI `/v1/files` + `/v1/batches`; Anthropic Message Batches `/v1/messages/batches`), polled
+ * every `batchPollIntervalMs`, and its results mapped back into OpenAI's output format, one usage row per
+ * line priced at the provider's batch rate (half the list price for both).
+ */
+
+/** Anthropic's rule for a request's custom_id. */
+const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+/** What OpenAI and Anthropic bill for a batched request, relative to the same request sent on its own. */
+const BATCH_PRICE_FACTOR = 0.5;
+
+/** The provider batch a set of lines can become, or why they cannot become one. */
+export function nativePlan(services: Services, endpoint: string, lines: BatchLine[]): NativeState | string {
+  const models = [...new Set(lines.map((l) => l.body.model))];
+  let provider: string | undefined;
+  let connection: string | undefined;
+  for (const model of models) {
+    if (services.combos.byName(model)) return `'${model}' is a combo; a provider batch goes to one provider.`;
+    let target: Target | undefined;
+    try {
+      target = planTargets(services, model).targets[0];
+    } catch {
+      target = undefined;
+    }
+    if (!target) return `no usable connection serves '${model}'.`;
+    const id = target.provider.id;
+    if (id !== 'openai' && id !== 'anthropic') return `'${model}' is served by ${services.providers.label(id)}, which has no batch API router can use (OpenAI and Anthropic do).`;
+    if (provider !== undefined && (provider !== id || connection !== target.connectionId)) return 'the lines name models of more than one provider or account.';
+    provider = id;
+    connection = target.connectionId;
+  }
+  if (provider === 'anthropic') {
+    if (endpoint !== '/v1/chat/completions') return 'Anthropic batches serve chat completions only.';
+    const bad = lines.find((l) => !ANTHROPIC_CUSTOM_ID.test(l.custom_id));
+    if (bad) return `custom_id '${bad.custom_id.slice(0, 80)}' does not fit Anthropic's rule (1-64 letters, digits, '_' or '-').`;
+  }
+  return { provider: provider as NativeState['provider'], model: models[0]!, ...(connection ? { connectionId: connection } : {}) };
+}
+
+/** The target each model of the batch goes to (the account the plan chose when the batch was made). */
+function targetsFor(services: Services, lines: BatchLine[], state: NativeState): Map<string, Target> {
+  const out = new Map<string, Target>();
+  for (const model of new Set(lines.map((l) => l.body.model))) {
+    const plan = planTargets(services, model);
+    const target = plan.targets.find((t) => t.connectionId === state.connectionId) ?? plan.targets[0];
+    if (!target) throw new Error(`no usable connection serves '${model}'`);
+    out.set(model, target);
+  }
+  return out;
+}
+
+class ProviderError extends Error {}
+
+/** One JSON call to the provider, its credential masked in any error. */
+async function call(target: Target, method: 'GET' | 'POST', url: string, body?: unknown): Promise<any> {
+  let payload: string | Uint8Array | undefined;
+  const headers = targetHeaders(target, 'application/json');
+  if (body instanceof FormData) {
+    const req = new Request('http://form.invalid', { method: 'POST', body });
+    payload = new Uint8Array(await req.arrayBuffer());
+    headers['content-type'] = req.headers.get('content-type')!;
+  } else if (body !== undefined) payload = JSON.stringify(body);
+  const reply = await sendUpstream({ url, method, headers, body: payload, route: target, signal: AbortSignal.timeout(120_000) });
+  const text = await reply.text(512 * 1024 * 1024);
+  if (reply.statusCode >= 400) {
+    let message = text.slice(0, 500);
+    for (const secret of credentialSecrets(target)) message = message.split(secret).join('***');
+    throw new ProviderError(`${target.provider.id} answered ${reply.statusCode} to ${method} ${new URL(url).pathname}: ${message}`);
+  }
+  const type = reply.headers['content-type'];
+  return String(type ?? '').includes('json') && !url.includes('/results') && !url.endsWith('/content') ? JSON.parse(text) : text;
+}
+
+function jsonLines(text: string): any[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as unknown);
+}
+
+/** Usage of a Chat Completions, Responses or embeddings body. */
+function usageOf(body: any): Partial<IrUsage> | undefined {
+  const u = body?.usage;
+  if (!u || typeof u !== 'object') return undefined;
+  return { inputTokens: u.prompt_tokens ?? u.input_tokens ?? 0, outputTokens: u.completion_tokens ?? u.output_tokens ?? 0 };
+}
+
+/** The usage row of one line a provider batch answered. */
+function recordLine(services: Services, batch: BatchRow, auth: AuthInfo, line: BatchLine, target: Target, status: number, body: unknown, error?: string): void {
+  const outcome: Outcome & { costFactor: number } = {
+    traceId: randomUUID(),
+    call: { clientFormat: 'openai-chat', raw: line.body, model: line.body.model, stream: false, endpoint: batch.endpoint },
+    target,
+    auth,
+    t0: performance.now(),
+    status,
+    usage: status < 400 ? (usageOf(body) ?? { inputTokens: 0, outputTokens: 0 }) : undefined,
+    error,
+    upstreamMs: 0,
+    notes: { batch: batch.id, native: true },
+    costFactor: BATCH_PRICE_FACTOR,
+  };
+  recordOutcome(services, outcome);
+}
+
+const ANTHROPIC_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+interface Submitted {
+  /** Remote counts while it runs. */
+  counts(remote: any): { completed: number; failed: number };
+  ended(remote: any): boolean;
+  /** Result lines by custom_id: `[ok, line]`. */
+  results(remote: any): Promise<Map<string, { ok: boolean; result: string; status: number; body: unknown }>>;
+}
+
+function openai(target: Target, state: NativeState): Submitted & { submit(lines: BatchLine[], targets: Map<string, Target>, endpoint: string): Promise<void> } {
+  const base = target.baseUrl;
+  return {
+    async submit(lines, targets, endpoint) {
+      const jsonl = lines.map((l) => JSON.stringify({ custom_id: l.custom_id, method: 'POST', url: l.url, body: { ...l.body, model: targets.get(l.body.model)!.model } })).join('\n');
+      const form = new FormData();
+      form.append('purpose', 'batch');
+      form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), 'router-batch.jsonl');
+      const file = await call(target, 'POST', joinUrl(base, 'files'), form);
+      state.remoteInputFileId = file.id;
+      const remote = await call(target, 'POST', joinUrl(base, 'batches'), { input_file_id: file.id, endpoint, completion_window: '24h' });
+      state.remoteId = remote.id;
+    },
+    counts: (remote) => ({ completed: remote.request_counts?.completed ?? 0, failed: remote.request_counts?.failed ?? 0 }),
+    ended: (remote) => ['completed', 'failed', 'expired', 'cancelled'].includes(remote.status),
+    async results(remote) {
+      const out = new Map<string, { ok: boolean; result: string; status: number; body: unknown }>();
+      for (const fileId of [remote.output_file_id, remote.error_file_id]) {
+        if (!fileId) continue;
+        for (const r of jsonLines(await call(target, 'GET', joinUrl(base, `files/${fileId}/content`)))) {
+          const status = r.response?.status_code ?? 500;
+          const ok = status >= 200 && status < 300 && !r.error;
+          const result = JSON.stringify({ id: newId('batch_req_'), custom_id: r.custom_id, response: r.response ?? null, error: r.error ?? null });
+          out.set(r.custom_id, { ok, result, status, body: r.response?.body });
+        }
+      }
+      return out;
+    },
+  };
+}
+
+function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submitted & { submit(lines: BatchLine[], targets: Map<string, Target>): Promise<void> } {
+  const base = target.baseUrl;
+  const byId = new Map(all.map((l) => [l.custom_id, l]));
+  return {
+    async submit(lines, targets) {
+      const body = {
+        requests: lines.map((l) => {
+          const t = targets.get(l.body.model)!;
+          const ir = getClientCodec('openai-chat').decodeRequest(l.body);
+          ir.model = t.model;
+          ir.stream = false;
+          return { custom_id: l.custom_id, params: getUpstreamCodec('anthropic').encodeRequest(ir, encodeOptionsFor(t)) };
+        }),
+      };
+      const remote = await call(target, 'POST', joinUrl(base, 'messages/batches'), body);
+      state.remoteId = remote.id;
+    },
+    counts: (remote) => {
+      const c = remote.request_counts ?? {};
+      return { completed: c.succeeded ?? 0, failed: (c.errored ?? 0) + (c.canceled ?? 0) + (c.expired ?? 0) };
+    },
+    ended: (remote) => remote.processing_status === 'ended',
+    async results(remote) {
+      const out = new Map<string, { ok: boolean; result: string; status: number; body: unknown }>();
+      const url = remote.results_url ?? joinUrl(base, `messages/batches/${state.remoteId}/results`);
+      for (const r of jsonLines(await call(target, 'GET', url))) {
+        const id = r.custom_id as string;
+        const result = r.result ?? {};
+        if (result.type === 'succeeded') {
+          const ir = getUpstreamCodec('anthropic').decodeResponse(result.message);
+          const sent = byId.get(id);
+          const request = getClientCodec('openai-chat').decodeRequest(sent ? sent.body : { model: result.message?.model ?? 'unknown', messages: [] });
+          const body = getClientCodec('openai-chat').encodeResponse(ir, request);
+          const line = { id: newId('batch_req_'), custom_id: id, response: { status_code: 200, request_id: result.message?.id ?? '', body }, error: null };
+          out.set(id, { ok: true, result: JSON.stringify(line), status: 200, body });
+        } else if (result.type === 'errored') {
+          const inner = result.error?.error ?? result.error ?? {};
+          const status = ANTHROPIC_STATUS[inner.type] ?? 500;
+          const body = { error: { message: inner.message ?? 'The provider reported an error.', type: inner.type ?? 'api_error', code: inner.type ?? 'api_error' } };
+          const line = { id: newId('batch_req_'), custom_id: id, response: { status_code: status, request_id: result.error?.request_id ?? '', body }, error: null };
+          out.set(id, { ok: false, result: JSON.stringify(line), status, body });
+        } else {
+          const code = result.type === 'canceled' ? 'batch_cancelled' : 'batch_expired';
+          out.set(id, { ok: false, result: errorLine(id, code, `The provider batch ${result.type === 'canceled' ? 'was cancelled' : 'expired'} before this request ran.`), status: 499, body: undefined });
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * Submits (unless a previous run did) and polls the provider batch until it ends, then records every
+ * line. Returns `stopped` on shutdown (the next start polls the same provider batch again).
+ */
+export async function runNative(
+  services: Services,
+  store: BatchStore,
+  batch: BatchRow,
+  lines: BatchLine[],
+  handle: RunHandle,
+): Promise<'done' | 'expired' | 'stopped' | { failed: string }> {
+  const state = JSON.parse(batch.native!) as NativeState;
+  let targets: Map<string, Target>;
+  try {
+    targets = targetsFor(services, lines, state);
+  } catch (err) {
+    return { failed: (err as Error).message };
+  }
+  const target = targets.get(state.model) ?? [...targets.values()][0]!;
+  const api = state.provider === 'openai' ? openai(target, state) : anthropic(target, state, lines);
+  const base = target.baseUrl;
+  const path = state.provider === 'openai' ? 'batches' : 'messages/batches';
+  try {
+    if (!state.remoteId) {
+      await api.submit(lines, targets, batch.endpoint);
+      store.setNative(batch.id, state);
+    }
+    let remote: any;
+    for (;;) {
+      if (handle.stop === 'shutdown') return 'stopped';
+      if (handle.stop === 'cancel' && !state.cancelRequested) {
+        await call(target, 'POST', joinUrl(base, `${path}/${state.remoteId}/cancel`), {});
+        state.cancelRequested = true;
+        store.setNative(batch.id, state);
+      }
+      remote = await call(target, 'GET', joinUrl(base, `${path}/${state.remoteId}`));
+      const counts = api.counts(remote);
+      store.setCounts(batch.id, counts.completed, counts.failed);
+      if (api.ended(remote)) break;
+      await handle.pause(services.settings.get().batchPollIntervalMs);
+    }
+    const results = await api.results(remote);
+    let auth: AuthInfo;
+    try {
+      auth = ownerAuth(services, batch.key_id, batch.endpoint);
+    } catch {
+      auth = INTERNAL_AUTH;
+    }
+    // The provider's counts are replaced by the recorded lines, all in one transaction.
+    store.transaction(() => {
+      store.setCounts(batch.id, 0, 0);
+      store.clearLines(batch.id);
+      lines.forEach((line, index) => {
+      const r = results.get(line.custom_id);
+      if (!r) {
+        store.finishLine(batch.id, index, false, errorLine(line.custom_id, 'batch_failed', 'The provider batch returned no result for this request.'));
+        return;
+      }
+      store.finishLine(batch.id, index, r.ok, r.result);
+      if (r.status !== 499) recordLine(services, batch, auth, line, targets.get(line.body.model)!, r.status, r.body, r.ok ? undefined : 'failed in the provider batch');
+      });
+    });
+    if (state.provider === 'openai' && remote.status === 'failed') return { failed: JSON.stringify(remote.errors?.data ?? []).slice(0, 1000) };
+    return remote.status === 'expired' ? 'expired' : 'done';
+  } catch (err) {
+    if (handle.stop === 'shutdown') return 'stopped';
+    return { failed: err instanceof ProviderError ? err.message : `The provider batch could not be run: ${(err as Error).message}` };
+  }
+}

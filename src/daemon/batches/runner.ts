@@ -1,0 +1,149 @@
+import type { Services } from '../services.js';
+import type { RouterError } from '../http/errors.js';
+import type { BatchLine } from './jsonl.js';
+import { callLine, errorLine, ownerAuth, resultLine, routeFor, type LineReply } from './line-call.js';
+import type { BatchRow, BatchStore } from './store.js';
+
+/**
+ * Local mode: router sends a batch's lines itself, through the executor, at most `batchConcurrency` at a
+ * time across all batches. A line that is refused for a short while (429 with a wait up to five minutes,
+ * 503 with an open circuit) is put back and its model paused for the wait; every other reply is final and
+ * committed at once, so a restart (even a SIGKILL) continues with the lines that have no result yet.
+ */
+
+/** A refusal waited out rather than written as the line's result, at most this many times per line. */
+const MAX_WAITS = 12;
+/** Longest wait a line is held for; a longer Retry-After (a daily quota) is a final failure. */
+const MAX_WAIT_S = 300;
+
+/** Shared limit of batch requests in flight (the `batchConcurrency` setting, read on each acquire). */
+export class Limiter {
+  private active = 0;
+  private waiting: (() => void)[] = [];
+
+  constructor(private readonly max: () => number) {}
+
+  async acquire(): Promise<void> {
+    if (this.active < this.max()) {
+      this.active++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
+  }
+}
+
+/** What a running batch exposes to its owner (cancel, shutdown). */
+export class RunHandle {
+  stop: 'none' | 'cancel' | 'shutdown' = 'none';
+  private readonly sleepers = new Set<() => void>();
+
+  /** Stops the batch's workers: in-flight lines finish, sleeping ones wake at once. */
+  halt(reason: 'cancel' | 'shutdown'): void {
+    if (this.stop === 'none') this.stop = reason;
+    for (const wake of this.sleepers) wake();
+  }
+
+  /** Sleeps up to `ms`, returning early when the batch is stopped. */
+  pause(ms: number): Promise<void> {
+    if (this.stop !== 'none') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.sleepers.add(done);
+    });
+  }
+}
+
+function shouldWait(reply: LineReply): number | undefined {
+  const wait = reply.retryAfter ?? 1;
+  if (reply.status === 429 && wait <= MAX_WAIT_S) return wait;
+  if (reply.status === 503 && reply.code === 'provider_circuit_open' && wait <= MAX_WAIT_S) return wait;
+  return undefined;
+}
+
+/**
+ * Sends every line of `batch` without a result. Returns how it ended: `done` (all lines have a result),
+ * `expired` (the completion window closed first), or `stopped` (cancelled or shutting down).
+ */
+export async function runLocal(
+  services: Services,
+  store: BatchStore,
+  limiter: Limiter,
+  batch: BatchRow,
+  lines: BatchLine[],
+  handle: RunHandle,
+): Promise<'done' | 'expired' | 'stopped'> {
+  const route = routeFor(services, batch.endpoint);
+  const done = store.doneLines(batch.id);
+  const queue = lines.map((_, i) => i).filter((i) => !done.has(i));
+  const waits = new Map<number, number>();
+  /** Per model: no line of it is sent before this time (ms), after a 429 or an open circuit. */
+  const notBefore = new Map<string, number>();
+  const expiresMs = (batch.expires_at ?? Infinity) * 1000;
+  let expired = false;
+
+  const worker = async () => {
+    for (;;) {
+      if (handle.stop !== 'none') return;
+      if (Date.now() >= expiresMs) {
+        expired = true;
+        return;
+      }
+      const index = queue.shift();
+      if (index === undefined) return;
+      const line = lines[index]!;
+      const model = line.body.model;
+      const wait = (notBefore.get(model) ?? 0) - Date.now();
+      if (wait > 0) {
+        queue.unshift(index);
+        await handle.pause(Math.min(wait, expiresMs - Date.now()));
+        continue;
+      }
+      let reply: LineReply;
+      await limiter.acquire();
+      try {
+        const auth = (() => {
+          try {
+            return ownerAuth(services, batch.key_id, batch.endpoint);
+          } catch (err) {
+            return err as RouterError;
+          }
+        })();
+        reply = route
+          ? await callLine(services, route, auth, line)
+          : { status: 404, body: { error: { message: `No route serves ${batch.endpoint}.`, type: 'not_found_error', code: 'not_found' } }, requestId: '' };
+      } finally {
+        limiter.release();
+      }
+      const waitS = shouldWait(reply);
+      const n = waits.get(index) ?? 0;
+      if (waitS !== undefined && n < MAX_WAITS) {
+        waits.set(index, n + 1);
+        notBefore.set(model, Math.max(notBefore.get(model) ?? 0, Date.now() + waitS * 1000));
+        queue.unshift(index);
+        continue;
+      }
+      store.finishLine(batch.id, index, reply.status >= 200 && reply.status < 300, resultLine(line.custom_id, reply));
+    }
+  };
+
+  const workers = Math.max(1, Math.min(services.settings.get().batchConcurrency, queue.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (expired) {
+    for (const index of queue) {
+      store.finishLine(batch.id, index, false, errorLine(lines[index]!.custom_id, 'batch_expired', 'This request could not be executed before the completion window expired.'));
+    }
+    return 'expired';
+  }
+  return handle.stop === 'none' && queue.length === 0 ? 'done' : 'stopped';
+}
