@@ -247,6 +247,30 @@ describe('batch list and management routes', () => {
   });
 });
 
+describe('other endpoints', () => {
+  it('runs /v1/embeddings and /v1/responses batches through their own routes', async () => {
+    const client = sdk(router, key);
+    const emb = await upload(client, jsonl([0, 1].map((i) => ({ custom_id: `e${i}`, method: 'POST', url: '/v1/embeddings', body: { model: 'openai/text-embedding-3-small', input: `text ${i}` } }))));
+    const e = await waitBatch(client, (await client.batches.create({ input_file_id: emb.id, endpoint: '/v1/embeddings', completion_window: '24h' })).id);
+    expect(e.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const [first] = await fileLines(client, e.output_file_id);
+    expect(first.response.body).toMatchObject({ object: 'list', data: [{ object: 'embedding' }] });
+    expect(mock.requests.filter((r) => r.endpoint === 'openai.embeddings')).toHaveLength(2);
+
+    const resp = await upload(client, jsonl([{ custom_id: 'r0', method: 'POST', url: '/v1/responses', body: { model: 'openai/gpt-4o-mini', input: 'Say hi' } }]));
+    const r = await waitBatch(client, (await client.batches.create({ input_file_id: resp.id, endpoint: '/v1/responses', completion_window: '24h' })).id);
+    expect(r.request_counts).toEqual({ total: 1, completed: 1, failed: 0 });
+    const [out] = await fileLines(client, r.output_file_id);
+    expect(out.response.body).toMatchObject({ object: 'response', status: 'completed' });
+
+    // A line whose url is not the batch's endpoint is refused at creation, naming the line.
+    const mixed = await upload(client, jsonl([chatLine('c', 'openai/gpt-4o-mini', 'x')]));
+    const refused = await client.batches.create({ input_file_id: mixed.id, endpoint: '/v1/embeddings', completion_window: '24h' }).catch((err) => err);
+    expect(refused.status).toBe(400);
+    expect(refused.message).toContain("Line 1 of the file has url '/v1/chat/completions'");
+  }, 30_000);
+});
+
 describe('rate awareness', () => {
   it('waits out 429s (Retry-After) instead of failing the lines', async () => {
     // The upstream answers 429 with retry-after 1 to the first three calls, then serves.

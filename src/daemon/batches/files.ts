@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -194,14 +194,5 @@ export class FileService {
       source.on('error', () => fail(new RouterError(499, 'The client closed the connection during its upload.'), true));
       source.pipe(bb);
     });
-  }
-
-  /** Size on disk of a stored file (0 when it is gone). */
-  sizeOnDisk(id: string): number {
-    try {
-      return statSync(this.pathOf(id)).size;
-    } catch {
-      return 0;
-    }
   }
 }
