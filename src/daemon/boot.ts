@@ -35,6 +35,8 @@ import { GuardrailService } from './guardrails/store.js';
 import { GUARDRAIL_STAGE_ORDER, guardrailStage } from './guardrails/stage.js';
 import { COMPRESSION_STAGE_ORDER, compressionStage } from './compression/stage.js';
 import { TokenRefresher } from './resilience/refresher.js';
+import { endpointOverride } from './oauth/endpoints.js';
+import { OAuthLogins } from './oauth/flows.js';
 import { TrafficCapture } from './inspect/capture.js';
 import { MemoryService } from './memory/service.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
@@ -90,11 +92,17 @@ export function bootServices(opts: BootOptions): Services {
   settings.onChange((next, changed) => {
     if (changed.includes('outboundProxy')) configureOutboundProxy(next.outboundProxy);
   });
+  // The oauthEndpoints setting's apiBaseUrl moves a provider's API (mock servers, private deployments).
+  const apiBase = (providerId: string) => endpointOverride(settings.get(), providerId)?.apiBaseUrl;
   const keys = new KeyStore(db);
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);
   const syncedModels = new SyncedModels(db);
   const providerDirectory = new ProviderDirectory(nodes, connections, syncedModels);
+  providerDirectory.setApiBaseOverride(apiBase);
+  settings.onChange((_next, changed) => {
+    if (changed.includes('oauthEndpoints')) providerDirectory.setApiBaseOverride(apiBase);
+  });
   const events = new EventBus((error, event) =>
     log.error('event listener failed', { event: event.event, error: error instanceof Error ? error.message : String(error) }),
   );
@@ -152,7 +160,8 @@ export function bootServices(opts: BootOptions): Services {
     cache,
     cacheModes,
     presets: new PresetStore(db),
-    tokenRefresher: new TokenRefresher(connections, providerDirectory, log),
+    tokenRefresher: new TokenRefresher({ connections, settings, events }, providerDirectory, log),
+    oauth: new OAuthLogins(() => services),
     capture: new TrafficCapture(settings),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
@@ -219,6 +228,7 @@ export function closeServices(services: Services): void {
   services.batches.close();
   services.cache.close();
   services.tokenRefresher.stop();
+  services.oauth.close();
   services.backups.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();

@@ -25,6 +25,7 @@ import type { PresetStore } from './playground/presets.js';
 import type { ResponseCache } from './cache/store.js';
 import type { CacheKeyModes } from './cache/key-modes.js';
 import type { TokenRefresher } from './resilience/refresher.js';
+import type { OAuthLogins } from './oauth/flows.js';
 import type { TrafficCapture } from './inspect/capture.js';
 import type { BackupService } from './backups/service.js';
 import type { Metrics } from './observability/metrics.js';
@@ -74,6 +75,8 @@ export interface Services {
   capture: TrafficCapture;
   /** Proactive OAuth token refresh. */
   tokenRefresher: TokenRefresher;
+  /** OAuth logins in progress (browser PKCE with loopback listeners, device flows). */
+  oauth: OAuthLogins;
   keys: KeyStore;
   /** Per-key daily request and token limits, relay per-minute limits, model scopes (in memory, written behind). */
   quotas: QuotaService;

@@ -71,6 +71,8 @@ function addOauth(expiresInMs: number, accessToken = 'at-old') {
 
 describe('proactive refresh', () => {
   it('refreshes tokens about to expire, storing the rotated refresh token', async () => {
+    const events: unknown[] = [];
+    const off = services.events.on('connection.refreshed', (e) => events.push(e.data));
     const soon = addOauth(60_000);
     const later = addOauth(3 * 3600_000);
     expect(await services.tokenRefresher.tick()).toBe(1);
@@ -80,6 +82,9 @@ describe('proactive refresh', () => {
     expect(after.credential).toMatchObject({ accessToken: 'at-1', refreshToken: 'rt-1' });
     expect(Date.parse(after.expiresAt!)).toBeGreaterThan(Date.now() + 3000_000);
     expect(services.connections.get(later.id)!.credential.accessToken).toBe('at-old');
+    expect(events).toEqual([{ connection_id: soon.id, provider: 'claude-code', provider_id: 'claude-code', name: 'cc', expires_at: after.expiresAt, rotated: true }]);
+    expect(after.providerSpecificData.lastRefreshedAt).toBeTruthy();
+    off();
     services.connections.remove(soon.id);
     services.connections.remove(later.id);
   });
@@ -113,9 +118,15 @@ describe('reactive path', () => {
   });
 
   it('when refresh and the recovery check fail, the connection becomes expired and inactive', async () => {
+    const expired: any[] = [];
+    const off = services.events.on('connection.expired', (e) => expired.push(e.data));
     const c = addOauth(3600_000, 'at-bad');
     tokenStatus = 401;
     await confirmAuthFailure(services, targetOf(c.id));
+    off();
+    expect(expired).toHaveLength(1);
+    expect(expired[0]).toMatchObject({ connection_id: c.id, provider: 'claude-code', name: 'cc' });
+    expect(expired[0].reason).not.toContain('at-bad');
     const after = services.connections.get(c.id)!;
     expect(after.testStatus).toBe('expired');
     expect(after.isActive).toBe(false);

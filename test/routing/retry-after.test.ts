@@ -81,6 +81,19 @@ describe('parseRetryHintFromText', () => {
   });
 });
 
+describe('usage-limit reset fields (Codex usage_limit_reached)', () => {
+  const limit = (fields: string) => `{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus",${fields}}}`;
+
+  it('reads resets_in_seconds', () => {
+    expect(parseRetryHintFromText(limit('"resets_in_seconds":5400'), NOW)).toBe(5400);
+    expect(retryHintSeconds({ headers: {}, bodyText: limit('"resets_in_seconds":5400') }, NOW)).toBe(5400);
+  });
+
+  it('reads resets_at as an epoch time', () => {
+    expect(parseRetryHintFromText(limit(`"resets_at":${Math.floor(NOW / 1000) + 600}`), NOW)).toBe(600);
+  });
+});
+
 describe('retryHintSeconds', () => {
   it('prefers the Retry-After header over the body text', () => {
     expect(retryHintSeconds({ headers: { 'Retry-After': '5' }, bodyText: 'retry after 60s' }, NOW)).toBe(5);

@@ -118,6 +118,29 @@ export interface TestPingData {
 }
 
 /** Event name to data shape. */
+/** An OAuth connection's access token was renewed (proactively, before a request, or after an auth failure). */
+export interface ConnectionRefreshedData {
+  connection_id: string;
+  /** The provider as people read it; `provider_id` is filled by the event bus. */
+  provider: string;
+  provider_id?: string;
+  name: string;
+  /** When the new access token expires (ISO), null when the provider did not say. */
+  expires_at: string | null;
+  /** True when the provider also issued a new refresh token (rotation). */
+  rotated: boolean;
+}
+
+/** An OAuth connection was marked expired (testStatus `expired`, isActive false) after recovery failed. */
+export interface ConnectionExpiredData {
+  connection_id: string;
+  provider: string;
+  provider_id?: string;
+  name: string;
+  /** The upstream's refusal that confirmed it (credentials masked). */
+  reason: string;
+}
+
 export interface EventMap {
   'request.completed': RequestCompletedData;
   'request.failed': RequestFailedData;
@@ -128,6 +151,8 @@ export interface EventMap {
   'batch.completed': BatchFinishedData;
   'batch.failed': BatchFinishedData;
   'test.ping': TestPingData;
+  'connection.refreshed': ConnectionRefreshedData;
+  'connection.expired': ConnectionExpiredData;
 }
 
 /** One event name. */
@@ -144,6 +169,8 @@ export const EVENT_NAMES: readonly EventName[] = [
   'batch.completed',
   'batch.failed',
   'test.ping',
+  'connection.refreshed',
+  'connection.expired',
 ];
 
 const NAME_SET: ReadonlySet<string> = new Set(EVENT_NAMES);

@@ -1,7 +1,7 @@
 import { RouterError } from '../http/errors.js';
 import { connectionProxy } from '../net/outbound-proxy.js';
 import type { Target } from '../proxy/target.js';
-import type { ConnectionStore } from './connections.js';
+import type { Connection, ConnectionStore } from './connections.js';
 import type { SyncedModels } from './models.js';
 import { nodeProvider, type NodeStore } from './nodes.js';
 import { BUILTIN_PROVIDERS, builtinProvider } from './registry.js';
@@ -30,6 +30,8 @@ export class ProviderDirectory {
    * object per account per request. Dropped whenever connections or nodes change; bounded.
    */
   private targetCache = new Map<string, readonly Target[]>();
+  /** A provider's API base URL from the `oauthEndpoints` setting (apiBaseUrl), when one is set. */
+  private apiBaseOverride: (providerId: string) => string | undefined = () => undefined;
 
   constructor(
     private readonly nodes: NodeStore,
@@ -38,6 +40,12 @@ export class ProviderDirectory {
   ) {
     this.refreshNodes();
     connections.onChange(() => (this.targetCache = new Map()));
+  }
+
+  /** Sets where API base overrides come from (boot wires the settings); drops the built targets. */
+  setApiBaseOverride(fn: (providerId: string) => string | undefined): void {
+    this.apiBaseOverride = fn;
+    this.targetCache = new Map();
   }
 
   /** Rebuilds node-derived providers (call after node changes). */
@@ -108,14 +116,30 @@ export class ProviderDirectory {
         code: 'no_active_connection',
       });
     }
-    return conns.map((c) => ({
-      ...base,
+    return conns.map((c) => this.connectionTarget(def, c, model, publicModel));
+  }
+
+  /**
+   * One connection as a target: its base URL (the connection's own, else the oauthEndpoints setting's
+   * apiBaseUrl, else the provider's), the headers its data adds, its proxy, project and token expiry.
+   * Model lists and health checks use it too, so they reach the same place requests do.
+   */
+  connectionTarget(def: ProviderDef, c: Connection, model = '', publicModel = ''): Target {
+    const data = c.providerSpecificData;
+    const target: Target = {
+      provider: def,
+      model,
+      publicModel,
+      format: def.format,
       connectionId: c.id,
       credential: c.credential,
-      baseUrl: typeof c.providerSpecificData.baseUrl === 'string' ? c.providerSpecificData.baseUrl : def.baseUrl,
-      headers: {},
+      baseUrl: typeof data.baseUrl === 'string' ? data.baseUrl : (def.connectionBaseUrl?.(data) ?? this.apiBaseOverride(def.id) ?? def.baseUrl),
+      headers: def.connectionHeaders?.(data) ?? {},
       proxy: connectionProxy(c),
-    }));
+    };
+    if (typeof data.projectId === 'string') target.project = data.projectId;
+    if (c.authKind === 'oauth' && c.expiresAt) target.expiresAt = Date.parse(c.expiresAt);
+    return target;
   }
 
   /** Catalog entries of configured and no-auth providers (spec, proxy endpoints: the catalog lists no-auth providers and configured providers' models). */

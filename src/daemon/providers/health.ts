@@ -28,7 +28,7 @@ export async function testConnection(services: Services, c: Connection): Promise
   const def = services.providers.provider(c.provider);
   if (!def) return { ok: false, latencyMs: 0, error: `the provider '${c.provider}' of this connection no longer exists` };
   const t0 = performance.now();
-  const result = await fetchUpstreamModels(def, c).then(
+  const result = await fetchUpstreamModels(def, c, services.providers.connectionTarget(def, c)).then(
     (models) => {
       // A node has no shipped model list: what a successful test found becomes its catalog.
       if (services.nodes.get(def.id)) services.syncedModels.replace(def.id, models);

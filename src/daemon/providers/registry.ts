@@ -5,6 +5,10 @@ import { lmstudio, ollama } from './local/index.js';
 import { codex, openai } from './openai/index.js';
 import { cohere, jina, voyage } from './rerank/index.js';
 import { webSession } from './session/index.js';
+import { antigravity, geminiCli } from './google/index.js';
+import { githubCopilot } from './copilot/index.js';
+import { qwenCode } from './qwen/index.js';
+import { devinCli, windsurf } from './ide/index.js';
 import type { ProviderDef } from './types.js';
 
 /** Every built-in provider, in catalog order. Adding one is one line here plus its folder. */
@@ -20,6 +24,12 @@ export const BUILTIN_PROVIDERS: readonly ProviderDef[] = [
   lmstudio,
   codex,
   claudeCode,
+  geminiCli,
+  githubCopilot,
+  qwenCode,
+  antigravity,
+  windsurf,
+  devinCli,
   webSession,
 ];
 

@@ -232,7 +232,7 @@ export const providerRoutes: RouteDef[] = [
     handler: async ({ services, params }) => {
       const c = connectionOr404(services, params.id);
       const def = providerOf(services, c.provider);
-      const models = await fetchUpstreamModels(def, c).catch((err: Error) => {
+      const models = await fetchUpstreamModels(def, c, services.providers.connectionTarget(def, c)).catch((err: Error) => {
         throw new RouterError(502, `Model sync failed: ${err.message}`);
       });
       services.syncedModels.replace(def.id, models);

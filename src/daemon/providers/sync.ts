@@ -12,7 +12,6 @@ export function parseModelList(format: ProviderDef['format'], body: unknown): Mo
   return getUpstreamCodec(format).parseModels(body);
 }
 
-/** Lists a connection's models upstream (`GET {base}/models`); throws with a formatted provider error. */
 /** A refused model-list call, classified like any attempt (the reactive expiry check reads `failure`). */
 export class ModelListError extends Error {
   override name = 'ModelListError';
@@ -24,8 +23,12 @@ export class ModelListError extends Error {
   }
 }
 
-export async function fetchUpstreamModels(def: ProviderDef, c: Connection): Promise<ModelInfo[]> {
-  const target: Target = {
+/**
+ * Lists a connection's models upstream (`GET {base}/models`); throws with a formatted provider error.
+ * `built` is the connection as the directory targets it (base URL overrides, connection headers).
+ */
+export async function fetchUpstreamModels(def: ProviderDef, c: Connection, built?: Target): Promise<ModelInfo[]> {
+  const target: Target = built ?? {
     provider: def,
     model: '',
     publicModel: '',

@@ -60,8 +60,17 @@ export interface ProviderDef {
   chatTokenLimit?: 'max_tokens' | 'max_completion_tokens';
   /** Static model list, replaced in the catalog by synced models when those exist. */
   models: ModelInfo[];
-  /** How to refresh an OAuth access token (public client of the provider's own CLI). */
-  oauth?: OAuthRefreshConfig;
+  /** How to log in and refresh an OAuth access token (the public client of the provider's own CLI). */
+  oauth?: OAuthConfig;
+  /** The API base a connection's stored data names (Qwen's `resourceUrl`), below its own `baseUrl`. */
+  connectionBaseUrl?: (data: Record<string, unknown>) => string | undefined;
+  /** Headers a connection's stored data adds (Codex `chatgpt-account-id`); built once per target. */
+  connectionHeaders?: (data: Record<string, unknown>) => Record<string, string>;
+  /**
+   * Adjusts the request body just before it is sent, natively passed through or translated alike (Claude
+   * Code's identity prompt, Codex's required `store: false`). Mutates `body`; absent for most providers.
+   */
+  adaptBody?: (body: Record<string, unknown>) => void;
 }
 
 /** The rerank wire dialects router speaks (proxy/rerank/dialects.ts). */
@@ -88,13 +97,41 @@ export interface ProviderEndpoints {
   moderations?: boolean;
 }
 
-/** An OAuth 2.0 refresh-token grant: the token endpoint and the public client id to send. */
-export interface OAuthRefreshConfig {
+/**
+ * A provider's OAuth client: the login flows it offers and how its tokens are refreshed. Every URL can be
+ * overridden by the `oauthEndpoints` setting (tests, private deployments); see src/daemon/oauth/.
+ */
+export interface OAuthConfig {
+  /** The token endpoint: code exchange, device-code polling and refresh. */
   tokenUrl: string;
   clientId: string;
-  /** Body encoding the endpoint expects. */
+  /** Installed-app secret (Google's clients publish theirs; it is not a secret there). */
+  clientSecret?: string;
+  /** Body encoding of refresh requests. */
   body: 'json' | 'form';
+  /** Body encoding of the authorization-code exchange (default: `body`). */
+  exchangeBody?: 'json' | 'form';
+  /** The exchange carries the login's `state` too (Anthropic's token endpoint asks for it). */
+  exchangeState?: boolean;
+  /** Scope sent with a refresh, when the provider wants one. */
   scope?: string;
+  /** Browser login (PKCE S256): the authorization endpoint and the scope asked for there. */
+  authorizeUrl?: string;
+  authScope?: string;
+  /** Extra query parameters of the authorization URL. */
+  authParams?: Record<string, string>;
+  /** The loopback redirect the provider registered for its CLI: port, path and host name in the URI. */
+  redirect?: { port: number; path: string; host?: string };
+  /** A redirect URI on the provider's site that shows the code for pasting (Claude's console page). */
+  pasteRedirectUri?: string;
+  /** Device flow (RFC 8628): the device authorization endpoint, its scope, and whether it takes PKCE. */
+  deviceAuthorizationUrl?: string;
+  deviceScope?: string;
+  devicePkce?: boolean;
+  /** How tokens are renewed: the refresh-token grant (default) or Copilot's token exchange. */
+  refresh?: 'refresh_token' | 'copilot-exchange';
+  /** Browser flows retired by the provider: only import-token remains (410 on the others). */
+  retired?: boolean;
 }
 
 /** Bearer-token auth from an API key or an OAuth access token. */

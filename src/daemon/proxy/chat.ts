@@ -8,6 +8,7 @@ import type { RouteContext } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
+import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { openStream, type StreamBody, type StreamSummary } from './stream.js';
 import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
@@ -73,7 +74,7 @@ class DirectStream {
 }
 
 /** Which wire format to speak to a target: the client's own when the provider serves it natively. */
-export function upstreamFormatFor(target: Target, clientFormat: WireFormat): WireFormat {
+export function upstreamFormatFor(target: Target, clientFormat: WireFormat): UpstreamWireFormat {
   const ep = target.provider.endpoints ?? {};
   if (clientFormat === 'openai-completions' && ep.completions) return 'openai-completions';
   if (clientFormat === 'openai-responses' && ep.responses) return 'openai-responses';
@@ -94,7 +95,7 @@ interface Prepared {
   url: string;
   body: string;
   native: boolean;
-  format: WireFormat;
+  format: UpstreamWireFormat;
   /** Headers this request needs beyond the target's own (the client's Anthropic beta flags). */
   headers?: Record<string, string>;
   /** Target headers a request hook removes (never credentials: the hook schema refuses those). */
@@ -146,7 +147,9 @@ function prepare(
   if (format === call.clientFormat && !staged && !holdsWrappedSignature(call.clientFormat, call.raw)) {
     const url = chatUrl(target, format, call.stream);
     const headers = nativeHeaders(format, stageCtx.requestHeaders);
-    return { url, body: JSON.stringify(nativeBody(format, call.raw, target)), native: true, format, headers, request: decoded, stages, stageCtx, capture };
+    const body = nativeBody(format, call.raw, target);
+    target.provider.adaptBody?.(body);
+    return { url, body: JSON.stringify(body), native: true, format, headers, request: decoded, stages, stageCtx, capture };
   }
   if (call.clientFormat === 'openai-completions') refuseChoices(call.raw, target, format === 'openai-completions');
   const upstream = getUpstreamCodec(format);
@@ -155,6 +158,7 @@ function prepare(
   assertResponsesStatePortable(ir, format);
   const encoded = upstream.encodeRequest(ir, encodeOptionsFor(target)) as Record<string, unknown>;
   // Request hooks' edits of the upstream request itself (headers, top-level fields); none on most requests.
+  target.provider.adaptBody?.(encoded);
   const edits = applyUpstreamEdits(encoded, upstream.requestHeaders?.(ir), stageCtx.upstream);
   return {
     url: chatUrl(target, format, call.stream),

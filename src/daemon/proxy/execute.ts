@@ -10,6 +10,7 @@ import { planTargets, type Plan } from './plan.js';
 import type { Target } from './target.js';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
 import type { AttemptLimits } from './attempt-guard.js';
+import { freshTarget } from '../oauth/fresh.js';
 
 /**
  * The one executor every upstream call goes through: chat in each client format, legacy completions,
@@ -126,12 +127,14 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
   let refused: RouterError | undefined;
   let skipped: RouterError | undefined;
 
-  for (const [index, target] of plan.targets.entries()) {
+  for (const [index, candidate] of plan.targets.entries()) {
     const left = deadline - performance.now();
     // An attempt is not started in the deadline's last moments: the previous attempt's timer may fire a
     // hair before the deadline by this clock, and a quick upstream would then be asked with nothing left.
     if (left < MIN_ATTEMPT_MS) break;
-    if (index > 0 && !breakers.peek(target.provider.id, target.model).allowed) continue;
+    if (index > 0 && !breakers.peek(candidate.provider.id, candidate.model).allowed) continue;
+    // An OAuth token about to expire is renewed first (one refresh shared by concurrent requests).
+    const target = await freshTarget(services, candidate);
     if (index > 0) services.quotas.checkTokens(auth, { provider: target.provider.id, model: target.model });
     const outcome = newOutcome(req, target, plan);
     let prepared: P | EarlyReply<R>;

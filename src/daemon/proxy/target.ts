@@ -1,5 +1,5 @@
 import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
-import type { UpstreamEncodeOptions } from '../translate/codec.js';
+import type { UpstreamEncodeOptions, UpstreamWireFormat } from '../translate/codec.js';
 import type { WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { modelCapabilities } from '../providers/capabilities.js';
@@ -23,6 +23,10 @@ export interface Target {
   comboEntry?: string;
   /** The connection's outbound proxy (`providerSpecificData.proxy`): a URL, null for none, undefined to inherit. */
   proxy?: string | null;
+  /** Code Assist project of the connection (Gemini CLI, Antigravity), sent in the request envelope. */
+  project?: string;
+  /** When the connection's access token expires (epoch ms), for OAuth connections that say so. */
+  expiresAt?: number;
 }
 
 /**
@@ -38,6 +42,7 @@ export function encodeOptionsFor(target: Target): UpstreamEncodeOptions {
     developerRole: target.provider.id === 'openai',
     reasoningEffort: caps.reasoningEffort,
     ...(caps.maxOutputTokens ? { maxOutputTokens: caps.maxOutputTokens } : {}),
+    ...(target.project ? { project: target.project } : {}),
   };
 }
 
@@ -47,7 +52,7 @@ export function joinUrl(base: string, path: string): string {
 }
 
 /** The URL of a chat-like call in the target's wire format (the codec knows its paths). */
-export function chatUrl(target: Target, format: WireFormat, stream: boolean): string {
+export function chatUrl(target: Target, format: UpstreamWireFormat, stream: boolean): string {
   return joinUrl(target.baseUrl, getUpstreamCodec(format).path(target.model, stream));
 }
 

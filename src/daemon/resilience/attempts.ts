@@ -1,6 +1,6 @@
 import { RouterError } from '../http/errors.js';
 import { fetchUpstreamModels, ModelListError } from '../providers/sync.js';
-import { canRefresh, refreshConnection } from '../providers/oauth.js';
+import { canRefresh, refreshConnection } from '../oauth/refresh.js';
 import type { Credential, ProviderDef } from '../providers/types.js';
 import { allUnavailableError } from '../routing/errors.js';
 import type { ClassifiedFailure } from '../routing/provider-error.js';
@@ -85,7 +85,7 @@ export function attemptFailed(services: AuthCheckServices & Pick<Services, 'resi
 }
 
 /** What the reactive expiry check uses of the daemon. */
-type AuthCheckServices = Pick<Services, 'connections' | 'log'>;
+type AuthCheckServices = Pick<Services, 'connections' | 'log' | 'settings' | 'providers' | 'events'>;
 
 /**
  * The reactive expiry path: an upstream-confirmed auth failure marks the connection expired only when a
@@ -97,23 +97,24 @@ export async function confirmAuthFailure(services: AuthCheckServices, target: At
   if (!conn || !conn.isActive) return;
   if (JSON.stringify(conn.credential) !== JSON.stringify(target.credential)) return;
   // OAuth first: a refreshed token is recovery, the connection stays active.
-  if (canRefresh(target.provider, conn)) {
+  if (canRefresh(target.provider, conn, services.settings)) {
     try {
-      await refreshConnection(target.provider, conn, services.connections);
+      await refreshConnection(target.provider, conn, services);
       return;
     } catch (err) {
       services.log.warn('token refresh after an auth failure failed', { connection: conn.id, error: (err as Error).message });
     }
   }
   try {
-    await fetchUpstreamModels(target.provider, conn);
+    await fetchUpstreamModels(target.provider, conn, services.providers.connectionTarget(target.provider, conn));
     return;
   } catch (err) {
     // Only the upstream saying the credential is refused (classified like the attempt) confirms it.
     if (!(err instanceof ModelListError) || !err.failure.authConfirmable) return;
     const fresh = services.connections.get(conn.id);
     if (!fresh || JSON.stringify(fresh.credential) !== JSON.stringify(target.credential)) return;
-    services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
+    const expired = services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
+    services.events.emit('connection.expired', { connection_id: conn.id, provider: conn.provider, name: conn.name, reason: expired?.lastError ?? 'authentication failed' });
     services.log.warn('connection expired after a confirmed auth failure', { connection: conn.id, provider: conn.provider });
   }
 }

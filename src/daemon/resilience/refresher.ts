@@ -1,7 +1,6 @@
 import type { Logger } from '../logger.js';
-import type { ConnectionStore } from '../providers/connections.js';
 import type { ProviderDirectory } from '../providers/directory.js';
-import { canRefresh, refreshConnection, REFRESH_AHEAD_MS } from '../providers/oauth.js';
+import { canRefresh, refreshConnection, REFRESH_AHEAD_MS, type RefreshDeps } from '../oauth/refresh.js';
 
 const TICK_MS = 60_000;
 
@@ -15,7 +14,7 @@ export class TokenRefresher {
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly connections: ConnectionStore,
+    private readonly deps: RefreshDeps,
     private readonly providers: ProviderDirectory,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
@@ -30,16 +29,16 @@ export class TokenRefresher {
   /** One pass; returns how many connections were refreshed. */
   async tick(): Promise<number> {
     let refreshed = 0;
-    for (const c of this.connections.list()) {
+    for (const c of this.deps.connections.list()) {
       if (!c.isActive || !c.expiresAt) continue;
       const def = this.providers.provider(c.provider);
-      if (!canRefresh(def, c)) continue;
+      if (!canRefresh(def, c, this.deps.settings)) continue;
       if (Date.parse(c.expiresAt) - this.now() > REFRESH_AHEAD_MS) continue;
       try {
-        await refreshConnection(def!, c, this.connections);
+        await refreshConnection(def!, c, this.deps);
         refreshed++;
       } catch (err) {
-        this.connections.update(c.id, { lastError: (err as Error).message });
+        this.deps.connections.update(c.id, { lastError: (err as Error).message });
         this.log.warn('proactive token refresh failed; will retry', { connection: c.id, error: (err as Error).message });
       }
     }

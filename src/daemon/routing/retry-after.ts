@@ -72,14 +72,17 @@ const DURATION =
 const HINT_RE = new RegExp(String.raw`\b(?:resets?|retry)\s+after\s+${DURATION}`, 'gi');
 
 /**
- * Reads a wait from free text such as `reset after 2h7m23s`, `reset after 45m`, `Retry after 12s`
+ * Reads a wait from an error body: a usage-limit reply's `resets_in_seconds` / `resets_at` fields, or free
+ * text such as `reset after 2h7m23s`, `reset after 45m`, `Retry after 12s`
  * (case-insensitive, anywhere in the text; each of h/m/s optional, spaces between parts and long unit
  * words such as `12 seconds` allowed).
  * Returns seconds rounded up, or `undefined` when there is no such phrase. Not capped: see
  * {@link retryHintSeconds} for the capped combination.
  */
-export function parseRetryHintFromText(text: string | undefined | null): number | undefined {
+export function parseRetryHintFromText(text: string | undefined | null, now = Date.now()): number | undefined {
   if (!text) return undefined;
+  const reset = parseResetFields(text, now);
+  if (reset !== undefined) return reset;
   for (const match of text.matchAll(HINT_RE)) {
     const [, h, m, s] = match;
     // "retry after the quota resets" matches with no components; keep looking for a real one.
@@ -88,6 +91,20 @@ export function parseRetryHintFromText(text: string | undefined | null): number 
     return Math.ceil(total);
   }
   return undefined;
+}
+
+const RESETS_IN_RE = /"resets_in_seconds"\s*:\s*(\d+(?:\.\d+)?)/;
+const RESETS_AT_RE = /"resets_at"\s*:\s*(\d+(?:\.\d+)?)/;
+
+/**
+ * The reset of a usage-limit reply in JSON fields, as the ChatGPT (Codex) backend sends it with
+ * `usage_limit_reached`: `resets_in_seconds`, or `resets_at` as an epoch time. Seconds from now, or undefined.
+ */
+function parseResetFields(text: string, now: number): number | undefined {
+  const inSeconds = RESETS_IN_RE.exec(text);
+  if (inSeconds) return atLeastOne(Number(inSeconds[1]));
+  const at = RESETS_AT_RE.exec(text);
+  return at ? fromNumber(Number(at[1]), now) : undefined;
 }
 
 /** Response headers as a `Headers` object or a plain record (Node's `IncomingHttpHeaders` shape). */
@@ -113,7 +130,7 @@ export function headerValue(headers: HeaderSource, name: string): string | undef
  */
 export function retryHintSeconds(source: { headers?: HeaderSource; bodyText?: string | null }, now: number): number {
   const fromHeader = tryParseRetryAfter(headerValue(source.headers, 'retry-after'), now);
-  const seconds = fromHeader ?? parseRetryHintFromText(source.bodyText) ?? FALLBACK_RETRY_SECONDS;
+  const seconds = fromHeader ?? parseRetryHintFromText(source.bodyText, now) ?? FALLBACK_RETRY_SECONDS;
   return Math.min(MAX_RETRY_SECONDS, Math.max(1, seconds));
 }
 

@@ -5,6 +5,7 @@ import { compressionSettingsSchema } from '../compression/settings.js';
 import { outboundProxySettingsSchema } from '../net/settings.js';
 import { cloudSyncSettingsSchema, SECRET_MASK } from '../sync/settings.js';
 import { agentSettingsSchema } from '../mcp/settings.js';
+import { oauthEndpointsSchema } from '../oauth/settings.js';
 
 const MiB = 1024 * 1024;
 
@@ -119,6 +120,8 @@ export const settingsSchema = z.object({
   cloudSync: cloudSyncSettingsSchema.prefault({}),
   /** MCP server limits and the models of the A2A agent and the assistant (docs/agents.md). */
   agents: agentSettingsSchema.prefault({}),
+  /** OAuth endpoint overrides per provider: `{<provider>: {authorizeUrl?, tokenUrl?, deviceAuthorizationUrl?, apiBaseUrl?}}` (docs/accounts.md). */
+  oauthEndpoints: oauthEndpointsSchema,
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

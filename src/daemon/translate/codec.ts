@@ -87,11 +87,22 @@ export interface UpstreamEncodeOptions {
   reasoningEffort?: boolean;
   /** The model's own output maximum: the limit a Messages request asks for when the client set none. */
   maxOutputTokens?: number;
+  /** The Google Cloud project a Code Assist request is billed to (the connection's, found at login). */
+  project?: string;
 }
+
+/**
+ * Formats router only speaks to providers, never accepts from clients: Google's Code Assist envelopes
+ * (Gemini CLI, Antigravity) around the Gemini body.
+ */
+export type UpstreamOnlyFormat = 'gemini-code-assist' | 'antigravity';
+
+/** Every format router can send to a provider: the client formats plus the upstream-only ones. */
+export type UpstreamWireFormat = WireFormat | UpstreamOnlyFormat;
 
 /** The upstream side of a format: what we send a provider and how we read its reply. */
 export interface UpstreamCodec {
-  format: WireFormat;
+  format: UpstreamWireFormat;
   encodeRequest(request: IrRequest, options?: UpstreamEncodeOptions): Record<string, unknown>;
   /** Headers the encoded request needs beyond the provider's own (Anthropic's beta flags); optional. */
   requestHeaders?(request: IrRequest): Record<string, string>;

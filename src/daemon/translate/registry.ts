@@ -1,4 +1,4 @@
-import type { ClientCodec, UpstreamCodec } from './codec.js';
+import type { ClientCodec, UpstreamCodec, UpstreamWireFormat } from './codec.js';
 import type { WireFormat } from './ir.js';
 import { CodecError } from './errors.js';
 import { anthropicClient, anthropicUpstream } from './formats/anthropic/index.js';
@@ -6,6 +6,7 @@ import { openAiChatClient, openAiChatUpstream } from './formats/openai-chat/inde
 import { openAiCompletionsClient, openAiCompletionsUpstream } from './formats/openai-completions/index.js';
 import { openAiResponsesClient, openAiResponsesUpstream } from './formats/openai-responses/index.js';
 import { geminiClient, geminiUpstream } from './formats/gemini/index.js';
+import { antigravityUpstream, codeAssistUpstream } from './formats/code-assist/index.js';
 
 
 /**
@@ -21,12 +22,14 @@ export const clientCodecs: Record<WireFormat, ClientCodec> = {
 };
 
 /** Codecs for the formats router can call providers in. Adding a format is one line here. */
-export const upstreamCodecs: Record<WireFormat, UpstreamCodec> = {
+export const upstreamCodecs: Record<UpstreamWireFormat, UpstreamCodec> = {
   'openai-chat': openAiChatUpstream,
   'openai-completions': openAiCompletionsUpstream,
   anthropic: anthropicUpstream,
   'openai-responses': openAiResponsesUpstream,
   gemini: geminiUpstream,
+  'gemini-code-assist': codeAssistUpstream,
+  antigravity: antigravityUpstream,
 };
 
 /** The client codec of a format; throws (500) when none is registered, which is a wiring bug. */
@@ -37,7 +40,7 @@ export function getClientCodec(format: WireFormat): ClientCodec {
 }
 
 /** The upstream codec of a format; throws (500) when none is registered. */
-export function getUpstreamCodec(format: WireFormat): UpstreamCodec {
+export function getUpstreamCodec(format: UpstreamWireFormat): UpstreamCodec {
   const codec = upstreamCodecs[format];
   if (!codec) throw new CodecError(500, `No upstream codec is registered for '${format}'.`);
   return codec;

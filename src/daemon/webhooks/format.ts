@@ -104,5 +104,11 @@ function describe(ev: AnyRouterEvent): string {
     }
     case 'test.ping':
       return `${head}: ${ev.data.message} (webhook ${ev.data.webhookId})`;
+    case 'connection.refreshed': {
+      const d = ev.data;
+      return `${head}: ${d.provider} account ${d.name} has a new token${d.rotated ? ' (refresh token rotated)' : ''}, valid until ${d.expires_at ?? 'unknown'}`;
+    }
+    case 'connection.expired':
+      return `${head}: ${ev.data.provider} account ${ev.data.name} expired and was deactivated: ${ev.data.reason}`;
   }
 }

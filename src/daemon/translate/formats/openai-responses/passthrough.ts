@@ -1,4 +1,5 @@
 import type { IrRequest, WireFormat } from '../../ir.js';
+import type { UpstreamOnlyFormat } from '../../codec.js';
 import { decodeError } from '../../errors.js';
 
 /**
@@ -45,7 +46,7 @@ export function collectPassthrough(body: Record<string, unknown>, rawToolChoice:
  * The route calls this once the upstream is known (codecs cannot know it when decoding); upstream codecs of
  * other formats may call it too.
  */
-export function assertResponsesStatePortable(request: IrRequest, upstream: WireFormat): void {
+export function assertResponsesStatePortable(request: IrRequest, upstream: WireFormat | UpstreamOnlyFormat): void {
   const pass = request.passthrough;
   if (!pass || pass.format !== 'openai-responses' || upstream === 'openai-responses') return;
   for (const field of STATEFUL_FIELDS) {
