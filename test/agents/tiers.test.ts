@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bootServices, buildApp, closeServices } from '../../src/daemon/boot.js';
 import type { Services } from '../../src/daemon/services.js';
 
@@ -76,10 +76,29 @@ describe('MCP routes from a non-loopback address', () => {
     expect(r.text).toContain('"protocolVersion":"2025-03-26"');
   });
 
+  it('at the session limit, a session idle for a minute gives way to a new one; active ones never do', async () => {
+    expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(200);
+    const open = services.mcp.status().sessions.length;
+    services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: open } });
+    try {
+      expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(503);
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61_000 });
+      const r = await call('/api/mcp/stream', LO, bearer(manageKey), initialize);
+      expect(r.status).toBe(200);
+      expect(services.mcp.status().sessions.length).toBe(open);
+      expect(services.mcp.status().sessions.some((s) => s.id === r.res.headers.get('mcp-session-id'))).toBe(true);
+      // The newcomer is fresh: the next one is refused again unless another has idled.
+      if (open === 1) expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(503);
+    } finally {
+      vi.useRealTimers();
+      services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: 32 } });
+    }
+  });
+
   it('idle sessions expire', async () => {
     const before = services.mcp.status().sessions.length;
     expect(before).toBeGreaterThan(0);
-    expect(services.mcp.sweep(Date.now() + services.settings.get().agents.mcpSessionIdleSeconds * 1000 + 1)).toBe(before);
+    expect(services.mcp.sweep(Date.now() + services.settings.get().agents.mcpSessionIdleSeconds * 1000 + 120_000)).toBe(before);
     expect(services.mcp.status().sessions).toEqual([]);
   });
 });

@@ -81,6 +81,9 @@ export async function runTool(
   return outcome;
 }
 
+/** How long a session must have been idle before a new one may take its place at the session limit. */
+const EVICT_IDLE_MS = 60_000;
+
 const jsonRpcError = (status: number, code: number, message: string) =>
   new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
 
@@ -169,9 +172,18 @@ export class McpService {
     return s;
   }
 
-  private admitNew(): void {
+  private admitNew(now = Date.now()): void {
     if (this.closed) throw new RouterError(503, 'router is shutting down.');
     if (this.sessions.size >= this.limits().mcpMaxSessions) {
+      // Many clients never end their session (no DELETE): rather than refuse a new one, the session unused
+      // the longest gives way, provided it has been idle for a minute (an active one is never dropped).
+      let oldest: Session | undefined;
+      for (const s of this.sessions.values()) if (!oldest || s.lastSeen < oldest.lastSeen) oldest = s;
+      if (oldest && now - oldest.lastSeen >= EVICT_IDLE_MS) {
+        this.sessions.delete(oldest.id);
+        void oldest.server.close().catch(() => {});
+        return;
+      }
       throw new RouterError(503, `Too many open MCP sessions (limit ${this.limits().mcpMaxSessions}, setting agents.mcpMaxSessions); close one or wait for idle ones to expire.`);
     }
   }
