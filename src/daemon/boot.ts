@@ -38,6 +38,8 @@ import { TokenRefresher } from './resilience/refresher.js';
 import { endpointOverride } from './oauth/endpoints.js';
 import { OAuthLogins } from './oauth/flows.js';
 import { TrafficCapture } from './inspect/capture.js';
+import { TranslatorHistory } from './insights/translator-history.js';
+import { CliToolLog } from './insights/cli-tool-log.js';
 import { MemoryService } from './memory/service.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
 import { PresetStore } from './playground/presets.js';
@@ -163,6 +165,8 @@ export function bootServices(opts: BootOptions): Services {
     tokenRefresher: new TokenRefresher({ connections, settings, events }, providerDirectory, log),
     oauth: new OAuthLogins(() => services),
     capture: new TrafficCapture(settings),
+    translatorHistory: new TranslatorHistory(settings),
+    cliToolLog: new CliToolLog(db),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
     memory,

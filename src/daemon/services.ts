@@ -27,6 +27,8 @@ import type { CacheKeyModes } from './cache/key-modes.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 import type { OAuthLogins } from './oauth/flows.js';
 import type { TrafficCapture } from './inspect/capture.js';
+import type { TranslatorHistory } from './insights/translator-history.js';
+import type { CliToolLog } from './insights/cli-tool-log.js';
 import type { BackupService } from './backups/service.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
@@ -73,6 +75,10 @@ export interface Services {
   presets: PresetStore;
   /** Traffic inspector captures (opt-in). */
   capture: TrafficCapture;
+  /** The last translations (client and upstream shapes, dropped fields), kept while capture is on. */
+  translatorHistory: TranslatorHistory;
+  /** What `router config-tool` changed in agents' settings files (reported by the CLI). */
+  cliToolLog: CliToolLog;
   /** Proactive OAuth token refresh. */
   tokenRefresher: TokenRefresher;
   /** OAuth logins in progress (browser PKCE with loopback listeners, device flows). */

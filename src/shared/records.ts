@@ -105,6 +105,8 @@ export interface UsageRecord {
   forwardedFor: string | null;
   /** JSON of what request stages reported (compression, guardrails, cache), or null. */
   notes: string | null;
+  /** The client's session (X-Router-Session, sanitized), or null. */
+  sessionId?: string | null;
 }
 
 /**

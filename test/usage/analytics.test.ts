@@ -244,6 +244,7 @@ describe('GET /api/logs', () => {
       userAgent: null,
       forwardedFor: null,
       notes: null,
+      sessionId: null,
     });
   });
 

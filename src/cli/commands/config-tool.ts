@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { Argument, type Command } from 'commander';
 import type { CreatedApiKey } from '../../shared/wire.js';
+import type { CliToolChangeInput } from '../../shared/observability.js';
 import { changedSince, createBackup, latestBackup, originalContent, readOrNull, restore, sha256, writeAtomic } from '../config-tool/backup.js';
 import { unifiedDiff } from '../config-tool/diff.js';
 import { ConfigFileError } from '../../shared/agent-tools/edit.js';
@@ -25,6 +26,18 @@ interface Plan {
   file: string;
   before: string | null;
   after: string;
+}
+
+/**
+ * Reports a change to the daemon's log (`GET /api/cli-tools/logs`). The files are already written: a
+ * daemon that is not running or refuses only costs the log entry, said on stderr.
+ */
+async function report(ctx: CommandContext, opts: any, change: CliToolChangeInput): Promise<void> {
+  try {
+    await ctx.client(opts).request('POST', '/api/cli-tools/logs', change, 5_000);
+  } catch (err) {
+    ctx.io.err(`note: router's change log did not record this (${(err as Error).message})`);
+  }
 }
 
 function plan(tool: ToolDef, input: ToolInput): Plan[] {
@@ -92,6 +105,11 @@ async function apply(ctx: CommandContext, opts: any, tool: ToolDef): Promise<num
     writeAtomic(p.file, p.after, mode);
   }
   const result = { tool: tool.id, files: final.map((p) => p.file), backup: entry.dir, keyId, model: base.model, baseUrl: base.baseUrl };
+  await report(ctx, opts, {
+    ...result,
+    action: 'apply',
+    files: final.filter((p) => p.before !== p.after).map((p) => ({ path: p.file, action: p.before === null ? 'created' : 'modified' })),
+  });
   ctx.emit(opts, result, () =>
     [
       `${tool.name} now uses router at ${base.baseUrl} with model ${base.model}${keyId ? ` (new API key ${keyId})` : ''}.`,
@@ -128,6 +146,13 @@ async function undo(ctx: CommandContext, opts: any, tool: ToolDef): Promise<numb
     return 1;
   }
   restore(entry);
+  await report(ctx, opts, {
+    tool: tool.id,
+    action: 'undo',
+    files: entry.files.map((f) => ({ path: f.path, action: f.existed ? 'restored' : 'removed' })),
+    backup: entry.dir,
+    keyId: entry.keyId,
+  });
   const result = { tool: tool.id, restored: entry.files.map((f) => ({ path: f.path, deleted: !f.existed })), keyId: entry.keyId };
   ctx.emit(opts, result, () =>
     [

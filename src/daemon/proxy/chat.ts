@@ -107,6 +107,32 @@ interface Prepared {
   stageCtx?: StageContext;
   /** Traffic-inspector capture of this request (only when the captureTraffic setting is on). */
   capture?: TraceRecorder;
+  /** The IR request encoded for the upstream (translated requests): its `dropped` notes. */
+  ir?: IrRequest;
+}
+
+/**
+ * Adds this attempt to the translator history (only called while capture is on): both formats, the
+ * capture's bodies, and what the upstream did not get (the codecs' notes; on passthrough, the client
+ * fields removed for this provider).
+ */
+function noteTranslation(services: Services, call: ChatCall, target: Target, prepared: Prepared, status: number): void {
+  let dropped = prepared.ir?.dropped ?? [];
+  if (prepared.native) {
+    const sent = JSON.parse(prepared.body) as Record<string, unknown>;
+    dropped = Object.keys(call.raw).filter((k) => !(k in sent));
+  }
+  services.translatorHistory.record(prepared.capture!, {
+    endpoint: call.endpoint,
+    clientFormat: call.clientFormat,
+    upstreamFormat: prepared.format,
+    passthrough: prepared.native,
+    provider: services.providers.label(target.provider.id),
+    model: target.model,
+    stream: call.stream,
+    status,
+    dropped: [...dropped],
+  });
 }
 
 /**
@@ -171,6 +197,7 @@ function prepare(
     stages,
     stageCtx,
     capture,
+    ir,
   };
 }
 
@@ -263,7 +290,10 @@ async function attempt(
     if (reply.statusCode >= 400) {
       // The first MiB of an error body is plenty to report it; the rest is not read.
       const text = await reply.textUpTo(1024 * 1024);
-      prepared.capture?.upstreamResponse(reply.statusCode, reply.headers, text);
+      if (prepared.capture) {
+        prepared.capture.upstreamResponse(reply.statusCode, reply.headers, text);
+        noteTranslation(services, call, target, prepared, reply.statusCode);
+      }
       throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
     }
     if (call.stream) {
@@ -274,7 +304,7 @@ async function attempt(
     const text = await reply.text().catch((err) => {
       throw guard.cause() ?? networkAttemptError(err, false);
     });
-    return await jsonReply(services, call, prepared, outcome, text, performance.now() - tSend);
+    return await jsonReply(services, call, target, prepared, outcome, text, performance.now() - tSend);
   } finally {
     guard.dispose();
   }
@@ -285,6 +315,7 @@ const BLANK_RE = /^\s*$/;
 async function jsonReply(
   services: Services,
   call: ChatCall,
+  target: Target,
   prepared: Prepared,
   outcome: Outcome,
   text: string,
@@ -309,7 +340,11 @@ async function jsonReply(
     completeStages(prepared.stages, prepared.request(), response, prepared.stageCtx);
   }
   const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
-  prepared.capture?.upstreamResponse(200, undefined, text);
+  if (prepared.capture) {
+    prepared.capture.upstreamResponse(200, undefined, text);
+    // The entry points at the capture's client side, filled just below with the headers the client got.
+    noteTranslation(services, call, target, prepared, 200);
+  }
   const usage = response?.usage;
   const outputText = usage === undefined && response ? replyText(response, 'generated') : undefined;
   outcome.status = 200;
@@ -349,8 +384,11 @@ async function streamReply(
   upstreamHeadersMs: number,
 ): Promise<ChatReply | DirectStream> {
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
-  prepared.capture?.upstreamResponse(200, reply.headers, null);
-  prepared.capture?.clientResponse(200, { 'content-type': 'text/event-stream' }, null);
+  if (prepared.capture) {
+    prepared.capture.upstreamResponse(200, reply.headers, null);
+    prepared.capture.clientResponse(200, { 'content-type': 'text/event-stream' }, null);
+    noteTranslation(services, call, target, prepared, 200);
+  }
   const tStream = performance.now();
   let upstreamMs = upstreamHeadersMs;
   const body = await openStream({

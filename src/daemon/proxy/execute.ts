@@ -208,6 +208,7 @@ function newOutcome(req: ExecRequest, target: Target, plan: Plan): Outcome {
     combo: plan.combo?.name,
     notes: undefined,
     client: req.client,
+    session: req.sessionKey,
     outputText: undefined,
     costUsd: undefined,
   };
@@ -239,5 +240,6 @@ function recordRefusal(req: ExecRequest, plan: Plan | undefined, err: RouterErro
     error: err.message,
     combo: plan?.combo?.name,
     client: req.client,
+    session: req.sessionKey,
   });
 }

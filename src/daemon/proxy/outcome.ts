@@ -40,6 +40,8 @@ export interface Outcome {
   notes?: Record<string, unknown>;
   /** Client headers kept for the request log (sanitized and capped by the usage recorder). */
   client?: { userAgent?: string | null; forwardedFor?: string | null };
+  /** The client's session (X-Router-Session), when it sent one. */
+  session?: string;
   /** The reply's text, only when the upstream reported no usage (so output tokens can be estimated). */
   outputText?: string;
   /**

@@ -221,6 +221,8 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
     events = events.concat(decoder.end());
     let text = handle(events, true);
     if (encoder) text += formatSseBatch(encoder.end());
+    // The encoder's closing events (Anthropic message_delta/message_stop, Responses response.completed...).
+    if (plan.tap && encoder && text) plan.tap.client(text);
     return encoder && text ? utf8.encode(text) : undefined;
   };
 

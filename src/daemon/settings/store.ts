@@ -58,6 +58,8 @@ export const settingsSchema = z.object({
   captureTraffic: z.boolean().default(false),
   /** Bytes of each captured body kept (client and upstream, request and response); longer ones are cut and marked truncated. */
   captureMaxBodyBytes: z.number().int().min(1024).max(16 * MiB).default(1 * MiB),
+  /** Translations kept for GET /api/translator/history while captureTraffic is on (0: none). */
+  translatorHistorySize: z.number().int().min(0).max(200).default(100),
   /** Body limit of every other route. */
   maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
   /**

@@ -31,6 +31,7 @@ export interface UsageRow {
   user_agent: string | null;
   forwarded_for: string | null;
   notes?: string | null;
+  session_id?: string | null;
 }
 
 
@@ -74,5 +75,6 @@ export function logEntry(row: UsageRow): LogEntry {
     userAgent: row.user_agent,
     forwardedFor: row.forwarded_for,
     notes: row.notes ?? null,
+    sessionId: row.session_id ?? null,
   };
 }

@@ -215,6 +215,7 @@ export class UsageService {
       userAgent: client ? sanitizeHeaderValue(client.userAgent) : null,
       forwardedFor: client ? sanitizeHeaderValue(client.forwardedFor) : null,
       notes: notesJson(o.notes),
+      sessionId: o.session === undefined ? null : sanitizeHeaderValue(o.session),
     };
     const meta: Meta = { publicModel: target.publicModel, t0 };
     // A cache hit spent nothing upstream: costUsd stays 0; its tokens are those of the cached reply.

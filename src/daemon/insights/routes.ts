@@ -1,0 +1,232 @@
+import { z } from 'zod';
+import { badRequest, RouterError } from '../http/errors.js';
+import { json, route, type RouteDef } from '../http/routes.js';
+import type { Services } from '../services.js';
+import { MAX_POINTS, pointCount, type Range } from '../usage/queries.js';
+import { parseTime } from '../usage/routes.js';
+import { diversity } from './diversity.js';
+import { decodeCursor, listSessions, sessionRequests } from './sessions.js';
+import { storageHealth, vacuum } from './storage.js';
+
+const time = z
+  .string()
+  .trim()
+  .max(40)
+  .transform((s, ctx) => {
+    const n = parseTime(s);
+    if (n === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'expected unix milliseconds or an ISO 8601 date-time' });
+      return z.NEVER;
+    }
+    return n;
+  });
+const ident = z.string().trim().min(1).max(200);
+const idCursor = z.string().regex(/^[1-9]\d{0,15}$/, 'expected the nextCursor of a previous page');
+const ordered = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+const orderedMsg = { message: "'from' must not be after 'to'", path: ['from'] };
+const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'openai-completions'] as const;
+
+const historyQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(200).default(20),
+    cursor: idCursor.optional(),
+    clientFormat: z.enum(FORMATS).optional(),
+    upstreamFormat: z.enum(FORMATS).optional(),
+    traceId: ident.optional(),
+    translated: z.enum(['true', 'false']).optional(),
+  })
+  .strict();
+
+const sessionsQuery = z
+  .object({
+    from: time.optional(),
+    to: time.optional(),
+    provider: ident.optional(),
+    model: ident.optional(),
+    key: ident.optional(),
+    q: z.string().trim().min(1).max(256).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    perSession: z.coerce.number().int().min(0).max(100).default(10),
+    cursor: z.string().max(1200).optional(),
+  })
+  .strict()
+  .refine(ordered, orderedMsg);
+
+const sessionQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), cursor: idCursor.optional() }).strict();
+
+const diversityQuery = z
+  .object({
+    by: z.enum(['provider', 'model', 'account']).default('provider'),
+    metric: z.enum(['requests', 'tokens', 'cost']).default('requests'),
+    bucket: z.enum(['minute', 'hour', 'day']).default('hour'),
+    from: time.optional(),
+    to: time.optional(),
+  })
+  .strict()
+  .refine(ordered, orderedMsg);
+
+const cliLogsQuery = z
+  .object({
+    tool: z.string().regex(/^[a-z0-9-]{1,40}$/, 'expected a tool id such as claude-code').optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: idCursor.optional(),
+  })
+  .strict();
+
+const filePath = z.string().min(1).max(4096).refine((p) => !/[\u0000\r\n]/.test(p), 'no control characters');
+const cliChangeBody = z
+  .object({
+    tool: z.string().regex(/^[a-z0-9-]{1,40}$/, 'expected a tool id such as claude-code'),
+    action: z.enum(['apply', 'undo']),
+    files: z.array(z.object({ path: filePath, action: z.enum(['created', 'modified', 'restored', 'removed']) }).strict()).max(50),
+    backup: filePath.nullish(),
+    keyId: z.string().max(100).nullish(),
+    model: z.string().max(200).nullish(),
+    baseUrl: z.string().max(2048).nullish(),
+  })
+  .strict();
+
+const DEFAULT_SPAN = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 } as const;
+
+/** The request-log based routes read what the proxy recorded so far (queued rows written first). */
+const fresh = (services: Services) => services.usage.flush();
+
+/** The observability routes the dashboard shows (management tier; docs/observability.md). */
+export const insightRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/translator/history',
+    tier: 'management',
+    tag: 'observability',
+    summary:
+      'The last translations (setting translatorHistorySize, recorded while captureTraffic is on): client and upstream formats, the request and reply in both shapes (credentials masked), dropped fields; newest first',
+    query: historyQuery,
+    handler: ({ services, query }) => {
+      const settings = services.settings.get();
+      const page = services.translatorHistory.list({
+        limit: query.limit,
+        before: query.cursor === undefined ? undefined : Number(query.cursor),
+        clientFormat: query.clientFormat,
+        upstreamFormat: query.upstreamFormat,
+        traceId: query.traceId,
+        translated: query.translated === undefined ? undefined : query.translated === 'true',
+      });
+      return { recording: settings.captureTraffic && settings.translatorHistorySize > 0, size: settings.translatorHistorySize, ...page };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/sessions',
+    tier: 'management',
+    tag: 'observability',
+    summary:
+      'Conversations grouped by session id (X-Router-Session), most recently active first, with totals and their latest requests; filters from, to, provider, model, key, q (id contains); paged by cursor',
+    query: sessionsQuery,
+    handler: async ({ services, query }) => {
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      if (query.cursor !== undefined && !after) throw badRequest("Invalid query parameter 'cursor': expected the nextCursor of a previous page.", 'cursor');
+      await fresh(services);
+      const page = listSessions(
+        services.db,
+        { from: query.from, to: query.to, provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key, q: query.q },
+        { limit: query.limit, after, perSession: query.perSession },
+      );
+      for (const s of page.sessions) {
+        s.providers = s.providers.map((id) => services.providers.label(id));
+        for (const entry of s.recent) entry.provider = services.providers.label(entry.providerId);
+      }
+      return page;
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/sessions/:id',
+    tier: 'management',
+    tag: 'observability',
+    summary: "Every request of one session, oldest first, paged by cursor",
+    query: sessionQuery,
+    handler: async ({ services, params, query }) => {
+      const id = params.id ?? '';
+      await fresh(services);
+      const page = sessionRequests(services.db, id, { limit: query.limit, after: query.cursor === undefined ? undefined : Number(query.cursor) });
+      if (page.requests.length === 0 && query.cursor === undefined) throw new RouterError(404, `No request carried the session '${id.slice(0, 200)}'.`);
+      for (const entry of page.requests) entry.provider = services.providers.label(entry.providerId);
+      return { sessionId: id, ...page };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/analytics/diversity',
+    tier: 'management',
+    tag: 'observability',
+    summary:
+      'How traffic spread over providers, models or accounts in a period: shares of requests, tokens or cost, concentration (Herfindahl-Hirschman index, Shannon entropy, evenness) overall and per time bucket',
+    query: diversityQuery,
+    handler: async ({ services, query }) => {
+      const to = query.to ?? Date.now() + 1;
+      const r: Range = { from: query.from ?? to - DEFAULT_SPAN[query.bucket], to };
+      if (pointCount(query.bucket, r) > MAX_POINTS) {
+        throw badRequest(`The range holds more than ${MAX_POINTS} ${query.bucket} buckets; narrow it or use a larger bucket.`, 'bucket');
+      }
+      await fresh(services);
+      const result = diversity(services.db, query.by, query.metric, query.bucket, r);
+      const label = (key: string | null): { label: string | null; providerId?: string } => {
+        if (key === null) return { label: null };
+        if (query.by === 'provider') return { label: services.providers.label(key), providerId: key };
+        if (query.by === 'account') return { label: services.connections.get(key)?.name ?? null };
+        const slash = key.indexOf('/');
+        return { label: `${services.providers.label(key.slice(0, slash))}${key.slice(slash)}`, providerId: key.slice(0, slash) };
+      };
+      return {
+        by: query.by,
+        metric: query.metric,
+        bucket: query.bucket,
+        from: new Date(r.from).toISOString(),
+        to: new Date(r.to).toISOString(),
+        ...result,
+        groups: result.groups.map((g) => ({ ...g, ...label(g.key) })),
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/storage/health',
+    tier: 'management',
+    tag: 'observability',
+    summary: 'Database and WAL size, pages and free pages, row counts per table, last vacuum and backup, free disk space',
+    handler: async ({ services }) => {
+      await fresh(services);
+      return storageHealth(services.db, services.paths.db, services.backups.list());
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/storage/vacuum',
+    tier: 'management',
+    tag: 'observability',
+    summary: 'Rewrite the database without its free pages (SQLite VACUUM; blocks the daemon while it runs) and truncate the WAL',
+    handler: async ({ services }) => {
+      await fresh(services);
+      return vacuum(services.db, services.paths.db);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/cli-tools/logs',
+    tier: 'management',
+    tag: 'observability',
+    summary: 'What `router config-tool` changed in coding agents\' settings and when (tool, files, action, backup), newest first; paged by cursor',
+    query: cliLogsQuery,
+    handler: ({ services, query }) => services.cliToolLog.list({ tool: query.tool, limit: query.limit, before: query.cursor === undefined ? undefined : Number(query.cursor) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/cli-tools/logs',
+    tier: 'management',
+    tag: 'observability',
+    summary: 'Record a change `router config-tool` made (the CLI calls this after writing or restoring a tool\'s settings)',
+    status: 201,
+    body: cliChangeBody,
+    handler: ({ services, body }) => json(201, services.cliToolLog.record(body)),
+  }),
+];

@@ -1,0 +1,137 @@
+import type { Db } from '../store/db.js';
+import { logEntry, type LogEntry, type UsageRow } from '../usage/record.js';
+
+/** Filters of the sessions list; every one narrows the request rows a session is built from. */
+export interface SessionFilter {
+  from?: number;
+  to?: number;
+  provider?: string;
+  model?: string;
+  key?: string;
+  /** Sessions whose id contains this text. */
+  q?: string;
+}
+
+/** One conversation: the requests that carried the same X-Router-Session. */
+export interface SessionSummary {
+  sessionId: string;
+  firstAt: string;
+  lastAt: string;
+  /** Usage rows (attempts, failovers included). */
+  requests: number;
+  /** Client requests (distinct trace ids). */
+  traces: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  providers: string[];
+  models: string[];
+  apiKeyIds: string[];
+  /** The session's latest requests, newest first (at most `perSession`). */
+  recent: LogEntry[];
+}
+
+interface SessionRow {
+  session_id: string;
+  first: number;
+  last: number;
+  requests: number;
+  traces: number;
+  errors: number;
+  tin: number;
+  tout: number;
+  cost: number;
+  providers: string | null;
+  models: string | null;
+  keys: string | null;
+}
+
+/** WHERE clause and arguments of a filter, on rows that have a session. */
+function where(f: SessionFilter): { sql: string; args: unknown[] } {
+  const parts = ['session_id IS NOT NULL'];
+  const args: unknown[] = [];
+  const add = (sql: string, v: unknown) => {
+    parts.push(sql);
+    args.push(v);
+  };
+  if (f.from !== undefined) add('ts >= ?', f.from);
+  if (f.to !== undefined) add('ts < ?', f.to);
+  if (f.provider !== undefined) add('provider = ?', f.provider);
+  if (f.model !== undefined) add('model = ?', f.model);
+  if (f.key !== undefined) add('api_key_id = ?', f.key);
+  if (f.q !== undefined) add("instr(session_id, ?) > 0", f.q);
+  return { sql: parts.join(' AND '), args };
+}
+
+// GROUP_CONCAT(DISTINCT ...) joins with ','; provider ids, model ids and key ids hold none.
+const split = (s: string | null) => (s ? s.split(',').sort() : []);
+
+/** A page cursor: the last session's latest timestamp and id (sessions are ordered by latest activity). */
+export function encodeCursor(last: number, id: string): string {
+  return Buffer.from(JSON.stringify([last, id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { last: number; id: string } | undefined {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && typeof v[1] === 'string') return { last: v[0], id: v[1] };
+  } catch {
+    // not one of ours
+  }
+  return undefined;
+}
+
+/**
+ * Sessions with activity matching the filter, the most recently active first, each with its totals over
+ * the matching rows and its latest requests. Reads through the partial index on (session_id, ts).
+ */
+export function listSessions(
+  db: Db,
+  f: SessionFilter,
+  page: { limit: number; after?: { last: number; id: string }; perSession: number },
+): { sessions: SessionSummary[]; nextCursor: string | null } {
+  const w = where(f);
+  const having = page.after ? 'HAVING MAX(ts) < ? OR (MAX(ts) = ? AND session_id < ?)' : '';
+  const havingArgs = page.after ? [page.after.last, page.after.last, page.after.id] : [];
+  const rows = db
+    .prepare(
+      `SELECT session_id, MIN(ts) AS first, MAX(ts) AS last, COUNT(*) AS requests, COUNT(DISTINCT trace_id) AS traces,
+         COALESCE(SUM(status >= 400), 0) AS errors, COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
+         COALESCE(SUM(cost_usd), 0) AS cost, GROUP_CONCAT(DISTINCT provider) AS providers,
+         GROUP_CONCAT(DISTINCT model) AS models, GROUP_CONCAT(DISTINCT api_key_id) AS keys
+       FROM usage_log WHERE ${w.sql} GROUP BY session_id ${having}
+       ORDER BY last DESC, session_id DESC LIMIT ?`,
+    )
+    .all(...w.args, ...havingArgs, page.limit + 1) as SessionRow[];
+  const more = rows.length > page.limit;
+  const shown = more ? rows.slice(0, page.limit) : rows;
+  const recent = db.prepare(`SELECT * FROM usage_log WHERE ${w.sql} AND session_id = ? ORDER BY ts DESC, id DESC LIMIT ?`);
+  const sessions = shown.map((r): SessionSummary => ({
+    sessionId: r.session_id,
+    firstAt: new Date(r.first).toISOString(),
+    lastAt: new Date(r.last).toISOString(),
+    requests: r.requests,
+    traces: r.traces,
+    errors: r.errors,
+    tokensIn: r.tin,
+    tokensOut: r.tout,
+    costUsd: Math.round(r.cost * 1e12) / 1e12,
+    providers: split(r.providers),
+    models: split(r.models),
+    apiKeyIds: split(r.keys),
+    recent: page.perSession > 0 ? (recent.all(...w.args, r.session_id, page.perSession) as UsageRow[]).map(logEntry) : [],
+  }));
+  const tail = shown[shown.length - 1];
+  return { sessions, nextCursor: more && tail ? encodeCursor(tail.last, tail.session_id) : null };
+}
+
+/** Every request of one session, oldest first, paged by row id. */
+export function sessionRequests(db: Db, sessionId: string, page: { limit: number; after?: number }): { requests: LogEntry[]; nextCursor: string | null } {
+  const rows = db
+    .prepare('SELECT * FROM usage_log WHERE session_id = ? AND id > ? ORDER BY id ASC LIMIT ?')
+    .all(sessionId, page.after ?? 0, page.limit + 1) as UsageRow[];
+  const more = rows.length > page.limit;
+  const shown = more ? rows.slice(0, page.limit) : rows;
+  return { requests: shown.map(logEntry), nextCursor: more ? String(shown[shown.length - 1]!.id) : null };
+}
