@@ -31,6 +31,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['password', () => import('./commands/password.js')],
   ['token', () => import('./commands/token.js')],
   ['mcp', () => import('./commands/mcp.js')],
+  ['evals', () => import('./commands/evals.js')],
   ['config-tool', () => import('./commands/config-tool.js')],
   ['config', () => import('./commands/config.js')],
   ['completion __complete', () => import('./commands/completion.js')],

@@ -40,6 +40,7 @@ import { OAuthLogins } from './oauth/flows.js';
 import { TrafficCapture } from './inspect/capture.js';
 import { TranslatorHistory } from './insights/translator-history.js';
 import { CliToolLog } from './insights/cli-tool-log.js';
+import { EvalService } from './evals/service.js';
 import { MemoryService } from './memory/service.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
 import { PresetStore } from './playground/presets.js';
@@ -167,6 +168,7 @@ export function bootServices(opts: BootOptions): Services {
     capture: new TrafficCapture(settings),
     translatorHistory: new TranslatorHistory(settings),
     cliToolLog: new CliToolLog(db),
+    evals: new EvalService(db),
     sessions: new SessionStore(db),
     passwords: new PasswordStore(db),
     memory,

@@ -29,6 +29,7 @@ import type { OAuthLogins } from './oauth/flows.js';
 import type { TrafficCapture } from './inspect/capture.js';
 import type { TranslatorHistory } from './insights/translator-history.js';
 import type { CliToolLog } from './insights/cli-tool-log.js';
+import type { EvalService } from './evals/service.js';
 import type { BackupService } from './backups/service.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
@@ -79,6 +80,8 @@ export interface Services {
   translatorHistory: TranslatorHistory;
   /** What `router config-tool` changed in agents' settings files (reported by the CLI). */
   cliToolLog: CliToolLog;
+  /** Evals (prompt sets with checks) and their runs through the executor. */
+  evals: EvalService;
   /** Proactive OAuth token refresh. */
   tokenRefresher: TokenRefresher;
   /** OAuth logins in progress (browser PKCE with loopback listeners, device flows). */

@@ -25,3 +25,76 @@ export interface CliToolChange extends Required<CliToolChangeInput> {
   /** When the daemon recorded it (ISO 8601). */
   at: string;
 }
+
+/** One expectation on a reply. */
+export type EvalCheck =
+  | { type: 'contains' | 'not-contains'; value: string; ignoreCase?: boolean }
+  | { type: 'equals'; value: string; ignoreCase?: boolean }
+  | { type: 'regex'; value: string; flags?: string }
+  | { type: 'json-valid' };
+
+/** One prompt of an eval and what its reply must satisfy. */
+export interface EvalCase {
+  name?: string;
+  system?: string;
+  prompt: string;
+  checks: EvalCheck[];
+}
+
+/** A stored eval (`GET /api/evals/{id}` adds its runs). */
+export interface EvalRecord {
+  id: string;
+  name: string;
+  description: string;
+  models: string[];
+  cases: EvalCase[];
+  maxTokens: number;
+  concurrency: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A model's figures in one run. */
+export interface EvalModelScore {
+  model: string;
+  cases: number;
+  passed: number;
+  /** passed / cases, 0..1. */
+  score: number;
+  /** Calls that failed (no reply to check). */
+  errors: number;
+  avgLatencyMs: number | null;
+  p50LatencyMs: number | null;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+}
+
+/** One case's outcome for one model. */
+export interface EvalCaseResult {
+  model: string;
+  caseIndex: number;
+  passed: boolean;
+  checks: Array<{ type: EvalCheck['type']; passed: boolean }>;
+  output: string | null;
+  error: string | null;
+  latencyMs: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  provider: string | null;
+  traceId: string | null;
+}
+
+/** One run of an eval. */
+export interface EvalRun {
+  id: string;
+  evalId: string;
+  status: 'running' | 'completed' | 'interrupted';
+  models: string[];
+  startedAt: string;
+  finishedAt: string | null;
+  scores: EvalModelScore[];
+  /** Per-case results (`GET /api/evals/{id}/runs/{runId}` and a waited run only). */
+  results?: EvalCaseResult[];
+}

@@ -1,0 +1,103 @@
+import { internalChat } from '../proxy/internal-call.js';
+import type { Services } from '../services.js';
+import type { Db } from '../store/db.js';
+import type { EvalCaseResult, EvalRecord, EvalRun } from '../../shared/observability.js';
+import { runCheck } from './checks.js';
+import { EvalStore } from './store.js';
+
+/** Longest wait for one model reply of an eval. */
+const CALL_TIMEOUT_MS = 120_000;
+/** Characters of a reply kept with its result. */
+const OUTPUT_MAX = 20_000;
+
+/**
+ * Runs evals: every case against every model, through the executor (router's own calls: usage rows under
+ * the endpoint `eval:<eval id>`, failover, breakers, cost), at most `concurrency` calls of a run at once,
+ * one run per eval at a time. Results are stored as each call ends, so a run can be watched as it goes.
+ */
+export class EvalService {
+  readonly store: EvalStore;
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(db: Db) {
+    this.store = new EvalStore(db);
+  }
+
+  /** True while a run of this eval is in progress. */
+  isRunning(evalId: string): boolean {
+    return this.running.has(evalId);
+  }
+
+  /** Starts a run; `done` settles when every call has ended and the run is completed. */
+  start(services: Services, ev: EvalRecord, models: readonly string[]): { run: EvalRun; done: Promise<void> } {
+    const run = this.store.startRun(ev.id, models);
+    const tasks = models.flatMap((model) => ev.cases.map((_, caseIndex) => ({ model, caseIndex })));
+    let next = 0;
+    const worker = async () => {
+      while (next < tasks.length) {
+        const task = tasks[next++]!;
+        this.store.addResult(run.id, await this.runCase(services, ev, task.model, task.caseIndex));
+      }
+    };
+    const done = Promise.all(Array.from({ length: Math.min(ev.concurrency, tasks.length) }, worker))
+      .then(() => this.store.finishRun(run.id))
+      .catch((err: unknown) => services.log.warn('eval run failed', { evalId: ev.id, runId: run.id, error: String(err) }))
+      .finally(() => this.running.delete(ev.id));
+    this.running.set(ev.id, done);
+    return { run, done };
+  }
+
+  private async runCase(services: Services, ev: EvalRecord, model: string, caseIndex: number): Promise<EvalCaseResult> {
+    const c = ev.cases[caseIndex]!;
+    const t0 = performance.now();
+    try {
+      const r = await internalChat(services, {
+        endpoint: `eval:${ev.id}`,
+        model,
+        system: c.system,
+        user: c.prompt,
+        maxTokens: ev.maxTokens,
+        timeoutMs: CALL_TIMEOUT_MS,
+      });
+      const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
+      const checks = c.checks.map((check) => ({ type: check.type, passed: runCheck(check, r.value) }));
+      const u = r.usage ?? {};
+      const usage = {
+        inputTokens: u.inputTokens ?? 0,
+        outputTokens: u.outputTokens ?? 0,
+        cacheReadTokens: u.cacheReadTokens,
+        cacheWriteTokens: u.cacheWriteTokens,
+        reasoningTokens: u.reasoningTokens,
+      };
+      return {
+        model,
+        caseIndex,
+        passed: checks.every((k) => k.passed),
+        checks,
+        output: r.value.slice(0, OUTPUT_MAX),
+        error: null,
+        latencyMs,
+        tokensIn: usage.inputTokens,
+        tokensOut: usage.outputTokens,
+        costUsd: services.usage.pricing.cost(r.target.provider.id, r.target.model, usage),
+        provider: services.providers.label(r.target.provider.id),
+        traceId: r.traceId,
+      };
+    } catch (err) {
+      return {
+        model,
+        caseIndex,
+        passed: false,
+        checks: c.checks.map((check) => ({ type: check.type, passed: false })),
+        output: null,
+        error: ((err as Error).message ?? String(err)).slice(0, 1000),
+        latencyMs: Math.round((performance.now() - t0) * 100) / 100,
+        tokensIn: 0,
+        tokensOut: 0,
+        costUsd: 0,
+        provider: null,
+        traceId: null,
+      };
+    }
+  }
+}
