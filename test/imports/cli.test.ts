@@ -49,7 +49,7 @@ describe('router import', () => {
   it('--confirm service:account imports it; a stale =FINGERPRINT is skipped with exit 1', async () => {
     const r = await run(['import', '--confirm', 'Claude Code-credentials:alice', ...target]);
     expect(r.exitCode, show(r)).toBe(0);
-    expect(r.stdout).toMatch(/^imported Claude Code-credentials:alice -> claude-code connection 'Claude Code \(Claude login\) \(claude-max\)'/);
+    expect(r.stdout).toMatch(/^imported Claude Code-credentials:alice -> claude-code connection 'Claude Code \(Claude login\): claude-max'/);
     const stale = await run(['import', '--confirm', '~/.codex/auth.json:dev@example.com=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ...target]);
     expect(stale.exitCode, show(stale)).toBe(1);
     expect(stale.stdout).toContain('skipped ~/.codex/auth.json:dev@example.com: its tokens changed since discovery');

@@ -59,7 +59,7 @@ export function importAccount(services: Services, parsed: ParsedAccount, origin:
   }
   const c = services.connections.create({
     provider: def.id,
-    name: `${def.name} (${parsed.label})`.slice(0, 100),
+    name: `${def.name}: ${parsed.label}`.slice(0, 100),
     authKind: 'oauth',
     credential,
     expiresAt: parsed.expiresAt ?? null,

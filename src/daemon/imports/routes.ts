@@ -19,7 +19,7 @@ import { extractZip } from '../archive/unzip.js';
 import { readBodyBytes } from '../http/body.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import { mediaTypeEssence } from '../http/request-guard.js';
-import { route, type RouteDef } from '../http/routes.js';
+import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { fileOrigin, fingerprint, type ImportedConnection, importAccount, providerKnown } from './apply.js';
 import { parseAntigravity, type ParsedAccount } from './formats.js';
@@ -39,6 +39,9 @@ const keychainImportBody = z.object({ confirmedAccounts: z.array(confirmed).min(
 function summary(c: ImportedConnection): ImportedConnectionSummary {
   return { id: c.id, provider: c.provider, name: c.name, created: c.created, expiresAt: c.expiresAt };
 }
+
+/** The 201 reply of the token-file routes (a connection was made or refreshed). */
+const created = (reply: TokenImportReply): Response => json(201, reply);
 
 /** Refuses before anything is stored when this router has no Antigravity provider. */
 function requireAntigravity(services: Services): void {
@@ -123,10 +126,10 @@ export const importRoutes: RouteDef[] = [
     summary: 'Import one Antigravity token file (the file\'s JSON as the body) as an antigravity connection',
     body: tokenFile,
     status: 201,
-    handler: ({ services, body }): TokenImportReply => {
+    handler: ({ services, body }): Response => {
       const parsed = parseAll([{ name: 'token file', doc: body }]);
       requireAntigravity(services);
-      return { imported: importFiles(services, parsed) };
+      return created({ imported: importFiles(services, parsed) });
     },
   }),
   route({
@@ -137,10 +140,10 @@ export const importRoutes: RouteDef[] = [
     summary: `Import several Antigravity token files ({files: [...]}, at most ${MAX_BULK}); one invalid file imports nothing`,
     body: bulkBody,
     status: 201,
-    handler: ({ services, body }): TokenImportReply => {
+    handler: ({ services, body }): Response => {
       const parsed = parseAll(body.files.map((doc, i) => ({ name: `files[${i}]`, doc })));
       requireAntigravity(services);
-      return { imported: importFiles(services, parsed) };
+      return created({ imported: importFiles(services, parsed) });
     },
   }),
   route({
@@ -153,7 +156,7 @@ export const importRoutes: RouteDef[] = [
     bodyTypes: ZIP_TYPES,
     bodyLimit: MAX_ZIP_BYTES,
     status: 201,
-    handler: async ({ services, event }): Promise<TokenImportReply> => {
+    handler: async ({ services, event }): Promise<Response> => {
       if (!(ZIP_TYPES as readonly string[]).includes(mediaTypeEssence(event.req.headers.get('content-type')))) {
         throw new RouterError(415, `Content-Type must be ${ZIP_TYPES.join(' or ')}: the body is the archive.`);
       }
@@ -162,7 +165,7 @@ export const importRoutes: RouteDef[] = [
       if (tokens.length === 0) throw badRequest('The archive holds no token files (*.json).');
       const parsed = parseAll(tokens.map((e) => ({ name: e.path, doc: parseArchiveEntry(e.path, e.data) })));
       requireAntigravity(services);
-      return { imported: importFiles(services, parsed), ignored: entries.filter((e) => !isTokenFileName(e.path)).map((e) => e.path) };
+      return created({ imported: importFiles(services, parsed), ignored: entries.filter((e) => !isTokenFileName(e.path)).map((e) => e.path) });
     },
   }),
   route({
@@ -172,11 +175,11 @@ export const importRoutes: RouteDef[] = [
     tag: 'providers',
     summary: `Import the local Antigravity CLI login (~/${AGY_TOKEN_FILE}); loopback only`,
     status: 201,
-    handler: async ({ services }): Promise<TokenImportReply> => {
+    handler: async ({ services }): Promise<Response> => {
       const found = await readKnownFile(userHome(), { path: AGY_TOKEN_FILE, parse: parseAntigravity });
       if (found.length === 0) throw new RouterError(404, `No Antigravity CLI login found (~/${AGY_TOKEN_FILE}); sign in with agy first.`);
       requireAntigravity(services);
-      return { imported: found.map((s) => summary(importAccount(services, s.parsed, `${s.service}:${s.account}`))) };
+      return created({ imported: found.map((s) => summary(importAccount(services, s.parsed, `${s.service}:${s.account}`))) });
     },
   }),
   route({
