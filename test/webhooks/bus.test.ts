@@ -120,16 +120,13 @@ describe('event bus', () => {
     expect(bus.hasListeners('quota.exceeded')).toBe(true);
   });
 
-  it('knows the nine event names', () => {
-    expect(EVENT_NAMES).toHaveLength(9);
+  it('knows the eleven event names', () => {
+    expect(EVENT_NAMES).toHaveLength(11);
     expect(isEventName('provider.recovered')).toBe(true);
-<<<<<<< HEAD
     expect(isEventName('batch.completed')).toBe(true);
     expect(isEventName('batch.failed')).toBe(true);
-=======
     expect(isEventName('connection.refreshed')).toBe(true);
     expect(isEventName('connection.expired')).toBe(true);
->>>>>>> c839565 (OAuth logins and token life (issue 18 items 1-3): /api/oauth/{provider}/{action} (authorize, exchange, start-callback-server, poll-callback, device-code, poll, import-token; 410 before auth for windsurf/devin-cli); providers gemini-cli and antigravity (Code Assist envelope codecs, project discovery), github-copilot (device flow, Copilot token exchange), qwen-code (device flow with PKCE, resource_url), windsurf and devin-cli (import only); Claude Code identity and Codex headers (chatgpt-account-id); oauthEndpoints setting; refresh before a request (one refresh per connection), connection.refreshed/expired events, lastRefreshedAt; Codex usage-limit resets as cooldowns; imported connections made whole on first use; model lists/health checks through ProviderDirectory.connectionTarget; mock OAuth server; e2e tests)
     expect(isEventName('nope')).toBe(false);
   });
 });
