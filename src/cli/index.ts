@@ -26,6 +26,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['batches', () => import('./commands/batches.js')],
   ['memory', () => import('./commands/memory.js')],
   ['import', () => import('./commands/import.js')],
+  ['login accounts', () => import('./commands/login.js')],
   ['backup', () => import('./commands/backup.js')],
   ['sync', () => import('./commands/sync.js')],
   ['password', () => import('./commands/password.js')],
