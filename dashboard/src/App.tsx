@@ -15,6 +15,7 @@ import { Playground } from './pages/Playground';
 import { Memory, Guardrails, Compression, Cache, Settings } from './pages/Config';
 import { Webhooks } from './pages/Webhooks';
 import { Resilience } from './pages/Resilience';
+import { Insights } from './pages/Insights';
 
 type AuthState =
   | { kind: 'checking' }
@@ -36,6 +37,7 @@ const VIEWS: Record<PageId, (p: { rest: string; search: URLSearchParams }) => Re
   cache: () => <Cache />,
   webhooks: () => <Webhooks />,
   resilience: () => <Resilience />,
+  insights: () => <Insights />,
   settings: () => <Settings />,
 };
 

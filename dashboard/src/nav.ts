@@ -15,6 +15,7 @@ export const PAGES = [
   ['cache', 'Cache'],
   ['webhooks', 'Webhooks'],
   ['resilience', 'Resilience'],
+  ['insights', 'Insights'],
   ['settings', 'Settings'],
 ] as const;
 export type PageId = (typeof PAGES)[number][0];

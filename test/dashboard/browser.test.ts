@@ -180,6 +180,8 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     const trace = await page.locator('main').textContent();
     expect(trace).not.toContain(apiKey);
     expect(trace).not.toContain('sk-mock-123');
+    // The translation the request went through (GET /api/translator/history?traceId=...).
+    await page.getByText('openai-chat → openai-chat (passed through)').waitFor();
     await shot('request-detail');
   });
 
@@ -207,7 +209,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
   });
 
   it('renders every other page without an error, with empty states that say what to do', async () => {
-    for (const id of ['memory', 'guardrails', 'compression', 'cache', 'webhooks', 'resilience', 'settings']) {
+    for (const id of ['memory', 'guardrails', 'compression', 'cache', 'webhooks', 'resilience', 'insights', 'settings']) {
       await go(`/dashboard/${id}`);
       await page.waitForLoadState('networkidle');
       expect(await page.locator('p.error').count(), id).toBe(0);

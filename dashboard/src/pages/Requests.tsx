@@ -132,6 +132,7 @@ function RequestDetail({ traceId }: { traceId: string }) {
   const attempts = useData(async () => (await api('GET /api/logs', { query: { limit: 500 } })).logs.filter((l) => l.traceId === traceId), [traceId]);
   const trace = useData(() => api('GET /api/logs/traces/{traceId}', { params: { traceId } }), [traceId]);
   const enable = useAction();
+  const translation = useData(() => api('GET /api/translator/history', { query: { traceId, limit: 10 } }), [traceId]);
   const t = trace.data as
     | { client: { request: Side; response: Side }; upstream: { url?: string; request: Side; response: Side } }
     | undefined;
@@ -190,6 +191,24 @@ function RequestDetail({ traceId }: { traceId: string }) {
         ) : (
           <Empty>No timing known for this request.</Empty>
         )}
+      </Section>
+      <Section title="Translation">
+        <ErrorBox error={translation.error} />
+        {translation.data && (translation.data as { entries: unknown[] }).entries.length === 0 ? (
+          <Empty>
+            {(translation.data as { recording: boolean }).recording
+              ? 'No translation recorded for this request (only the last ones are kept).'
+              : 'Translations are recorded while traffic capture is on (setting captureTraffic).'}
+          </Empty>
+        ) : null}
+        {((translation.data as { entries?: Array<Record<string, any>> } | undefined)?.entries ?? []).map((t) => (
+          <div key={t.id}>
+            <p>
+              {t.clientFormat} → {t.upstreamFormat} {t.passthrough ? '(passed through)' : '(translated)'} · {t.provider}/{t.model} · {t.status}
+            </p>
+            {t.dropped?.length ? <p className="muted">Not sent upstream: {t.dropped.join(', ')}</p> : null}
+          </div>
+        ))}
       </Section>
       <Section title="Captured trace">
         {trace.error ? (
