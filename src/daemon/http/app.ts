@@ -104,7 +104,8 @@ export function createApp(routes: readonly RouteDef[], services: Services): H3 {
     const id = `${def.method} ${def.path}`;
     if (seen.has(id)) throw new Error(`route registered twice: ${id}`);
     seen.add(id);
-    app.on(def.method, def.path, wrap(def, services), { meta: { tier: def.tier } });
+    // h3's router takes any method name; its type lists the standard ones (the vault adds WebDAV's).
+    app.on(def.method as Parameters<H3['on']>[0], def.path, wrap(def, services), { meta: { tier: def.tier } });
   }
   return app;
 }

@@ -69,10 +69,14 @@ function operation(def: RouteDef): Record<string, unknown> {
   return op;
 }
 
+const OPENAPI_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 /** Builds the OpenAPI 3.1.0 document from the route table, so the description cannot drift from the routes. */
 export function buildOpenApi(routes: readonly RouteDef[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of routes) {
+    // OpenAPI 3.1 has no WebDAV methods (PROPFIND, MKCOL, MOVE): the vault documents them (docs/vault.md).
+    if (!OPENAPI_METHODS.has(def.method)) continue;
     const p = openApiPath(def.path);
     (paths[p] ??= {})[def.method.toLowerCase()] = operation(def);
   }

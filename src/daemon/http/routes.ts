@@ -20,7 +20,8 @@ import type { AuthInfo } from '../auth/pipeline.js';
 export type Tier = 'public' | 'client' | 'management' | 'local' | 'spawn' | 'copilot' | 'metrics';
 export const TIERS: readonly Tier[] = ['public', 'client', 'management', 'local', 'spawn', 'copilot', 'metrics'];
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+/** The HTTP methods plus the WebDAV ones the note vault serves (vault/webdav.ts; not in OpenAPI). */
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'PROPFIND' | 'MKCOL' | 'MOVE';
 
 export interface RouteContext<B = any, Q = any> {
   event: H3Event;
