@@ -134,6 +134,28 @@ describe('note vault over WebDAV', () => {
     expect(missing.status).toBe(404);
   });
 
+  it('honours If-Match / If-None-Match on writes, Overwrite: F on MOVE, and MKCOL of an existing folder', async () => {
+    const auth = { authorization: basic(USER, PASS) };
+    const url = `${davUrl()}/factual/coffee.md`;
+    const etag = (await fetch(url, { headers: auth })).headers.get('etag')!;
+    expect(etag).toMatch(/^".+"$/);
+    expect((await fetch(url, { method: 'PUT', headers: { ...auth, 'if-match': '"stale"' }, body: 'Not written.\n' })).status).toBe(412);
+    expect((await fetch(url, { method: 'PUT', headers: { ...auth, 'if-none-match': '*' }, body: 'Not written.\n' })).status).toBe(412);
+    expect((await fetch(url, { method: 'DELETE', headers: { ...auth, 'if-match': '"stale"' } })).status).toBe(412);
+    const ok = await fetch(url, { method: 'PUT', headers: { ...auth, 'if-match': etag }, body: 'The user drinks espresso again.\n' });
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('etag')).not.toBe(etag);
+    expect((await fetch(url, { headers: auth })).headers.get('etag')).toBe(ok.headers.get('etag'));
+    expect((await router.manage('GET', '/api/memory?q=again')).json.data[0]).toMatchObject({ key: 'coffee', content: 'The user drinks espresso again.' });
+    // MOVE onto an existing note with Overwrite: F is refused; nothing changes.
+    expect((await fetch(`${davUrl()}/semantic/tea.md`, { method: 'PUT', headers: auth, body: 'The user likes green tea.\n' })).status).toBe(201);
+    const move = await fetch(url, { method: 'MOVE', headers: { ...auth, destination: `${davUrl()}/semantic/tea.md`, overwrite: 'F' } });
+    expect(move.status).toBe(412);
+    expect((await router.manage('GET', '/api/memory?q=green%20tea')).json.data).toHaveLength(1);
+    expect((await fetch(`${davUrl()}/semantic/tea.md`, { method: 'DELETE', headers: auth })).status).toBe(204);
+    expect((await fetch(`${davUrl()}/factual`, { method: 'MKCOL', headers: auth })).status).toBe(405);
+  });
+
   it('refuses path traversal, other folders and oversized notes', async () => {
     const auth = { authorization: basic(USER, PASS) };
     for (const p of ['/..%2f..%2fetc/passwd', '/%252e%252e/%252e%252e/etc/passwd', '/factual/..%2f..%2fsecret.md', '/factual/a%5c..%5cb.md', '/factual/a%00.md', '/%2fetc%2fpasswd', '/factual/%2e%2e%252fx.md']) {

@@ -114,6 +114,23 @@ function getNote(services: Services, path: VaultPath): Response {
   });
 }
 
+/**
+ * If-Match / If-None-Match on writes (RFC 9110 13.1): a sync client that sends the ETag it last saw cannot
+ * overwrite or delete a note changed since (412), and `If-None-Match: *` creates only.
+ */
+function preconditions(event: H3Event, note: Note | undefined): void {
+  const current = note ? etagOf(renderNote(note.memory)) : undefined;
+  const tags = (v: string) => v.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  const ifMatch = event.req.headers.get('if-match');
+  if (ifMatch !== null && (current === undefined || (ifMatch.trim() !== '*' && !tags(ifMatch).includes(current)))) {
+    throw new RouterError(412, 'The note changed since the ETag given in If-Match (or does not exist).');
+  }
+  const ifNoneMatch = event.req.headers.get('if-none-match');
+  if (ifNoneMatch !== null && current !== undefined && (ifNoneMatch.trim() === '*' || tags(ifNoneMatch).includes(current))) {
+    throw new RouterError(412, 'The note exists (If-None-Match).');
+  }
+}
+
 /** PUT: an existing note updates its memory (content, metadata), a new one creates a memory keyed by its file name. */
 async function putNote(event: H3Event, services: Services, path: VaultPath): Promise<Response> {
   if (path.kind === 'root' || path.kind === 'folder') throw new RouterError(405, 'A folder cannot be written.');
@@ -127,6 +144,7 @@ async function putNote(event: H3Event, services: Services, path: VaultPath): Pro
   }
   const parsed = parseNote(text);
   const existing = findNote(notesOf(services, path.type), path.name);
+  preconditions(event, existing);
   if (existing) {
     const patch: { content: string; key?: string; metadata?: Record<string, unknown> } = { content: parsed.content };
     if (parsed.metadata) patch.metadata = parsed.metadata;
@@ -141,11 +159,13 @@ async function putNote(event: H3Event, services: Services, path: VaultPath): Pro
   return reply(201, null, { etag: etagOf(renderNote(created)) });
 }
 
-async function deleteNote(services: Services, path: VaultPath): Promise<Response> {
+async function deleteNote(event: H3Event, services: Services, path: VaultPath): Promise<Response> {
   if (path.kind === 'root' || path.kind === 'folder') throw new RouterError(403, 'The vault and its type folders cannot be deleted.');
   if (path.kind !== 'note') throw notFound();
   const note = findNote(notesOf(services, path.type), path.name);
-  if (!note || !(await services.memory.delete(note.memory.id))) throw notFound();
+  if (!note) throw notFound();
+  preconditions(event, note);
+  if (!(await services.memory.delete(note.memory.id))) throw notFound();
   return reply(204, null);
 }
 
@@ -196,7 +216,7 @@ export async function handleWebdav(event: H3Event, services: Services, method: W
     case 'PUT':
       return putNote(event, services, path);
     case 'DELETE':
-      return deleteNote(services, path);
+      return deleteNote(event, services, path);
     case 'MKCOL':
       return mkcol(path);
     case 'MOVE':
