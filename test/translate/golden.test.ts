@@ -23,19 +23,43 @@ function expectedFiles(name: string, info: CaseInfo, c: string, u: string) {
   };
 }
 
+/**
+ * Upstream formats that wrap another one in an envelope (Google's Code Assist API around Gemini): they run
+ * on the wrapped format's files, the expected request put in the envelope and the replies wrapped as the
+ * API sends them (`{response}` around each body and stream chunk).
+ */
+const ENVELOPES: Record<string, { inner: string; fields: Record<string, unknown> }> = {
+  'gemini-code-assist': { inner: 'gemini', fields: {} },
+  antigravity: { inner: 'gemini', fields: { userAgent: 'antigravity', requestType: 'agent', requestId: expect.stringMatching(/^agent-/) } },
+};
+
+function wrapSse(raw: string): string {
+  return raw.replace(/^data: (.+)$/gm, (line, data: string) => {
+    try {
+      return `data: ${JSON.stringify({ response: JSON.parse(data) })}`;
+    } catch {
+      return line;
+    }
+  });
+}
+
 function runCase(name: string, info: CaseInfo, [c, client]: [string, ClientCodec], [u, upstream]: [string, UpstreamCodec]): void {
-  const files = expectedFiles(name, info, c, u);
+  const env = ENVELOPES[u];
+  const files = expectedFiles(name, info, c, env?.inner ?? u);
   for (const [kind, path] of Object.entries(files)) expect(path, `${name}: missing ${kind} file for ${c} -> ${u}`).toBeDefined();
   const request = client.decodeRequest(readJson(files.request!));
   request.model = 'test-model';
-  expect(upstream.encodeRequest(request), 'upstream request').toEqual(readJson(files.upstreamRequest!));
+  const expectedRequest = readJson(files.upstreamRequest!);
+  expect(upstream.encodeRequest(request), 'upstream request').toEqual(env ? { model: 'test-model', ...env.fields, request: expectedRequest } : expectedRequest);
   // Encoding may note dropped fields on the request; the reply side must not depend on that.
   if (!info.stream) {
-    const reply = upstream.decodeResponse(readJson(files.upstreamReply!));
+    const body = readJson(files.upstreamReply!);
+    const reply = upstream.decodeResponse(env ? { response: body } : body);
     expect(client.encodeResponse(reply, request, deterministicOptions()), 'client response').toEqual(readJson(files.response!));
     return;
   }
-  const raw = readFileSync(files.upstreamReply!, 'utf8');
+  const plain = readFileSync(files.upstreamReply!, 'utf8');
+  const raw = env ? wrapSse(plain) : plain;
   const whole = runStream([raw], upstream, client, request, deterministicOptions());
   expect(checkIrStream(whole.events), 'IR stream rules').toEqual([]);
   expect(parseSseText(whole.text), 'client stream').toEqual(parseSseText(readFileSync(files.response!, 'utf8')));
@@ -49,7 +73,7 @@ for (const name of listCases()) {
     for (const c of clients) {
       if (info.skipClients?.includes(c[0])) continue;
       for (const u of upstreams) {
-        if (info.skipUpstreams?.includes(u[0])) continue;
+        if (info.skipUpstreams?.includes(ENVELOPES[u[0]]?.inner ?? u[0])) continue;
         // The legacy completions upstream serves only legacy completions clients (proxy/chat.ts upstreamFormatFor).
         if (u[0] === 'openai-completions' && c[0] !== 'openai-completions') continue;
         it(`${c[0]} -> ${u[0]}`, () => runCase(name, info, c, u));
