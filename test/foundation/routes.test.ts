@@ -86,7 +86,11 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe(PKG_VERSION);
     const missing: string[] = [];
-    for (const r of ROUTES) {
+    // OpenAPI 3.1 has no operations for WebDAV's own methods (PROPFIND, MKCOL, MOVE of the note vault,
+    // docs/vault.md): those routes are the only ones left out.
+    const expressible = ROUTES.filter((r) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].includes(r.method));
+    expect(ROUTES.filter((r) => !expressible.includes(r)).every((r) => r.path.startsWith('/api/v1/webdav'))).toBe(true);
+    for (const r of expressible) {
       const op = doc.paths[openApiPath(r.path)]?.[r.method.toLowerCase()];
       if (!op) missing.push(id(r));
       else expect(op['x-router-tier'], id(r)).toBe(r.tier);
@@ -94,7 +98,7 @@ describe('OpenAPI document', () => {
     expect(missing).toEqual([]);
     // No operation the app does not serve.
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
-    expect(documented.sort()).toEqual(ROUTES.map((r) => `${r.method} ${openApiPath(r.path)}`).sort());
+    expect(documented.sort()).toEqual(expressible.map((r) => `${r.method} ${openApiPath(r.path)}`).sort());
     expect(doc.components?.schemas?.Error).toBeDefined();
   });
 
