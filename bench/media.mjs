@@ -12,23 +12,9 @@
 //    audio byte and to the last (a buffering proxy would show first == last);
 //  - images: /v1/images/generations with a ~200 KB b64_json reply; req/s;
 //  - moderation: /v1/moderations; req/s and p50 latency.
-import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
+import { opt, startDaemon, startMock } from './lib/bench-daemon.mjs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ENTRY = join(ROOT, 'dist/daemon/entry.js');
-const { deriveCliToken } = await import(pathToFileURL(join(ROOT, 'dist/shared/cli-token.js')).href);
-const DAEMON_NODE_FLAGS = await import(pathToFileURL(join(ROOT, 'dist/shared/daemon-flags.js')).href).then((m) => m.DAEMON_NODE_FLAGS, () => []);
-
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : def;
-};
 const SECONDS = opt('seconds', 6);
 const CONNECTIONS = opt('connections', 8);
 const FILE_KB = opt('file-kb', 1024);
@@ -61,40 +47,6 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 `;
-
-function startMock() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', MOCK], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve) => child.once('message', (m) => resolve({ port: m.port, stop: () => child.kill() })));
-}
-
-async function startDaemon() {
-  const home = mkdtempSync(join(tmpdir(), 'router-bench-media-'));
-  const child = fork(ENTRY, ['--home', home, '--host', '127.0.0.1', '--port', '0'], {
-    env: { ...process.env, ROUTER_START_NONCE: 'bench' },
-    execArgv: DAEMON_NODE_FLAGS,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const msg = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
-  });
-  if (msg.type !== 'ready') throw new Error(`daemon did not start: ${JSON.stringify(msg)}`);
-  child.disconnect();
-  const cli = deriveCliToken(join(home, 'cli-token.salt'));
-  const manage = async (method, path, body) => {
-    const r = await fetch(`${msg.url}${path}`, { method, headers: { 'x-router-cli-token': cli, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
-    return r.json();
-  };
-  return {
-    url: msg.url,
-    manage,
-    async stop() {
-      await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
-      await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
-}
 
 function multipart(model) {
   const boundary = '----bench0123456789';
@@ -149,8 +101,8 @@ async function drive(origin, prefix, key, family, model, seconds) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
 
-const mock = await startMock();
-const daemon = await startDaemon();
+const mock = await startMock(MOCK);
+const daemon = await startDaemon({ name: 'media' });
 const { key } = await daemon.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
 await daemon.manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mock.port}/v1` } });
 const upstream = `http://127.0.0.1:${mock.port}`;

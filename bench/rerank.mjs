@@ -10,23 +10,10 @@
 // as strings, search units priced). Three targets are driven in alternating slices with an undici Pool,
 // closed loop: the upstream directly, router -> Jina, router -> Cohere. Prints req/s, p50/p99 latency and
 // the daemon's CPU time per request (Linux), the steadier figure on a shared machine.
-import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
+import { cpuMsOf as cpuMs } from './lib/procs.mjs';
+import { opt, startDaemon, startMock } from './lib/bench-daemon.mjs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ENTRY = join(ROOT, 'dist/daemon/entry.js');
-const { deriveCliToken } = await import(pathToFileURL(join(ROOT, 'dist/shared/cli-token.js')).href);
-const DAEMON_NODE_FLAGS = await import(pathToFileURL(join(ROOT, 'dist/shared/daemon-flags.js')).href).then((m) => m.DAEMON_NODE_FLAGS, () => []);
-
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : def;
-};
 const SECONDS = opt('seconds', 12);
 const ROUNDS = opt('rounds', 4);
 const CONNECTIONS = opt('connections', 16);
@@ -48,41 +35,6 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 `;
-
-function startMock() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', MOCK], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve) => child.once('message', (m) => resolve({ port: m.port, stop: () => child.kill() })));
-}
-
-async function startDaemon() {
-  const home = mkdtempSync(join(tmpdir(), 'router-bench-rerank-'));
-  const child = fork(ENTRY, ['--home', home, '--host', '127.0.0.1', '--port', '0'], {
-    env: { ...process.env, ROUTER_START_NONCE: 'bench' },
-    execArgv: [...DAEMON_NODE_FLAGS],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const msg = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
-  });
-  if (msg.type !== 'ready') throw new Error(`daemon did not start: ${JSON.stringify(msg)}`);
-  child.disconnect();
-  const cli = deriveCliToken(join(home, 'cli-token.salt'));
-  const manage = async (method, path, body) => {
-    const r = await fetch(`${msg.url}${path}`, { method, headers: { 'x-router-cli-token': cli, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
-    return r.json();
-  };
-  return {
-    url: msg.url,
-    manage,
-    pid: child.pid,
-    async stop() {
-      await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
-      await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
-}
 
 const documents = Array.from({ length: DOCUMENTS }, (_, i) => `Document ${i}: a paragraph of about forty words on a subject the benchmark does not care about, long enough to look like a retrieved passage from a knowledge base.`);
 
@@ -115,22 +67,13 @@ async function drive(target, seconds) {
   return { ok, failed, secs: elapsed, latencies };
 }
 
-function cpuMs(pid) {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
-const mock = await startMock();
-const daemon = await startDaemon();
+const mock = await startMock(MOCK);
+const daemon = await startDaemon({ name: 'rerank' });
 try {
   const { key } = await daemon.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
   const origin = `http://127.0.0.1:${mock.port}`;
@@ -156,7 +99,7 @@ try {
       t.failed += r.failed;
       t.secs += r.secs;
       t.lat.push(...r.latencies);
-      if (targets[name].daemon && before !== undefined && after !== undefined) t.cpu += after - before;
+      if (targets[name].daemon && before != null && after != null) t.cpu += after - before;
     }
   }
   console.log(`rerank, ${DOCUMENTS} documents, top_n 5, ${CONNECTIONS} connections, ${SECONDS}s per target in ${ROUNDS} alternating slices`);

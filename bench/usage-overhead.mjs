@@ -10,26 +10,14 @@
 // undici Pool in alternating slices (`--rounds` pairs sharing `--seconds` per mode), so both modes see the
 // same background load. Prints req/s per mode and (Linux) the daemon's CPU time per request, which is the
 // steadier figure on a shared machine: throughput there mostly measures the neighbours.
-import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ENTRY = join(ROOT, 'dist/daemon/entry.js');
-const { deriveCliToken } = await import(pathToFileURL(join(ROOT, 'dist/shared/cli-token.js')).href);
-// The Node flags `router start` gives the daemon (absent in older builds), so the daemon runs as shipped.
-const DAEMON_NODE_FLAGS = await import(pathToFileURL(join(ROOT, 'dist/shared/daemon-flags.js')).href).then((m) => m.DAEMON_NODE_FLAGS, () => []);
+import { DAEMON_NODE_FLAGS, opt, startDaemon, startMock } from './lib/bench-daemon.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : def;
-};
 const SECONDS = opt('seconds', 12);
 const CONNECTIONS = opt('connections', 16);
 const ROUNDS = opt('rounds', 6);
@@ -68,45 +56,12 @@ server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 `;
 
-function startMock() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', MOCK], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve) => child.once('message', (m) => resolve({ port: m.port, stop: () => child.kill() })));
-}
-
-async function startDaemon(disabled) {
-  const home = mkdtempSync(join(tmpdir(), 'router-bench-usage-'));
-  const env = { ...process.env, ROUTER_START_NONCE: 'bench' };
+function startRouter(disabled) {
+  const env = { ...process.env };
   if (disabled && !AGAINST_BATCHED) env.ROUTER_USAGE_DISABLED = '1';
   else delete env.ROUTER_USAGE_DISABLED;
   const execArgv = [...DAEMON_NODE_FLAGS, ...(PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', join(PROF_DIR, disabled ? 'off' : 'on')] : [])];
-  const child = fork(ENTRY, ['--home', home, '--host', '127.0.0.1', '--port', '0'], { env, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const msg = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
-  });
-  if (msg.type !== 'ready') throw new Error(`daemon did not start: ${JSON.stringify(msg)}`);
-  child.disconnect();
-  const url = msg.url;
-  const cli = deriveCliToken(join(home, 'cli-token.salt'));
-  const manage = async (method, path, body) => {
-    const r = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'x-router-cli-token': cli, 'content-type': 'application/json' },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return r.json();
-  };
-  return {
-    url,
-    manage,
-    home,
-    pid: child.pid,
-    async stop() {
-      await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
-      await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
+  return startDaemon({ name: 'usage', env, execArgv });
 }
 
 async function drive(url, key, seconds) {
@@ -144,7 +99,7 @@ async function drive(url, key, seconds) {
 
 /** Starts a daemon in one mode with a key and an OpenAI connection pointed at the mock. */
 async function prepare(mock, disabled) {
-  const d = await startDaemon(disabled);
+  const d = await startRouter(disabled);
   const { key } = await d.manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] });
   await d.manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mock.port}/v1` } });
   if (!disabled && PREFILL > 0) prefill(join(d.home, 'router.db'), PREFILL);
@@ -186,7 +141,7 @@ function cpuMs(pid, mainThread = false) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
-const mock = await startMock();
+const mock = await startMock(MOCK);
 // Both daemons run side by side and are driven in alternating slices, so both modes see the same
 // background load (a shared machine changes speed from one second to the next).
 const modes = { off: await prepare(mock, true), on: await prepare(mock, false) };
