@@ -3,27 +3,12 @@ import { badRequest, RouterError } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { MAX_POINTS, pointCount, type Range } from '../usage/queries.js';
-import { parseTime } from '../usage/routes.js';
+import { ident, ordered, orderedMsg, time } from '../usage/routes.js';
 import { diversity } from './diversity.js';
 import { decodeCursor, listSessions, sessionRequests } from './sessions.js';
 import { storageHealth, vacuum } from './storage.js';
 
-const time = z
-  .string()
-  .trim()
-  .max(40)
-  .transform((s, ctx) => {
-    const n = parseTime(s);
-    if (n === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'expected unix milliseconds or an ISO 8601 date-time' });
-      return z.NEVER;
-    }
-    return n;
-  });
-const ident = z.string().trim().min(1).max(200);
 const idCursor = z.string().regex(/^[1-9]\d{0,15}$/, 'expected the nextCursor of a previous page');
-const ordered = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
-const orderedMsg = { message: "'from' must not be after 'to'", path: ['from'] };
 const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'openai-completions'] as const;
 
 const historyQuery = z

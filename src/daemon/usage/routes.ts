@@ -19,7 +19,8 @@ export function parseTime(s: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-const time = z
+/** A query time: unix milliseconds or an ISO 8601 date-time (shared by the analytics and insights routes). */
+export const time = z
   .string()
   .trim()
   .max(40)
@@ -32,10 +33,11 @@ const time = z
     return n;
   });
 
-const ident = z.string().trim().min(1).max(200);
+export const ident = z.string().trim().min(1).max(200);
 const rangeFields = { from: time.optional(), to: time.optional() };
-const ordered = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
-const orderedMsg = { message: "'from' must not be after 'to'", path: ['from'] };
+/** A range whose `from` is not after its `to` (with its message, for `.refine`). */
+export const ordered = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+export const orderedMsg = { message: "'from' must not be after 'to'", path: ['from'] };
 
 const rangeQuery = z.object(rangeFields).strict().refine(ordered, orderedMsg);
 const breakdownQuery = z
