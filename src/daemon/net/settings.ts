@@ -18,3 +18,39 @@ export const outboundProxySettingsSchema = z
     perProvider: z.record(z.string().min(1).max(200), proxyUrlSchema.nullable()).default({}),
   })
   .strict();
+
+export type OutboundProxySettings = z.infer<typeof outboundProxySettingsSchema>;
+
+/** What replies show in place of a proxy URL's password. */
+const PASSWORD_MASK = '****';
+
+/** A proxy URL as replies show it: the password (if any) replaced by `****`, the rest as written. */
+export function maskProxyUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (!parsed.password) return url;
+  parsed.password = PASSWORD_MASK;
+  return parsed.href.endsWith('/') && !url.endsWith('/') ? parsed.href.slice(0, -1) : parsed.href;
+}
+
+/** The setting as replies show it: every proxy URL's password masked. */
+export function maskOutboundProxy(s: OutboundProxySettings): OutboundProxySettings {
+  const perProvider: OutboundProxySettings['perProvider'] = {};
+  for (const [id, url] of Object.entries(s.perProvider)) perProvider[id] = url === null ? null : maskProxyUrl(url);
+  return { ...s, url: s.url ? maskProxyUrl(s.url) : '', perProvider };
+}
+
+/**
+ * A PATCH that sends back what GET showed keeps the stored passwords: a URL equal to the masked form of the
+ * stored one (same place in the setting) means "unchanged". Any other URL is taken as written.
+ */
+export function unmaskOutboundProxy(next: OutboundProxySettings, stored: OutboundProxySettings): OutboundProxySettings {
+  const keep = (url: string, old: string | null | undefined): string => (old && url !== old && url === maskProxyUrl(old) ? old : url);
+  const perProvider: OutboundProxySettings['perProvider'] = {};
+  for (const [id, url] of Object.entries(next.perProvider)) perProvider[id] = url === null ? null : keep(url, stored.perProvider[id]);
+  return { ...next, url: keep(next.url, stored.url), perProvider };
+}

@@ -3,6 +3,30 @@ import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
 import { maskSecret, redactSecrets } from '../../shared/mask.js';
 import type { AuthKind, Credential } from './types.js';
+import { maskProxyUrl } from '../net/settings.js';
+
+/**
+ * A connection's proxy URL (`providerSpecificData.proxy`) may carry a password: such a URL is sealed with the
+ * credential at rest (under this key of the sealed object) and masked in replies; in memory it stays where
+ * the rest of the code reads it.
+ */
+const SEALED_PROXY = '$proxy';
+
+function hasPassword(url: unknown): url is string {
+  if (typeof url !== 'string') return false;
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** The stored halves of a connection: the credential to seal (with a credentialed proxy) and the plain data. */
+function storedParts(credential: Credential, data: Record<string, unknown>): { sealed: Record<string, unknown>; plain: Record<string, unknown> } {
+  if (!hasPassword(data.proxy)) return { sealed: credential as Record<string, unknown>, plain: data };
+  const { proxy, ...plain } = data;
+  return { sealed: { ...credential, [SEALED_PROXY]: proxy }, plain };
+}
 
 /** A provider connection (account), with its credential decrypted in memory only. */
 export interface Connection {
@@ -64,6 +88,7 @@ export function publicConnection(c: Connection, label: (id: string) => string) {
     accessToken: maskSecret(credential.accessToken),
     refreshToken: maskSecret(credential.refreshToken),
     cookie: maskSecret(credential.cookie),
+    providerSpecificData: hasPassword(c.providerSpecificData.proxy) ? { ...c.providerSpecificData, proxy: maskProxyUrl(c.providerSpecificData.proxy) } : c.providerSpecificData,
   };
 }
 
@@ -79,19 +104,28 @@ export class ConnectionStore {
 
   constructor(private readonly db: Db, private readonly keyFile: string) {
     this.reload();
+    // A credentialed proxy URL stored in the clear by an older build is sealed in place.
+    for (const c of this.all) {
+      const plain = JSON.parse((this.db.prepare('SELECT provider_specific_data AS d FROM provider_connections WHERE id = ?').get(c.id) as { d: string }).d) as Record<string, unknown>;
+      if (hasPassword(plain.proxy)) this.update(c.id, { updatedAt: c.updatedAt });
+    }
   }
 
   private fromRow(r: Row): Connection {
-    const credential = r.secrets_enc ? (JSON.parse(decryptSecret(r.secrets_enc, this.keyFile, `connection:${r.id}`)) as Credential) : {};
+    const sealed = r.secrets_enc ? (JSON.parse(decryptSecret(r.secrets_enc, this.keyFile, `connection:${r.id}`)) as Record<string, unknown>) : {};
+    const { [SEALED_PROXY]: proxy, ...credential } = sealed;
+    const providerSpecificData = JSON.parse(r.provider_specific_data) as Record<string, unknown>;
+    // A proxy in the plain data was written later (by an older build, which knows no sealed proxy): it wins.
+    if (typeof proxy === 'string' && !('proxy' in providerSpecificData)) providerSpecificData.proxy = proxy;
     return {
       id: r.id,
       provider: r.provider,
       name: r.name,
       authKind: r.auth_kind,
-      credential,
+      credential: credential as Credential,
       expiresAt: r.expires_at,
       priority: r.priority,
-      providerSpecificData: JSON.parse(r.provider_specific_data) as Record<string, unknown>,
+      providerSpecificData,
       isActive: r.is_active === 1,
       testStatus: r.test_status,
       lastError: r.last_error,
@@ -132,7 +166,7 @@ export class ConnectionStore {
     return this.activeByProvider.get(provider) ?? [];
   }
 
-  private encrypt(id: string, cred: Credential): string | null {
+  private encrypt(id: string, cred: Record<string, unknown>): string | null {
     // Fields may be present but undefined (a no-auth connection): only real values count as secrets.
     const set = Object.fromEntries(Object.entries(cred).filter(([, v]) => v !== undefined && v !== null));
     return Object.keys(set).length ? encryptSecret(JSON.stringify(set), this.keyFile, `connection:${id}`) : null;
@@ -141,13 +175,14 @@ export class ConnectionStore {
   create(input: ConnectionInput): Connection {
     const id = randomUUID();
     const now = new Date().toISOString();
+    const { sealed, plain } = storedParts(input.credential, input.providerSpecificData ?? {});
     this.db
       .prepare(
         `INSERT INTO provider_connections (id, provider, name, auth_kind, secrets_enc, expires_at, priority, provider_specific_data, is_active, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(id, input.provider, input.name, input.authKind, this.encrypt(id, input.credential), input.expiresAt ?? null, input.priority ?? 100,
-        JSON.stringify(input.providerSpecificData ?? {}), input.isActive === false ? 0 : 1, now, now);
+      .run(id, input.provider, input.name, input.authKind, this.encrypt(id, sealed), input.expiresAt ?? null, input.priority ?? 100,
+        JSON.stringify(plain), input.isActive === false ? 0 : 1, now, now);
     this.reload();
     return this.get(id)!;
   }
@@ -166,12 +201,13 @@ export class ConnectionStore {
     const next = { ...cur, ...patch, credential };
     // An upstream error may quote the credential it refused: never store that whole.
     if (next.lastError) next.lastError = redactSecrets(next.lastError, [...Object.values(credential), ...Object.values(cur.credential)]);
+    const { sealed, plain } = storedParts(credential, next.providerSpecificData);
     this.db
       .prepare(
         `UPDATE provider_connections SET name = ?, auth_kind = ?, secrets_enc = ?, expires_at = ?, priority = ?, provider_specific_data = ?,
          is_active = ?, test_status = ?, last_error = ?, last_tested_at = ?, updated_at = ? WHERE id = ?`,
       )
-      .run(next.name, next.authKind, this.encrypt(id, credential), next.expiresAt ?? null, next.priority, JSON.stringify(next.providerSpecificData),
+      .run(next.name, next.authKind, this.encrypt(id, sealed), next.expiresAt ?? null, next.priority, JSON.stringify(plain),
         next.isActive ? 1 : 0, next.testStatus, next.lastError, next.lastTestedAt, patch.updatedAt ?? new Date().toISOString(), id);
     this.reload();
     return this.get(id);

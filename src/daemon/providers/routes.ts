@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import { proxyUrlProblem } from '../net/outbound-proxy.js';
+import { maskProxyUrl } from '../net/settings.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { publicConnection, type Connection } from './connections.js';
@@ -179,6 +180,11 @@ export const providerRoutes: RouteDef[] = [
       // A new primary credential must be one the provider accepts (as on create), and sets the auth kind.
       const def = services.providers.provider(cur.provider);
       const authKind = def && (apiKey || accessToken || cookie) ? authKindFor(def, { apiKey, accessToken, cookie }) : undefined;
+      // A proxy URL sent back as shown (password masked) keeps the stored one.
+      const shownProxy = rest.providerSpecificData?.proxy;
+      if (typeof shownProxy === 'string' && typeof cur.providerSpecificData.proxy === 'string' && shownProxy !== cur.providerSpecificData.proxy && shownProxy === maskProxyUrl(cur.providerSpecificData.proxy)) {
+        rest.providerSpecificData = { ...rest.providerSpecificData, proxy: cur.providerSpecificData.proxy };
+      }
       const next = services.connections.update(cur.id, {
         ...rest,
         ...(authKind ? { authKind } : {}),

@@ -2,6 +2,7 @@ import { badRequest } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import { maskTelegramToken, publicSettings, settingsPatchSchema } from './store.js';
 import { SECRET_MASK } from '../sync/settings.js';
+import { unmaskOutboundProxy } from '../net/settings.js';
 
 /** Settings: read all, patch some (validated, unknown keys rejected). */
 export const settingsRoutes: RouteDef[] = [
@@ -31,6 +32,8 @@ export const settingsRoutes: RouteDef[] = [
       }
       // The same for the sync secret: its mask means "unchanged".
       if (body.cloudSync?.secret === SECRET_MASK) body.cloudSync = { ...body.cloudSync, secret: services.settings.get().cloudSync.secret };
+      // And for proxy URLs: a password shown masked means the stored one.
+      if (body.outboundProxy) body.outboundProxy = unmaskOutboundProxy(body.outboundProxy, services.settings.get().outboundProxy);
       return publicSettings(services.settings.update(body));
     },
   }),

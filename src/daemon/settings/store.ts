@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
 import { compressionSettingsSchema } from '../compression/settings.js';
-import { outboundProxySettingsSchema } from '../net/settings.js';
+import { maskOutboundProxy, outboundProxySettingsSchema } from '../net/settings.js';
 import { cloudSyncSettingsSchema, SECRET_MASK } from '../sync/settings.js';
 import { agentSettingsSchema } from '../mcp/settings.js';
 import { oauthEndpointsSchema } from '../oauth/settings.js';
@@ -150,6 +150,7 @@ export function publicSettings(s: Settings): Settings {
     ...s,
     telegramBotToken: maskTelegramToken(s.telegramBotToken),
     cloudSync: { ...s.cloudSync, secret: s.cloudSync.secret ? SECRET_MASK : '' },
+    outboundProxy: maskOutboundProxy(s.outboundProxy),
   };
 }
 
