@@ -4,7 +4,9 @@
  * call round trip translated to Anthropic, previous_response_id passed to a Responses upstream, a failure
  * that ends in response.failed and leaves the socket usable, one usage row per response; and with a plain
  * WebSocket client (undici) or a raw upgrade: key and scope checks, a foreign Origin refused, an oversized
- * frame closed with 1009, a frame that is not JSON answered with an error event.
+ * frame closed with 1009 (one byte over the limit; the limit itself passes), a frame that is not JSON answered
+ * with an error event, an idle socket closed after `responsesSocketIdleMs` (frames and responses in progress
+ * reset it).
  */
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -253,6 +255,72 @@ describe('Responses over WebSocket', () => {
     expect(foreign.status).toBe(403);
     expect(JSON.parse(foreign.body).error.message).toMatch(/Origin/);
     expect((await upgradeStatus({ authorization: `Bearer ${key}`, origin: router.url })).status).toBe(101);
+  });
+
+  it('closes an idle socket after responsesSocketIdleMs with 1000 "idle timeout"; a frame either way or a response in progress resets it', async () => {
+    expect((await router.manage('GET', '/api/settings')).json.responsesSocketIdleMs).toBe(600_000);
+    for (const bad of [999, 1500.5, '2000', 86_400_001]) {
+      expect((await router.manage('PATCH', '/api/settings', { responsesSocketIdleMs: bad })).status, String(bad)).toBe(400);
+    }
+    expect((await router.manage('PATCH', '/api/settings', { responsesSocketIdleMs: 1500 })).status).toBe(200);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      // Left alone: closed about 1.5 s after it opened.
+      const quiet = plainSocket({ authorization: `Bearer ${key}` });
+      await quiet.opened;
+      const t0 = Date.now();
+      const closedQuiet = await quiet.closed;
+      expect(closedQuiet).toEqual({ code: 1000, reason: 'idle timeout' });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+      expect(Date.now() - t0).toBeLessThan(4000);
+
+      // A message at 1 s moves the deadline: still open at 2 s, closed about 1.5 s after that message.
+      const active = plainSocket({ authorization: `Bearer ${key}` });
+      await active.opened;
+      let closedAt = 0;
+      void active.closed.then(() => (closedAt = Date.now()));
+      await sleep(1000);
+      active.ws.send('not json');
+      const sentAt = Date.now();
+      await sleep(1000);
+      expect(closedAt, 'closed before its new deadline').toBe(0);
+      expect(await active.closed).toEqual({ code: 1000, reason: 'idle timeout' });
+      expect(closedAt - sentAt).toBeGreaterThanOrEqual(1400);
+
+      // A response that takes longer than the idle time keeps the socket open; idle counts from its last frame.
+      mock.handle((req) => (req.endpoint === 'openai.responses' ? { type: 'delay', ms: 2500, then: { type: 'text', text: 'late' } } : undefined));
+      const busy = plainSocket({ authorization: `Bearer ${key}` });
+      await busy.opened;
+      busy.ws.send(JSON.stringify({ type: 'response.create', model: 'openai/gpt-4o', input: 'slow' }));
+      const done = await eventually(() => busy.frames.find((f) => f.type === 'response.completed'), 10_000);
+      const doneAt = Date.now();
+      expect(done.response.status).toBe('completed');
+      expect(await busy.closed).toEqual({ code: 1000, reason: 'idle timeout' });
+      expect(Date.now() - doneAt).toBeGreaterThanOrEqual(1300);
+    } finally {
+      await router.manage('PATCH', '/api/settings', { responsesSocketIdleMs: 600_000 });
+    }
+  }, 30_000);
+
+  it('takes a frame of exactly maxRequestBodyBytes and closes the socket on one byte more (1009)', async () => {
+    expect((await router.manage('PATCH', '/api/settings', { maxRequestBodyBytes: 4096 })).status).toBe(200);
+    try {
+      const frame = (bytes: number) => {
+        const base = JSON.stringify({ type: 'response.create', model: 'openai/gpt-4o', input: '' });
+        return base.replace('"input":""', `"input":"${'y'.repeat(bytes - Buffer.byteLength(base))}"`);
+      };
+      expect(Buffer.byteLength(frame(4096))).toBe(4096);
+      const s = plainSocket({ authorization: `Bearer ${key}` });
+      await s.opened;
+      s.ws.send(frame(4096));
+      expect((await eventually(() => s.frames.find((f) => f.type === 'response.completed'))).type).toBe('response.completed');
+      expect(mock.requests).toHaveLength(1);
+      s.ws.send(frame(4097));
+      expect((await s.closed).code).toBe(1009);
+      expect(mock.requests).toHaveLength(1);
+    } finally {
+      await router.manage('PATCH', '/api/settings', { maxRequestBodyBytes: 32 * 1024 * 1024 });
+    }
   });
 
   it('closes a socket that sends a frame over the body limit (1009); a frame that is not JSON gets an error event', async () => {

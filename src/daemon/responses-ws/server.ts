@@ -6,7 +6,8 @@
  *
  * Limits (docs/responses-websocket.md): a client frame is at most the client body limit
  * (`maxRequestBodyBytes`, 32 MiB by default; larger is closed with 1009); a socket with no response in
- * progress and no message for {@link IDLE_MS} is closed with 1000 "idle timeout"; a peer that stops
+ * progress and no frame either way for `responsesSocketIdleMs` (10 minutes by default) is closed with 1000
+ * "idle timeout"; a peer that stops
  * answering pings is dropped after 30 to 60 s; at most {@link MAX_SOCKETS} sockets are open (503 at upgrade).
  */
 import type { IncomingMessage } from 'node:http';
@@ -18,14 +19,14 @@ import { ResponsesSession } from './session.js';
 
 /** Open Responses sockets at most. */
 export const MAX_SOCKETS = 256;
-/** A socket with nothing in progress and no message for this long is closed. */
-export const IDLE_MS = 10 * 60_000;
 /** The hard frame cap given to the WebSocket parser; the setting's limit is checked per message below it. */
 const HARD_MAX_PAYLOAD = 256 * 1024 * 1024;
 
 interface Conn {
   session: ResponsesSession;
   idle?: NodeJS.Timeout;
+  /** When the last frame went either way (ms). */
+  last: number;
 }
 
 /** What the upgrade route hands over: who the caller is and the headers of the upgrade request. */
@@ -41,7 +42,7 @@ export class ResponsesSocketServer {
   /** Set by {@link start}, once the services bag is complete. */
   private services!: Services;
 
-  constructor(private readonly idleMs = IDLE_MS) {
+  constructor() {
     this.ws = nodeAdapter({
       serverOptions: { maxPayload: HARD_MAX_PAYLOAD, perMessageDeflate: false },
       hooks: {
@@ -53,13 +54,16 @@ export class ResponsesSocketServer {
         open: (peer) => {
           const up = peer.context.responses as ResponsesUpgrade;
           const session = new ResponsesSession(this.services, up.auth, up.headers, {
-            send: (text) => peer.send(text),
+            send: (text) => {
+              conn.last = Date.now();
+              peer.send(text);
+            },
             close: (code, reason) => peer.close(code, reason),
             buffered: () => peer.bufferedAmount,
           });
-          const conn: Conn = { session };
+          const conn: Conn = { session, last: Date.now() };
           this.conns.set(peer.id, conn);
-          this.touch(peer.id, () => peer.close(1000, 'idle timeout'));
+          this.watchIdle(conn, () => peer.close(1000, 'idle timeout'));
         },
         message: (peer, message) => {
           const conn = this.conns.get(peer.id);
@@ -68,7 +72,7 @@ export class ResponsesSocketServer {
           const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
           if (size > this.services.settings.get().maxRequestBodyBytes) return peer.close(1009, 'message too big');
           if (typeof data !== 'string') return peer.close(1003, 'text frames only');
-          this.touch(peer.id, () => peer.close(1000, 'idle timeout'));
+          conn.last = Date.now();
           conn.session.receive(data);
         },
         close: (peer) => this.drop(peer.id),
@@ -111,16 +115,21 @@ export class ResponsesSocketServer {
     setTimeout(() => this.ws.closeAll(1001, 'server shutting down', true), 1_000).unref();
   }
 
-  /** (Re)arms the idle timer: it fires only while nothing is in progress. */
-  private touch(id: string, onIdle: () => void): void {
-    const conn = this.conns.get(id);
-    if (!conn) return;
-    clearTimeout(conn.idle);
-    const arm = (): void => {
-      conn.idle = setTimeout(() => (conn.session.busy ? arm() : onIdle()), this.idleMs);
+  /**
+   * Closes the socket once it has been idle for `responsesSocketIdleMs`: no response in progress and no
+   * frame either way. Frames only stamp {@link Conn.last}; the one timer re-arms for the time left, so a
+   * busy socket costs no timer work per frame.
+   */
+  private watchIdle(conn: Conn, onIdle: () => void): void {
+    const check = (): void => {
+      const idleMs = this.services.settings.get().responsesSocketIdleMs;
+      const left = conn.last + idleMs - Date.now();
+      if (!conn.session.busy && left <= 0) return onIdle();
+      conn.idle = setTimeout(check, conn.session.busy ? idleMs : left);
       conn.idle.unref();
     };
-    arm();
+    conn.idle = setTimeout(check, this.services.settings.get().responsesSocketIdleMs);
+    conn.idle.unref();
   }
 
   private drop(id: string): void {

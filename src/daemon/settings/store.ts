@@ -114,6 +114,11 @@ export const settingsSchema = z.object({
   batchFileMaxBytes: z.number().int().min(1024).max(2048 * MiB).default(200 * 1000 * 1000),
   /** How often a native-mode batch is polled at its provider, ms. */
   batchPollIntervalMs: z.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * A Responses WebSocket with no response in progress and no frame either way for this long is closed with
+   * 1000 `idle timeout`, ms (docs/responses-websocket.md). Read each time a socket's idle timer is armed.
+   */
+  responsesSocketIdleMs: z.number().int().min(1000).max(86_400_000).default(600_000),
   /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
   compression: compressionSettingsSchema.prefault({}),
   /** Outbound proxy for upstream, OAuth token and webhook calls (docs/operations.md "Outbound proxy"). */
