@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 
 export interface OAuthMockRequest {
   method: string;
@@ -50,6 +51,8 @@ export interface OAuthMock {
   refreshFailStatus?: number;
   /** Access tokens currently valid (issued and not replaced). */
   validAccess: Set<string>;
+  /** Code Assist generate calls still to refuse with 401 although their token is valid (a momentary auth refusal). */
+  generateAuthFailures: number;
   options: OAuthMockOptions;
   /** A PKCE pair for a code issued without a browser round trip. */
   issueCode(challenge: string, redirectUri: string): string;
@@ -80,6 +83,23 @@ const CODE_ASSIST_REPLY = {
   modelVersion: 'gemini-2.5-pro',
 };
 
+const CLIENT_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' };
+
+/**
+ * What is wrong with a loadCodeAssist body, against the one Gemini CLI sends (gemini-cli
+ * packages/core/src/code_assist/setup.ts `_doSetupUser`): `{cloudaicompanionProject?, metadata:
+ * {ideType, platform, pluginType, duetProject?}}`, the project in both places or in neither.
+ */
+function loadCodeAssistProblem(f: Record<string, unknown>): string | undefined {
+  const known = new Set(['cloudaicompanionProject', 'metadata', 'mode']);
+  const extra = Object.keys(f).filter((k) => !known.has(k));
+  if (extra.length) return `Invalid JSON payload received. Unknown name "${extra[0]}"`;
+  const project = f.cloudaicompanionProject;
+  const expected = { ...CLIENT_METADATA, ...(project !== undefined ? { duetProject: project } : {}) };
+  if (!isDeepStrictEqual(f.metadata, expected)) return `metadata must be ${JSON.stringify(expected)}, got ${JSON.stringify(f.metadata)}`;
+  return undefined;
+}
+
 export async function startOAuthMock(options: OAuthMockOptions = {}): Promise<OAuthMock> {
   const codes = new Map<string, { challenge: string; redirectUri: string }>();
   const devices = new Map<string, { challenge?: string }>();
@@ -93,6 +113,7 @@ export async function startOAuthMock(options: OAuthMockOptions = {}): Promise<OA
     deviceScript: [] as string[],
     refreshFailStatus: undefined as number | undefined,
     validAccess: new Set<string>(),
+    generateAuthFailures: 0,
     options,
   } as OAuthMock;
 
@@ -143,15 +164,29 @@ export async function startOAuthMock(options: OAuthMockOptions = {}): Promise<OA
     send(res, 400, { error: 'unsupported_grant_type' });
   }
 
+  /**
+   * Every v1internal method is a POST with a JSON body (gemini-cli packages/core/src/code_assist/server.ts:
+   * `requestPost`, `requestStreamingPost`); any other method is not routed (Google answers 404 before
+   * looking at the credential).
+   */
   function codeAssist(req: OAuthMockRequest, res: ServerResponse): void {
+    const method = req.path.split(':')[1];
+    if (req.method !== 'POST' || !String(req.headers['content-type']).startsWith('application/json')) {
+      return send(res, 404, { error: { code: 404, message: `${req.method} ${req.path} is not a method of this API`, status: 'NOT_FOUND' } });
+    }
     const auth = String(req.headers.authorization ?? '');
     if (!mock.validAccess.has(auth.replace(/^Bearer /, ''))) return send(res, 401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
-    const method = req.path.split(':')[1];
     if (method === 'loadCodeAssist') {
+      const bad = loadCodeAssistProblem(req.fields);
+      if (bad) return send(res, 400, { error: { code: 400, message: bad, status: 'INVALID_ARGUMENT' } });
       const project = options.codeAssistProject === undefined ? 'proj-loaded' : options.codeAssistProject;
       return send(res, 200, { currentTier: project ? { id: 'free-tier' } : undefined, allowedTiers: [{ id: 'free-tier', isDefault: true }], ...(project ? { cloudaicompanionProject: project } : {}) });
     }
     if (method === 'onboardUser') return send(res, 200, { name: 'op-1', done: true, response: { cloudaicompanionProject: { id: 'proj-onboarded', name: 'Onboarded' } } });
+    if ((method === 'generateContent' || method === 'streamGenerateContent') && mock.generateAuthFailures > 0) {
+      mock.generateAuthFailures--;
+      return send(res, 401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+    }
     if (method === 'generateContent') return send(res, 200, { response: CODE_ASSIST_REPLY, traceId: 't-1' });
     if (method === 'streamGenerateContent') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

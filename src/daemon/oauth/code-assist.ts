@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CODE_ASSIST_METADATA } from '../providers/google/index.js';
+import { CODE_ASSIST_METADATA, loadCodeAssistBody } from '../translate/formats/code-assist/index.js';
 import type { ProviderDef } from '../providers/types.js';
 import { formatProviderError } from '../routing/provider-error.js';
 import { oauthCall, type OAuthReply } from './http.js';
@@ -27,7 +27,7 @@ function failed(step: string, reply: OAuthReply): Error {
 export async function discoverProject(def: ProviderDef, apiBase: string, accessToken: string, proxy?: string | null): Promise<string> {
   const base = apiBase.replace(/\/+$/, '');
   const headers = { authorization: `Bearer ${accessToken}`, ...def.headers };
-  const load = await oauthCall({ url: `${base}/v1internal:loadCodeAssist`, def, proxy, headers, json: { metadata: CODE_ASSIST_METADATA } });
+  const load = await oauthCall({ url: `${base}/v1internal:loadCodeAssist`, def, proxy, headers, json: loadCodeAssistBody(undefined) });
   if (load.status >= 400) throw failed('loadCodeAssist', load);
   const found = projectOf(load.json?.cloudaicompanionProject);
   if (found) return found;

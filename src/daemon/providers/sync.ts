@@ -24,7 +24,8 @@ export class ModelListError extends Error {
 }
 
 /**
- * Lists a connection's models upstream (`GET {base}/models`); throws with a formatted provider error.
+ * Lists a connection's models upstream (`GET {base}/models`, or the POST the codec names); throws with a
+ * formatted provider error.
  * `built` is the connection as the directory targets it (base URL overrides, connection headers).
  */
 export async function fetchUpstreamModels(def: ProviderDef, c: Connection, built?: Target): Promise<ModelInfo[]> {
@@ -39,9 +40,12 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection, built
     format: def.format,
     proxy: connectionProxy(c),
   };
+  const codec = getUpstreamCodec(def.format);
+  const body = codec.modelsBody?.(target.project);
   const reply = await sendUpstream({
-    url: joinUrl(target.baseUrl, getUpstreamCodec(def.format).modelsPath),
-    method: 'GET',
+    url: joinUrl(target.baseUrl, codec.modelsPath),
+    method: body ? 'POST' : 'GET',
+    ...(body ? { body: JSON.stringify(body) } : {}),
     headers: targetHeaders(target, 'application/json'),
     signal: AbortSignal.timeout(15_000),
     route: target,

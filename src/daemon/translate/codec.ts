@@ -117,6 +117,11 @@ export interface UpstreamCodec {
   countTokensPath?(model: string): string;
   /** The path of the model list under the base URL. */
   modelsPath: string;
+  /**
+   * The JSON body of the model-list call, for formats whose list (or its stand-in) is a POST method
+   * (Code Assist's `loadCodeAssist`); without it the list is a GET. `project` is the connection's.
+   */
+  modelsBody?(project: string | undefined): Record<string, unknown>;
   /** Reads this format's model-list reply. */
   parseModels(body: unknown): UpstreamModel[];
   /**

@@ -1,3 +1,4 @@
+import { CODE_ASSIST_METADATA } from '../../translate/formats/code-assist/index.js';
 import { bearer, type ProviderDef } from '../types.js';
 
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
@@ -6,9 +7,6 @@ const GOOGLE_SCOPES = ['https://www.googleapis.com/auth/cloud-platform', 'https:
 
 /** The Code Assist API both Google logins call (`v1internal:generateContent`...). */
 export const CODE_ASSIST_BASE = 'https://cloudcode-pa.googleapis.com';
-
-/** The platform tags Google's CLIs send with Code Assist setup calls. */
-export const CODE_ASSIST_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' };
 
 /**
  * Gemini CLI: a Google account's Gemini Code Assist entitlement (free tier included). Requests go to the

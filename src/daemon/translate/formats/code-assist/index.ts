@@ -16,6 +16,25 @@ function unwrap(body: unknown): unknown {
   return body;
 }
 
+/**
+ * The client metadata Gemini CLI sends with its Code Assist setup calls (gemini-cli
+ * packages/core/src/code_assist/setup.ts, `coreClientMetadata`).
+ */
+export const CODE_ASSIST_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } as const;
+
+/**
+ * The body of `POST v1internal:loadCodeAssist` exactly as Gemini CLI builds it (gemini-cli
+ * packages/core/src/code_assist/setup.ts `_doSetupUser`; server.ts `loadCodeAssist` is a `requestPost`):
+ * `{cloudaicompanionProject, metadata: {...coreClientMetadata, duetProject}}`, the project fields left out
+ * when there is no project yet (JSON.stringify drops them there too).
+ */
+export function loadCodeAssistBody(project: string | undefined): Record<string, unknown> {
+  return {
+    ...(project ? { cloudaicompanionProject: project } : {}),
+    metadata: { ...CODE_ASSIST_METADATA, ...(project ? { duetProject: project } : {}) },
+  };
+}
+
 function unwrapMessage(message: SseMessage): SseMessage {
   try {
     return { ...message, data: JSON.stringify(unwrap(JSON.parse(message.data))) };
@@ -46,8 +65,10 @@ const shared = {
   createStreamDecoder: unwrappingDecoder,
   path: (_model: string, stream: boolean) => `v1internal:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   countTokensPath: undefined,
-  // Code Assist has no model list of its own: the catalog keeps the provider's static list.
+  // Code Assist has no model list of its own: the catalog keeps the provider's static list. loadCodeAssist
+  // (a POST, like every v1internal method) stands in for it where a list call checks the credential.
   modelsPath: 'v1internal:loadCodeAssist',
+  modelsBody: loadCodeAssistBody,
   parseModels: () => [],
   readError: geminiUpstream.readError,
 } satisfies Partial<UpstreamCodec>;
