@@ -116,3 +116,26 @@ describe('model id normalization (fallback only)', () => {
     }
   });
 });
+
+describe('unit rates of media and rerank models', () => {
+  it('are part of the one table: defaults listed, overrides persisted with their unit rates', () => {
+    const home = mkdtempSync(join(tmpdir(), 'router-pricing-'));
+    const db = openDatabase(join(home, 'router.db'));
+    try {
+      migrate(db);
+      const store = new PricingStore(db);
+      expect(store.lookup('cohere', 'rerank-v3.5')).toMatchObject({ perSearchUnit: 0.002 });
+      expect(store.entry('openai', 'dall-e-3')).toMatchObject({ input: 0, output: 0, perImage: { 'hd/*': 0.12 }, source: 'default' });
+      // A token-only entry shows no unit fields.
+      expect(Object.keys(store.entry('openai', 'gpt-4o')!)).not.toContain('perImage');
+      store.set('openai', 'whisper-1', { input: 0, output: 0, perAudioMinute: 0.5, minAudioSeconds: 5 });
+      store.set('openai', 'dall-e-3', { input: 0, output: 0, perImage: { '*/*': 0.3 } });
+      const reopened = new PricingStore(db);
+      expect(reopened.lookup('openai', 'whisper-1')).toEqual({ input: 0, output: 0, perAudioMinute: 0.5, minAudioSeconds: 5 });
+      expect(reopened.entry('openai', 'dall-e-3')).toMatchObject({ perImage: { '*/*': 0.3 }, source: 'override' });
+    } finally {
+      db.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,7 +1,36 @@
 import type { Db } from '../store/db.js';
+import { MEDIA_PRICES } from './media-prices.js';
+
+/**
+ * Rates of the media and rerank endpoints, which are not billed per text token alone (proxy/media/pricing.ts
+ * and proxy/rerank/run.ts read them). Token rates are USD per million tokens; the others USD per unit.
+ */
+export interface UnitRates {
+  /** Image input tokens (edits); absent: the input rate. */
+  imageInput?: number;
+  /** Image output tokens; absent: the output rate. */
+  imageOutput?: number;
+  /** Audio input tokens (token-billed transcription); absent: the input rate. */
+  audioInput?: number;
+  /** Audio output tokens (token-billed speech); absent: the output rate. */
+  audioOutput?: number;
+  /** USD per image: one price, or by `quality/size` (`*` matches any, e.g. `hd/*`, `*\/1024x1024`). */
+  perImage?: number | Record<string, number>;
+  /** USD per minute of transcribed or translated audio. */
+  perAudioMinute?: number;
+  /** The shortest audio billed per request, seconds (Groq bills at least 10 s). */
+  minAudioSeconds?: number;
+  /** USD per million characters of speech input. */
+  perMillionCharacters?: number;
+  /** USD per rerank search unit (Cohere). */
+  perSearchUnit?: number;
+}
+
+/** The unit-rate fields, in the order the price table lists them. */
+export const UNIT_RATE_FIELDS = ['imageInput', 'imageOutput', 'audioInput', 'audioOutput', 'perImage', 'perAudioMinute', 'minAudioSeconds', 'perMillionCharacters', 'perSearchUnit'] as const;
 
 /** Prices in USD per million tokens. Absent rates fall back: cache read and write to input, reasoning to output. */
-export interface Price {
+export interface Price extends UnitRates {
   input: number;
   output: number;
   cacheRead?: number;
@@ -9,8 +38,8 @@ export interface Price {
   reasoning?: number;
 }
 
-/** One row of the effective price table, as `GET /api/pricing` lists it. */
-export interface PriceEntry {
+/** One row of the effective price table, as `GET /api/pricing` lists it (unit rates only when set). */
+export interface PriceEntry extends UnitRates {
   provider: string;
   model: string;
   input: number;
@@ -50,9 +79,9 @@ const p = (input: number, output: number, extra: Omit<Price, 'input' | 'output'>
  * - mistral:   https://mistral.ai/pricing#api-pricing
  * - xai:       https://docs.x.ai/developers/pricing ("cached input" = cacheRead)
  * - voyage:    https://docs.voyageai.com/docs/pricing (rerankers: tokens of query and documents = input)
- * Cohere's rerankers are billed per search unit, not per token: proxy/rerank/run.ts prices those.
+ * Media models (images, audio) and Cohere's rerankers (per search unit) are in media-prices.ts, merged below.
  */
-export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Price>>>> = {
+const TOKEN_PRICES: Readonly<Record<string, Readonly<Record<string, Price>>>> = {
   openai: {
     'gpt-5.5': p(5, 30, { cacheRead: 0.5 }),
     'gpt-5.4': p(2.5, 15, { cacheRead: 0.25 }),
@@ -134,6 +163,15 @@ export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Pri
   },
 };
 
+/** The shipped price table: token prices and the media/rerank models' unit rates (media-prices.ts). */
+export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Price>>>> = mergeTables(TOKEN_PRICES, MEDIA_PRICES);
+
+function mergeTables(...tables: Readonly<Record<string, Readonly<Record<string, Price>>>>[]): Record<string, Record<string, Price>> {
+  const out: Record<string, Record<string, Price>> = {};
+  for (const t of tables) for (const [provider, models] of Object.entries(t)) out[provider] = { ...out[provider], ...models };
+  return out;
+}
+
 const PER = 1_000_000;
 
 /**
@@ -184,6 +222,8 @@ interface OverrideRow {
   cache_read: number | null;
   cache_write: number | null;
   reasoning: number | null;
+  /** JSON object of the unit rates (migration 0020), or null. */
+  units: string | null;
 }
 
 const MEMO_MAX = 4096;
@@ -200,7 +240,7 @@ export class PricingStore {
   private memoSize = 0;
 
   constructor(private readonly db: Db) {
-    const rows = db.prepare('SELECT provider, model, input, output, cache_read, cache_write, reasoning FROM pricing_overrides').all() as OverrideRow[];
+    const rows = db.prepare('SELECT provider, model, input, output, cache_read, cache_write, reasoning, units FROM pricing_overrides').all() as OverrideRow[];
     for (const r of rows) this.put(r.provider, r.model, fromRow(r));
   }
 
@@ -264,6 +304,7 @@ export class PricingStore {
       cacheRead: price.cacheRead ?? null,
       cacheWrite: price.cacheWrite ?? null,
       reasoning: price.reasoning ?? null,
+      ...unitRates(price),
       source: override ? 'override' : 'default',
       hasDefault: def !== undefined,
     };
@@ -273,13 +314,13 @@ export class PricingStore {
   set(provider: string, model: string, price: Price): PriceEntry {
     this.db
       .prepare(
-        `INSERT INTO pricing_overrides (provider, model, input, output, cache_read, cache_write, reasoning, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO pricing_overrides (provider, model, input, output, cache_read, cache_write, reasoning, units, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(provider, model) DO UPDATE SET input = excluded.input, output = excluded.output,
            cache_read = excluded.cache_read, cache_write = excluded.cache_write, reasoning = excluded.reasoning,
-           updated_at = excluded.updated_at`,
+           units = excluded.units, updated_at = excluded.updated_at`,
       )
-      .run(provider, model, price.input, price.output, price.cacheRead ?? null, price.cacheWrite ?? null, price.reasoning ?? null, new Date().toISOString());
+      .run(provider, model, price.input, price.output, price.cacheRead ?? null, price.cacheWrite ?? null, price.reasoning ?? null, unitsJson(price), new Date().toISOString());
     this.put(provider, model, { ...price });
     return this.entry(provider, model)!;
   }
@@ -312,5 +353,18 @@ function fromRow(r: OverrideRow): Price {
   if (r.cache_read !== null) price.cacheRead = r.cache_read;
   if (r.cache_write !== null) price.cacheWrite = r.cache_write;
   if (r.reasoning !== null) price.reasoning = r.reasoning;
+  if (r.units !== null) Object.assign(price, unitRates(JSON.parse(r.units) as UnitRates));
   return price;
+}
+
+/** The unit rates a price sets (no other field). */
+export function unitRates(price: UnitRates): UnitRates {
+  const out: Record<string, unknown> = {};
+  for (const f of UNIT_RATE_FIELDS) if (price[f] !== undefined) out[f] = price[f];
+  return out as UnitRates;
+}
+
+function unitsJson(price: Price): string | null {
+  const units = unitRates(price);
+  return Object.keys(units).length ? JSON.stringify(units) : null;
 }

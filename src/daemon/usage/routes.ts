@@ -4,6 +4,7 @@ import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { BreakdownRow } from '../../shared/records.js';
 import { processStats } from './process-stats.js';
+import type { Price } from './pricing.js';
 import { breakdown, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
 
 const MAX_MS = 8.64e15;
@@ -114,8 +115,31 @@ const PROVIDER_RE = /^[A-Za-z0-9._-]{1,100}$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 const rate = z.number().finite().min(0).max(100_000);
+/** `perImage`: one price, or prices by `quality/size` (`*` matches any: `hd/*`, `*\/1024x1024`, `*\/*`). */
+const perImage = z.union([
+  rate,
+  z
+    .record(z.string().regex(/^[A-Za-z0-9*]{1,20}\/[A-Za-z0-9*]{1,20}$/, "keys are 'quality/size', '*' matching any"), rate)
+    .refine((r) => Object.keys(r).length >= 1 && Object.keys(r).length <= 50, 'between 1 and 50 quality/size prices'),
+]);
 const priceBody = z
-  .object({ input: rate, output: rate, cacheRead: rate.nullish(), cacheWrite: rate.nullish(), reasoning: rate.nullish() })
+  .object({
+    input: rate,
+    output: rate,
+    cacheRead: rate.nullish(),
+    cacheWrite: rate.nullish(),
+    reasoning: rate.nullish(),
+    // Unit rates of media and rerank models (usage/pricing.ts UnitRates).
+    imageInput: rate.nullish(),
+    imageOutput: rate.nullish(),
+    audioInput: rate.nullish(),
+    audioOutput: rate.nullish(),
+    perImage: perImage.nullish(),
+    perAudioMinute: rate.nullish(),
+    minAudioSeconds: rate.nullish(),
+    perMillionCharacters: rate.nullish(),
+    perSearchUnit: rate.nullish(),
+  })
   .strict();
 const pricingQuery = z.object({ provider: ident.optional() }).strict();
 
@@ -250,17 +274,14 @@ export const usageRoutes: RouteDef[] = [
     path: '/api/pricing/:provider/**:model',
     tier: 'management',
     tag: 'pricing',
-    summary: "Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output)",
+    summary:
+      "Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output; media and rerank unit rates: perImage, perAudioMinute, perMillionCharacters, perSearchUnit...)",
     body: priceBody,
     handler: ({ services, params, body }) => {
       const { provider, model } = priceParams(params);
-      return services.usage.pricing.set(provider, model, {
-        input: body.input,
-        output: body.output,
-        ...(body.cacheRead != null ? { cacheRead: body.cacheRead } : {}),
-        ...(body.cacheWrite != null ? { cacheWrite: body.cacheWrite } : {}),
-        ...(body.reasoning != null ? { reasoning: body.reasoning } : {}),
-      });
+      // Null and absent fields are left out: the price is replaced whole (docs/usage.md).
+      const price = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined)) as unknown as Price;
+      return services.usage.pricing.set(provider, model, price);
     },
   }),
   route({

@@ -35,8 +35,9 @@ export async function runSpeech(ctx: RouteContext, raw: Record<string, unknown>)
         outcome.streamed = true;
         outcome.upstreamMs = upstreamMs;
         outcome.error = error;
-        outcome.usage = u ? { inputTokens: num(u.input_tokens) ?? 0, outputTokens: num(u.output_tokens) ?? 0 } : undefined;
-        outcome.costUsd = speechCost(target.provider.id, target.model, characters);
+        const tokens = u ? { inputTokens: num(u.input_tokens) ?? 0, outputTokens: num(u.output_tokens) ?? 0 } : undefined;
+        outcome.usage = tokens;
+        outcome.costUsd = speechCost(m.services.usage.pricing.lookup(target.provider.id, target.model), characters, tokens);
         outcome.notes = { characters, audioBytes: bytes };
         finishOutcome(m.services, outcome, outcome.usage);
         if (error && !error.startsWith('The client closed')) m.services.resilience.breakers.recordFailure(target.provider.id, 'network');
@@ -105,7 +106,7 @@ export async function runTranscription(ctx: RouteContext, form: MultipartBody, k
     outcome.error = error;
     outcome.streamed = stream;
     outcome.usage = usage.tokens ? { inputTokens: usage.tokens.textIn + usage.tokens.audioIn, outputTokens: usage.tokens.textOut } : undefined;
-    outcome.costUsd = transcriptionCost(target.provider.id, target.model, usage);
+    outcome.costUsd = transcriptionCost(m.services.usage.pricing.lookup(target.provider.id, target.model), usage);
     outcome.notes = { audioSeconds: usage.seconds ?? null, fileBytes: file.data.length, responseFormat: format };
     finishOutcome(m.services, outcome, outcome.usage);
   };

@@ -79,7 +79,7 @@ async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrep
   outcome.status = 200;
   outcome.upstreamMs = upstreamMs;
   outcome.usage = tokens ? { inputTokens: tokens.textIn + tokens.imageIn, outputTokens: tokens.imageOut } : undefined;
-  outcome.costUsd = imageCost(target.provider.id, target.model, { n: count, size: ask.size, quality: ask.quality, tokens });
+  outcome.costUsd = imageCost(m.services.usage.pricing.lookup(target.provider.id, target.model), { n: count, size: ask.size, quality: ask.quality, tokens });
   outcome.notes = { ...outcome.notes, images: count, ...(ask.size ? { size: ask.size } : {}), ...(ask.quality ? { quality: ask.quality } : {}) };
   finishOutcome(m.services, outcome, outcome.usage);
   return new FastResponse(body, { status: 200, headers: replyHeaders(m, 'application/json; charset=utf-8', upstreamMs) });
@@ -112,7 +112,7 @@ function streamImages(m: MediaRequest, target: Target, ask: ImageAsk, outcome: O
     outcome.upstreamMs = upstreamMs;
     outcome.error = error;
     outcome.usage = tokens ? { inputTokens: tokens.textIn + tokens.imageIn, outputTokens: tokens.imageOut } : undefined;
-    outcome.costUsd = imageCost(target.provider.id, target.model, { n: ask.n, size: ask.size, quality: ask.quality, tokens });
+    outcome.costUsd = imageCost(m.services.usage.pricing.lookup(target.provider.id, target.model), { n: ask.n, size: ask.size, quality: ask.quality, tokens });
     outcome.notes = { ...outcome.notes, images: ask.n };
     finishOutcome(m.services, outcome, outcome.usage);
   });

@@ -19,21 +19,6 @@ import { clientResults, decodeRerank, encodeRerank, readRerankRequest, type Rera
  * any other (usage row with tokens or search units and their cost, events, request log).
  */
 
-/**
- * USD per Cohere search unit (one query over up to 100 documents; longer documents count as several),
- * https://cohere.com/pricing, November 2026: $2.00 per 1,000 searches. Token-billed rerankers (Jina, Voyage,
- * Together) are priced from the price table (`input` per million tokens) like embeddings.
- */
-export const SEARCH_UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
-  cohere: {
-    'rerank-v4.0-pro': 0.002,
-    'rerank-v4.0-fast': 0.002,
-    'rerank-v3.5': 0.002,
-    'rerank-english-v3.0': 0.002,
-    'rerank-multilingual-v3.0': 0.002,
-  },
-};
-
 /** The URL of a target's rerank endpoint. */
 export function rerankUrl(target: Target, spec: RerankSpec): string {
   if (spec.path.startsWith('/')) return new URL(spec.path, target.baseUrl).toString();
@@ -48,10 +33,11 @@ export function rerankSpecOf(target: Target): RerankSpec {
 }
 
 /** Usage and cost of one served rerank: tokens when the upstream counts them, search units priced per unit. */
-function settle(outcome: Outcome, reply: RerankReply): { inputTokens: number; outputTokens: number } | undefined {
+function settle(services: Services, outcome: Outcome, reply: RerankReply): { inputTokens: number; outputTokens: number } | undefined {
   const usage = reply.totalTokens !== undefined ? { inputTokens: reply.totalTokens, outputTokens: 0 } : undefined;
   if (reply.searchUnits !== undefined) {
-    const price = SEARCH_UNIT_PRICES[outcome.target.provider.id]?.[outcome.target.model];
+    // Cohere bills search units (`perSearchUnit` in the price table: usage/media-prices.ts, or the user's override).
+    const price = services.usage.pricing.lookup(outcome.target.provider.id, outcome.target.model)?.perSearchUnit;
     outcome.costUsd = price !== undefined ? reply.searchUnits * price : 0;
     outcome.notes = { ...outcome.notes, searchUnits: reply.searchUnits };
     return usage ?? { inputTokens: 0, outputTokens: 0 };
@@ -94,7 +80,7 @@ export async function runRerank(ctx: RouteContext, raw: Record<string, unknown>)
         const sink = ctx.event.req.runtime?.node?.res as ServerResponse | undefined;
         const http = await postJson(target, prepared.url, prepared.body, limits, { sink });
         const { reply, results } = readReply(prepared.spec, target, http.text, req);
-        const usage = settle(outcome, reply);
+        const usage = settle(services, outcome, reply);
         outcome.status = 200;
         outcome.usage = usage;
         outcome.upstreamMs = http.upstreamMs;
