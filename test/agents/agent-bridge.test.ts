@@ -4,7 +4,7 @@
  * agents with their versions, which settings point at this router, router's own endpoints; and who may ask
  * (spawn tier: loopback only, never a manage-scope key).
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +48,8 @@ beforeAll(async () => {
   mkdirSync(bin, { recursive: true });
   mkdirSync(home, { recursive: true });
   script('claude', 'echo "2.1.332 (Claude Code)"');
-  script('codex', 'echo "codex-cli 0.169.0"');
+  // Counts its runs: `--version` is asked once per binary file, again only when the file changes.
+  script('codex', `echo run >> "${'$'}{0%/*}/codex.runs"; echo "codex-cli 0.169.0"`);
   // A Gemini CLI that never answers --version: the reply must not wait for it beyond the timeout.
   script('gemini', 'sleep 30');
   writeFileSync(join(bin, 'opencode'), 'not executable');
@@ -82,6 +83,19 @@ describe('GET /api/tools/agent-bridge/state', () => {
     expect(byId.cursor.files[0]).toMatchObject({ pointsAtRouter: true, mcp: true });
     expect(byId.cline).toMatchObject({ installed: false, configured: false });
     expect(byId.cline.files.every((f: any) => f.exists === false)).toBe(true);
+  });
+
+  it('asks a binary its version once, and again after it changes (a hung one costs the timeout once)', async () => {
+    const runs = () => readFileSync(join(bin, 'codex.runs'), 'utf8').split('\n').filter(Boolean).length;
+    const before = runs();
+    const r = await bridgeState();
+    expect(Object.fromEntries((r.json.agents as any[]).map((a) => [a.id, a.version])).codex).toBe('0.169.0');
+    expect(runs()).toBe(before);
+    // An upgrade (a new file in its place) is asked again.
+    script('codex', `echo run >> "${'$'}{0%/*}/codex.runs"; echo "codex-cli 0.170.1"`);
+    const after = await bridgeState();
+    expect(Object.fromEntries((after.json.agents as any[]).map((a) => [a.id, a.version])).codex).toBe('0.170.1');
+    expect(runs()).toBe(before + 1);
   });
 
   it("names router's own endpoints for agents", async () => {

@@ -4,7 +4,7 @@
  * endpoints for them (OpenAI, Anthropic and Gemini bases, MCP and A2A).
  */
 import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
@@ -91,8 +91,31 @@ async function which(name: string, path: string | undefined): Promise<string | n
   return null;
 }
 
-/** The version an agent prints for `--version` (its first semver-like word, else its first line). */
+/**
+ * Versions already asked, by binary path, valid while the file is the same (inode, size, mtime): a binary
+ * runs `--version` once per install or upgrade, so a hung one costs the timeout once, not on every call.
+ * Concurrent callers share one run.
+ */
+const versions = new Map<string, { stamp: string; version: Promise<string | null> }>();
+
+/** The version of the binary at `binary`, from the cache while the file is unchanged. */
 async function versionOf(binary: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  let stamp: string;
+  try {
+    const st = await stat(binary);
+    stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return null;
+  }
+  const known = versions.get(binary);
+  if (known?.stamp === stamp) return known.version;
+  const version = askVersion(binary, env);
+  versions.set(binary, { stamp, version });
+  return version;
+}
+
+/** The version an agent prints for `--version` (its first semver-like word, else its first line). */
+async function askVersion(binary: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   // In its own process group, so a timeout ends whatever it started too (a wrapper script's children keep
   // the output pipe open otherwise, and the reply would wait for them).
   const child = execa(binary, ['--version'], { reject: false, stdin: 'ignore', env, extendEnv: false, detached: true });
