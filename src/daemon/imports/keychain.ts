@@ -5,16 +5,36 @@
  * tool, a locked store or an item in an unknown format yields no account, never an error.
  */
 
+import { createHash } from 'node:crypto';
 import { execa } from 'execa';
 import { parseClaudeCode, parseCodex, parseGeminiCli, type ParsedAccount } from './formats.js';
 import type { CredentialSource } from './sources.js';
 
+type KeychainService = { service: string; parse: (doc: unknown) => ParsedAccount[] };
+
 /** Keychain services of the CLIs and how their secret reads. */
-export const KEYCHAIN_SERVICES: ReadonlyArray<{ service: string; parse: (doc: unknown) => ParsedAccount[] }> = [
+export const KEYCHAIN_SERVICES: readonly KeychainService[] = [
   { service: 'Claude Code-credentials', parse: parseClaudeCode },
   { service: 'Codex Auth', parse: parseCodex },
   { service: 'gemini-cli-oauth', parse: parseGeminiCli },
 ];
+
+/**
+ * The Keychain item Claude Code uses when `CLAUDE_CONFIG_DIR` is set: `Claude Code-credentials-` and the first
+ * 8 hex digits of the SHA-256 of the variable's value as given (cli.js of @anthropic-ai/claude-code 2.0.77:
+ * `"Claude Code" + OAUTH_FILE_SUFFIX + "-credentials" + (CLAUDE_CONFIG_DIR ? "-" + sha256(configDir).slice(0, 8) : "")`).
+ * Codex needs nothing of the kind: its keyring items all share the service `Codex Auth` (the account names
+ * the CODEX_HOME), and every item of a service is read.
+ */
+export function claudeConfigDirService(configDir: string): string {
+  return `Claude Code-credentials-${createHash('sha256').update(configDir).digest('hex').slice(0, 8)}`;
+}
+
+/** The services to read: the CLIs' own, and Claude Code's per-folder item when `CLAUDE_CONFIG_DIR` is set. */
+export function keychainServices(env: NodeJS.ProcessEnv = process.env): KeychainService[] {
+  const dir = env.CLAUDE_CONFIG_DIR;
+  return dir ? [...KEYCHAIN_SERVICES, { service: claudeConfigDirService(dir), parse: parseClaudeCode }] : [...KEYCHAIN_SERVICES];
+}
 
 export type KeychainBackend = 'macos' | 'secret-service' | 'windows' | 'none';
 
@@ -38,8 +58,8 @@ async function run(file: string, args: string[]): Promise<string | undefined> {
   }
 }
 
-function toSources(service: string, account: string, secret: string): CredentialSource[] {
-  const known = KEYCHAIN_SERVICES.find((k) => k.service === service);
+function toSources(services: readonly KeychainService[], service: string, account: string, secret: string): CredentialSource[] {
+  const known = services.find((k) => k.service === service);
   if (!known) return [];
   try {
     return known.parse(JSON.parse(secret)).map((parsed) => ({ service, account, kind: 'keychain' as const, parsed }));
@@ -49,14 +69,14 @@ function toSources(service: string, account: string, secret: string): Credential
 }
 
 /** macOS: the item's attributes name its account (`"acct"<blob>="..."`), then `-w` prints its secret. */
-async function readMacos(): Promise<CredentialSource[]> {
+async function readMacos(services: readonly KeychainService[]): Promise<CredentialSource[]> {
   const out: CredentialSource[] = [];
-  for (const { service } of KEYCHAIN_SERVICES) {
+  for (const { service } of services) {
     const attrs = await run('security', ['find-generic-password', '-s', service]);
     if (attrs === undefined) continue;
     const account = /"acct"<blob>="([^"]*)"/.exec(attrs)?.[1] ?? '';
     const secret = await run('security', ['find-generic-password', '-s', service, ...(account ? ['-a', account] : []), '-w']);
-    if (secret) out.push(...toSources(service, account || 'default', secret));
+    if (secret) out.push(...toSources(services, service, account || 'default', secret));
   }
   return out;
 }
@@ -78,14 +98,14 @@ export function parseSecretToolOutput(text: string): Array<Record<string, string
 }
 
 /** Linux: Secret Service items carry `service` and `account` (keytar) or `username` (keyring-rs) attributes. */
-async function readSecretService(): Promise<CredentialSource[]> {
+async function readSecretService(services: readonly KeychainService[]): Promise<CredentialSource[]> {
   const out: CredentialSource[] = [];
-  for (const { service } of KEYCHAIN_SERVICES) {
+  for (const { service } of services) {
     const text = await run('secret-tool', ['search', '--all', 'service', service]);
     if (!text) continue;
     for (const item of parseSecretToolOutput(text)) {
       const account = item['attribute.account'] ?? item['attribute.username'] ?? 'default';
-      if (item.secret) out.push(...toSources(service, account, item.secret));
+      if (item.secret) out.push(...toSources(services, service, account, item.secret));
     }
   }
   return out;
@@ -146,18 +166,18 @@ async function readWindows(): Promise<CredentialSource[]> {
     const known = KEYCHAIN_SERVICES.find((k) => target.includes(k.service));
     if (!known || !row.blob) continue;
     const account = Buffer.from(row.user ?? '', 'base64').toString('utf8') || 'default';
-    out.push(...toSources(known.service, account, decodeBlob(Buffer.from(row.blob, 'base64'))));
+    out.push(...toSources(KEYCHAIN_SERVICES, known.service, account, decodeBlob(Buffer.from(row.blob, 'base64'))));
   }
   return out;
 }
 
 /** Every CLI account in the OS credential store of this machine. */
-export async function readKeychain(backend = keychainBackend()): Promise<CredentialSource[]> {
+export async function readKeychain(backend = keychainBackend(), env: NodeJS.ProcessEnv = process.env): Promise<CredentialSource[]> {
   switch (backend) {
     case 'macos':
-      return readMacos();
+      return readMacos(keychainServices(env));
     case 'secret-service':
-      return readSecretService();
+      return readSecretService(keychainServices(env));
     case 'windows':
       return readWindows();
     default:

@@ -6,7 +6,7 @@
 
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   parseAntigravity,
   parseClaudeCode,
@@ -56,6 +56,44 @@ export function userHome(): string {
   return homedir();
 }
 
+/**
+ * The CLIs' own overrides of where their credential files live, and the file inside that folder:
+ * - `CODEX_HOME` replaces `~/.codex` (codex-rs/utils/home-dir/src/lib.rs `find_codex_home`: a non-empty
+ *   CODEX_HOME, else `~/.codex`; auth.json lives in it).
+ * - `CLAUDE_CONFIG_DIR` replaces `~/.claude` (Claude Code's cli.js, @anthropic-ai/claude-code 2.0.77:
+ *   `process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude")`, and the plaintext store is
+ *   `.credentials.json` in it).
+ */
+const DIR_OVERRIDES = [
+  { env: 'CODEX_HOME', file: 'auth.json', parse: parseCodex },
+  { env: 'CLAUDE_CONFIG_DIR', file: '.credentials.json', parse: parseClaudeCode },
+] as const;
+
+/** A credential file at an absolute path, listed under `label` (the service; never contains `:`). */
+interface LocatedFile {
+  label: string;
+  file: string;
+  parse: (doc: unknown) => ParsedAccount[];
+}
+
+/**
+ * Every credential file to look at: the known files under `home`, and for each CLI whose folder override is
+ * set in `env`, the file in that folder too, listed as `$CODEX_HOME/auth.json` /
+ * `$CLAUDE_CONFIG_DIR/.credentials.json`. The default location is still read: the daemon's environment
+ * is not necessarily the shell a CLI logged in from, and discovery only lists what it finds.
+ */
+export function credentialFiles(home: string, env: NodeJS.ProcessEnv = process.env): LocatedFile[] {
+  const files: LocatedFile[] = KNOWN_FILES.map((k) => ({ label: `~/${k.path}`, file: join(home, ...k.path.split('/')), parse: k.parse }));
+  for (const o of DIR_OVERRIDES) {
+    const dir = env[o.env];
+    if (!dir) continue;
+    // A relative value is relative to the working folder, as for the CLIs themselves.
+    const file = resolve(dir, o.file);
+    if (!files.some((f) => f.file === file)) files.push({ label: `$${o.env}/${o.file}`, file, parse: o.parse });
+  }
+  return files;
+}
+
 /** Reads and parses one JSON file of at most MAX_FILE_BYTES; undefined when absent or unusable. */
 export async function readJsonFile(file: string): Promise<unknown> {
   try {
@@ -67,21 +105,26 @@ export async function readJsonFile(file: string): Promise<unknown> {
   }
 }
 
-/** The accounts of one known file, or [] when it is absent or not in its format. */
-export async function readKnownFile(home: string, known: KnownFile): Promise<CredentialSource[]> {
-  const doc = await readJsonFile(join(home, ...known.path.split('/')));
+/** The accounts of one credential file, or [] when it is absent or not in its format. */
+async function readLocatedFile(located: LocatedFile): Promise<CredentialSource[]> {
+  const doc = await readJsonFile(located.file);
   if (doc === undefined) return [];
   let parsed: ParsedAccount[];
   try {
-    parsed = known.parse(doc);
+    parsed = located.parse(doc);
   } catch {
     return [];
   }
-  return parsed.map((p) => ({ service: `~/${known.path}`, account: p.label, kind: 'file' as const, parsed: p }));
+  return parsed.map((p) => ({ service: located.label, account: p.label, kind: 'file' as const, parsed: p }));
 }
 
-/** Every account found in the known credential files of `home`. */
-export async function readCredentialFiles(home = userHome()): Promise<CredentialSource[]> {
-  const found = await Promise.all(KNOWN_FILES.map((known) => readKnownFile(home, known)));
+/** The accounts of one known file under `home`, or [] when it is absent or not in its format. */
+export function readKnownFile(home: string, known: KnownFile): Promise<CredentialSource[]> {
+  return readLocatedFile({ label: `~/${known.path}`, file: join(home, ...known.path.split('/')), parse: known.parse });
+}
+
+/** Every account found in the credential files of `home` and of the CLIs' folder overrides in `env`. */
+export async function readCredentialFiles(home = userHome(), env: NodeJS.ProcessEnv = process.env): Promise<CredentialSource[]> {
+  const found = await Promise.all(credentialFiles(home, env).map(readLocatedFile));
   return found.flat();
 }
