@@ -144,7 +144,8 @@ export interface Summary extends Totals {
   estimated: number;
 }
 
-export interface BreakdownRow extends Totals {
+/** Which group a breakdown row or a timeseries series is. */
+export interface GroupLabel {
   /**
    * The group's value: provider (a node's prefix), `<provider>/<model>`, API key id, connection id, endpoint
    * or combo; null when unset.
@@ -152,8 +153,15 @@ export interface BreakdownRow extends Totals {
   key: string | null;
   /** Grouped by provider or model: the stored provider id (a node's UUID). */
   providerId?: string;
-  /** Grouped by connection: the connection's name (null once deleted). */
+  /** Grouped by connection or key: the connection's or key's name (null once deleted). */
   name?: string | null;
+}
+
+export interface BreakdownRow extends Totals, GroupLabel {}
+
+/** One group's points in a grouped timeseries (`GET /api/usage/timeseries?groupBy=`). */
+export interface SeriesGroup extends GroupLabel {
+  points: Point[];
 }
 
 export interface Point {

@@ -125,6 +125,40 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     expect(reply.choices[0]!.message.content).toBe('Hello from the mock.');
   });
 
+  it('edits a key\'s limits: the form\'s own check and the daemon\'s message inline, then saved', async () => {
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Edit key sdk' });
+    await form.getByRole('button', { name: 'Add token limit' }).click();
+    await form.getByLabel('Token limit 1 tokens').fill('many');
+    await form.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => form.locator('.field-error').first().textContent()).toBe('A whole number of tokens (0: no limit).');
+    // A scope the form lets through and the daemon refuses: its 400 names tokenLimits.0.scope, shown there.
+    await form.getByLabel('Token limit 1 tokens').fill('500000');
+    await form.getByLabel('Token limit 1 counts').selectOption('model');
+    await form.getByLabel('Token limit 1 model').fill('mock/gpt#4o');
+    await form.getByLabel('Daily request limit').fill('1000');
+    await form.getByRole('button', { name: 'Save', exact: true }).click();
+    const scopeField = form.locator('label.field', { hasText: 'Token limit 1 model' });
+    await expect.poll(() => scopeField.locator('.field-error').textContent()).toContain('scope must be global, provider:<id> or model:<provider>/<model>');
+    await form.getByLabel('Token limit 1 model').fill('mock/gpt-4o');
+    await form.getByRole('button', { name: 'Add token limit' }).click();
+    await form.getByLabel('Token limit 2 tokens').fill('2000000');
+    await form.getByLabel('Token limit 2 per').selectOption('month');
+    await form.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('cell', { name: '1,000 requests/day, 500,000 tokens/day (model:mock/gpt-4o), 2,000,000 tokens/month' }).waitFor();
+    const keys = await router.manage('GET', '/api/keys');
+    expect(keys.json.keys[0]).toMatchObject({
+      dailyRequestLimit: 1000,
+      tokenLimits: [
+        { scope: 'model:mock/gpt-4o', period: 'day', limit: 500000 },
+        { scope: 'global', period: 'month', limit: 2000000 },
+      ],
+    });
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await shot('keys');
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  });
+
   it('creates a combo, showing a validation message inline first', async () => {
     await go('/dashboard/combos');
     await page.getByText('No combo yet.').waitFor();
@@ -160,7 +194,18 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     await page.getByRole('tab', { name: 'by combo' }).click();
     await page.getByRole('cell', { name: 'team' }).waitFor();
     expect(await page.locator('.chart-box').first().getAttribute('data-points')).not.toBe('0');
+    // Charts per key and per combo (GET /api/usage/timeseries?groupBy=key|combo): the key by its name, the
+    // direct request (no combo) beside the combo's three.
+    await page.getByRole('figure', { name: 'requests by key: sdk' }).waitFor();
+    await page.getByRole('figure', { name: 'requests by combo: team, (no combo)' }).waitFor();
+    await page.getByLabel('Show', { exact: true }).selectOption('cost');
+    await page.getByRole('figure', { name: 'cost (USD) by key: sdk' }).waitFor();
+    await page.getByLabel('Show', { exact: true }).selectOption('requests');
     await shot('usage');
+    // Filtered to the combo: only its series is left.
+    await page.getByLabel('Combo', { exact: true }).selectOption('team');
+    await page.getByRole('figure', { name: 'requests by combo: team', exact: true }).waitFor();
+    await page.getByLabel('Combo', { exact: true }).selectOption('');
 
     await go('/dashboard/requests');
     const rows = page.locator('table.log tbody tr');

@@ -188,6 +188,95 @@ describe('GET /api/usage/timeseries', () => {
     const r = await get(`/api/usage/timeseries?bucket=minute&from=${BASE}&to=${BASE + 30 * 86_400_000}`);
     expect(r.status).toBe(400);
   });
+
+  /** The fixture's hourly points (requests, errors, tokens in, cost) of some rows, over [from, to). */
+  const hourly = (rows: Fixture[], from: number, to: number) => {
+    const out = [];
+    for (let start = from; start < to; start += HOUR) {
+      const b = rows.filter((x) => x.ts >= start && x.ts < start + HOUR);
+      out.push({ t: iso(start), requests: b.length, errors: b.filter((x) => x.status >= 400).length, tokensIn: b.reduce((n, x) => n + x.tin, 0), cost: costOf(b) });
+    }
+    return out;
+  };
+  const expectPoints = (points: any[], want: ReturnType<typeof hourly>) => {
+    expect(points).toHaveLength(want.length);
+    points.forEach((p, i) => {
+      const { cost, ...rest } = want[i]!;
+      expect(p).toMatchObject(rest);
+      expect(p.costUsd).toBeCloseTo(cost, 10);
+    });
+  };
+
+  it('filters by API key and by combo', async () => {
+    const from = BASE;
+    const to = BASE + 5 * HOUR;
+    const byKey = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&key=key-1`);
+    expect(byKey.status).toBe(200);
+    expectPoints(byKey.json.points, hourly(ROWS.filter((x) => x.key === 'key-1'), from, to));
+    const byCombo = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=my-combo`);
+    expectPoints(byCombo.json.points, hourly(ROWS.filter((x) => x.combo === 'my-combo'), from, to));
+    // Filters combine.
+    const both = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=my-combo&key=key-0&provider=openai`);
+    expectPoints(both.json.points, hourly(ROWS.filter((x) => x.combo === 'my-combo' && x.key === 'key-0' && x.provider === 'openai'), from, to));
+    const none = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=no-such-combo`);
+    expect(none.json.points.every((p: { requests: number }) => p.requests === 0)).toBe(true);
+  });
+
+  it.each([
+    ['key', (r: Fixture) => r.key],
+    ['combo', (r: Fixture) => r.combo],
+    ['provider', (r: Fixture) => r.provider],
+    ['model', (r: Fixture) => `${r.provider}/${r.model}`],
+  ] as const)('groupBy=%s: one series per group, most expensive first, each equal to its rows', async (by, keyOf) => {
+    const from = BASE;
+    const to = BASE + 5 * HOUR;
+    const r = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&groupBy=${by}`);
+    expect(r.status).toBe(200);
+    expect(r.json.groupBy).toBe(by);
+    expectPoints(r.json.points, hourly(ROWS, from, to));
+    const groups = new Map<string | null, Fixture[]>();
+    for (const row of ROWS) groups.set(keyOf(row), [...(groups.get(keyOf(row)) ?? []), row]);
+    const order = [...groups].sort(([, a], [, b]) => costOf(b) - costOf(a)).map(([k]) => k);
+    expect(r.json.series.map((s: { key: string | null }) => s.key)).toEqual(order);
+    expect(r.json.otherGroups).toBe(0);
+    for (const s of r.json.series) expectPoints(s.points, hourly(groups.get(s.key)!, from, to));
+  });
+
+  it('groupBy with a filter and top: the largest groups of the filtered rows, the rest counted in otherGroups', async () => {
+    const from = BASE;
+    const to = BASE + 5 * HOUR;
+    const r = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&groupBy=model&provider=openai&top=1`);
+    expect(r.status).toBe(200);
+    const openai = ROWS.filter((x) => x.provider === 'openai');
+    const [first, second] = ['gpt-4o', 'gpt-4o-mini'].map((m) => openai.filter((x) => x.model === m));
+    const biggest = costOf(first!) >= costOf(second!) ? 'gpt-4o' : 'gpt-4o-mini';
+    expect(r.json.series).toHaveLength(1);
+    expect(r.json.series[0].key).toBe(`openai/${biggest}`);
+    expect(r.json.series[0].providerId).toBe('openai');
+    expect(r.json.otherGroups).toBe(1);
+    expectPoints(r.json.series[0].points, hourly(openai.filter((x) => x.model === biggest), from, to));
+  });
+
+  it('names key groups by the key\'s name (in breakdown rows too)', async () => {
+    const created = services.keys.create('named-key');
+    const ts = BASE + 4 * HOUR + 59 * 60_000;
+    services.db
+      .prepare(
+        `INSERT INTO usage_log (ts, trace_id, api_key_id, endpoint, client_format, provider, model, requested_model, status, latency_ms, tokens_in, tokens_out, cost_usd, streamed, estimated)
+         VALUES (?, 'named', ?, '/v1/chat/completions', 'openai-chat', 'openai', 'gpt-4o', 'openai/gpt-4o', 200, 5, 1, 1, 1, 0, 0)`,
+      )
+      .run(ts, created.id);
+    try {
+      const r = await get(`/api/usage/timeseries?bucket=hour&from=${BASE}&to=${BASE + 5 * HOUR}&groupBy=key`);
+      expect(r.json.series[0]).toMatchObject({ key: created.id, name: 'named-key' });
+      expect(r.json.series[0].points[4].requests).toBe(1);
+      const b = await get(`/api/usage/breakdown?by=key&from=${BASE}&to=${BASE + 5 * HOUR}`);
+      expect(b.json.rows[0]).toMatchObject({ key: created.id, name: 'named-key', requests: 1 });
+    } finally {
+      services.db.prepare("DELETE FROM usage_log WHERE trace_id = 'named'").run();
+      services.keys.remove(created.id);
+    }
+  });
 });
 
 describe('GET /api/logs', () => {
@@ -299,6 +388,12 @@ describe('query validation', () => {
     '/api/usage/breakdown',
     '/api/usage/breakdown?by=color',
     '/api/usage/timeseries?bucket=week',
+    '/api/usage/timeseries?groupBy=connection',
+    '/api/usage/timeseries?groupBy=key&top=0',
+    '/api/usage/timeseries?groupBy=key&top=21',
+    '/api/usage/timeseries?top=3',
+    '/api/usage/timeseries?key=',
+    '/api/usage/timeseries?combo=',
     '/api/logs?limit=0',
     '/api/logs?limit=501',
     '/api/logs?limit=ten',

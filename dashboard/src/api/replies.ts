@@ -13,13 +13,14 @@ import type {
   Point,
   ProviderNode,
   ProviderTelemetry,
+  SeriesGroup,
   Summary,
   WebhookView,
 } from '../../../src/shared/records';
 import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
 import type { DiscoverReply, KeychainImportReply } from '../../../src/shared/imports';
 
-export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, Summary, WebhookView };
+export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, SeriesGroup, Summary, WebhookView };
 export type { ApiKeyRecord, CreatedApiKey, StatusReply, DiscoverReply, KeychainImportReply };
 
 /** Any JSON value, for replies without a shared type (read defensively). */
@@ -42,7 +43,7 @@ export interface Replies {
   'GET /api/logs': { logs: LogEntry[]; nextCursor: string | null };
   'GET /api/usage/summary': Summary;
   'GET /api/usage/breakdown': { by: string; from: string; to: string; rows: BreakdownRow[] };
-  'GET /api/usage/timeseries': { bucket: string; from: string; to: string; points: Point[] };
+  'GET /api/usage/timeseries': { bucket: string; from: string; to: string; points: Point[]; groupBy?: string; series?: SeriesGroup[]; otherGroups?: number };
   'GET /api/telemetry/summary': { providers: ProviderTelemetry[]; window: { minutes: number } } & Record<string, Json>;
   'GET /api/webhooks': { webhooks: WebhookView[] };
   'GET /api/webhooks/{id}/deliveries': { deliveries: DeliveryRecord[] };

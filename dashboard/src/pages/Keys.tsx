@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { api } from '../api/client';
 import type { ApiKeyRecord, CreatedApiKey } from '../api/replies';
 import { CopyButton, Empty, ErrorBox, Field, fieldError, fmt, Section, useAction, useData, ok } from '../ui/kit';
+import { checkLimits, fromDraft, KEY_FIELDS, keyFieldError, type LimitDraft, LimitsFields, limitsText, type TokenLimit, toDraft } from './KeyLimits';
 
-type Key = ApiKeyRecord & { dailyRequestLimit?: number | null; tokenLimits?: unknown[] };
+type Key = ApiKeyRecord & { dailyRequestLimit?: number | null; tokenLimits?: TokenLimit[] };
 
 const splitScopes = (s: string) =>
   s
@@ -47,7 +48,7 @@ export function Keys() {
                 <th>Name</th>
                 <th>Key</th>
                 <th>Scopes</th>
-                <th>Daily limit</th>
+                <th>Limits</th>
                 <th>Requests (30 d)</th>
                 <th>Cost (30 d)</th>
                 <th>Last used</th>
@@ -77,8 +78,13 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
   const [name, setName] = useState(k.name);
   const [scopes, setScopes] = useState(k.scopes.join(' '));
   const [limit, setLimit] = useState(k.dailyRequestLimit == null ? '' : String(k.dailyRequestLimit));
+  const [drafts, setDrafts] = useState<LimitDraft[]>((k.tokenLimits ?? []).map(toDraft));
   const a = useAction();
   const params = { id: k.id };
+  // The form's own checks show once a save was tried (an empty new row is not an error yet).
+  const [tried, setTried] = useState(false);
+  const local = checkLimits(limit, drafts);
+  const err = (f: string) => keyFieldError(tried ? local : {}, a.error, f);
   return (
     <>
       <tr className={k.isActive ? undefined : 'inactive'}>
@@ -87,7 +93,7 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
           <code>{k.maskedKey}</code>
         </td>
         <td>{k.scopes.join(', ')}</td>
-        <td>{k.dailyRequestLimit ?? '–'}</td>
+        <td className="small">{limitsText(k.dailyRequestLimit, k.tokenLimits)}</td>
         <td>{fmt.int(usage?.requests ?? 0)}</td>
         <td>{fmt.usd(usage?.costUsd ?? 0)}</td>
         <td>{fmt.time(k.lastUsedAt)}</td>
@@ -120,30 +126,32 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
             {editing ? (
               <form
                 className="inline"
+                aria-label={`Edit key ${k.name}`}
                 onSubmit={async (e) => {
                   e.preventDefault();
-                  const body = { name, scopes: splitScopes(scopes), dailyRequestLimit: limit === '' ? null : Number(limit) };
+                  setTried(true);
+                  if (Object.keys(local).length) return;
+                  const body = { name, scopes: splitScopes(scopes), dailyRequestLimit: limit === '' ? null : Number(limit), tokenLimits: drafts.map(fromDraft) };
                   if (await a.run(() => api('PATCH /api/keys/{id}', { params, body }))) {
                     setEditing(false);
+                    setTried(false);
                     reload();
                   }
                 }}
               >
-                <Field label="Name" error={fieldError(a.error, 'name')}>
+                <Field label="Name" error={err('name')}>
                   <input value={name} onChange={(e) => setName(e.target.value)} />
                 </Field>
-                <Field label="Scopes" error={fieldError(a.error, 'scopes')} hint="proxy, manage, model:<glob>, path:<prefix>">
+                <Field label="Scopes" error={err('scopes')} hint="proxy, manage, model:<glob>, path:<prefix>">
                   <input value={scopes} onChange={(e) => setScopes(e.target.value)} />
                 </Field>
-                <Field label="Daily request limit" error={fieldError(a.error, 'dailyRequestLimit')} hint="empty: none">
-                  <input inputMode="numeric" value={limit} onChange={(e) => setLimit(e.target.value)} />
-                </Field>
-                <button type="submit" className="primary">
+                <LimitsFields daily={limit} setDaily={setLimit} drafts={drafts} setDrafts={setDrafts} err={err} />
+                <button type="submit" className="primary" disabled={a.busy}>
                   Save
                 </button>
               </form>
             ) : null}
-            {['name', 'scopes', 'dailyRequestLimit'].some((f) => fieldError(a.error, f)) ? null : <ErrorBox error={a.error} />}
+            {KEY_FIELDS.some((f) => fieldError(a.error, f)) ? null : <ErrorBox error={a.error} />}
           </td>
         </tr>
       ) : null}
@@ -157,22 +165,31 @@ function CreateKey({ onCreated }: { onCreated: (k: CreatedApiKey) => void }) {
   const [manage, setManage] = useState(false);
   const [extra, setExtra] = useState('');
   const [limit, setLimit] = useState('');
+  const [drafts, setDrafts] = useState<LimitDraft[]>([]);
   const a = useAction();
+  const [tried, setTried] = useState(false);
+  const local = checkLimits(limit, drafts);
+  const err = (f: string) => keyFieldError(tried ? local : {}, a.error, f);
   return (
     <Section title="Create a key">
       <form
         className="form"
         onSubmit={async (e) => {
           e.preventDefault();
+          setTried(true);
+          if (Object.keys(local).length) return;
           const scopes = [...(proxy ? ['proxy'] : []), ...(manage ? ['manage'] : []), ...splitScopes(extra)];
-          const k = await a.run(() => api('POST /api/keys', { body: { name, scopes, dailyRequestLimit: limit === '' ? null : Number(limit) } }));
+          const tokenLimits = drafts.map(fromDraft);
+          const k = await a.run(() => api('POST /api/keys', { body: { name, scopes, dailyRequestLimit: limit === '' ? null : Number(limit), tokenLimits } }));
           if (k) {
             setName('');
+            setDrafts([]);
+            setTried(false);
             onCreated(k);
           }
         }}
       >
-        <Field label="Key name" error={fieldError(a.error, 'name')}>
+        <Field label="Key name" error={err('name')}>
           <input value={name} onChange={(e) => setName(e.target.value)} required />
         </Field>
         <fieldset>
@@ -183,17 +200,15 @@ function CreateKey({ onCreated }: { onCreated: (k: CreatedApiKey) => void }) {
           <label className="check">
             <input type="checkbox" checked={manage} onChange={(e) => setManage(e.target.checked)} /> manage (the management API)
           </label>
-          <Field label="More scopes" error={fieldError(a.error, 'scopes')} hint="optional: model:gpt-* path:/v1/embeddings">
+          <Field label="More scopes" error={err('scopes')} hint="optional: model:gpt-* path:/v1/embeddings">
             <input value={extra} onChange={(e) => setExtra(e.target.value)} />
           </Field>
         </fieldset>
-        <Field label="Daily request limit" error={fieldError(a.error, 'dailyRequestLimit')} hint="empty: none">
-          <input inputMode="numeric" value={limit} onChange={(e) => setLimit(e.target.value)} />
-        </Field>
+        <LimitsFields daily={limit} setDaily={setLimit} drafts={drafts} setDrafts={setDrafts} err={err} />
         <button type="submit" className="primary" disabled={a.busy}>
           Create key
         </button>
-        {['name', 'scopes', 'dailyRequestLimit'].some((f) => fieldError(a.error, f)) ? null : <ErrorBox error={a.error} />}
+        {KEY_FIELDS.some((f) => fieldError(a.error, f)) ? null : <ErrorBox error={a.error} />}
       </form>
     </Section>
   );

@@ -1,14 +1,16 @@
 import { useMemo, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { useLive } from '../api/live';
-import type { BreakdownRow, Point } from '../api/replies';
-import { COLORS, TimeChart } from '../ui/chart';
+import type { BreakdownRow, Point, SeriesGroup } from '../api/replies';
+import { type ChartSeries, COLORS, TimeChart } from '../ui/chart';
 import { Empty, ErrorBox, fmt, Section, Stat, useData } from '../ui/kit';
 
 const PERIODS = { '24h': { ms: 86400_000, bucket: 'hour' }, '7d': { ms: 7 * 86400_000, bucket: 'hour' }, '30d': { ms: 30 * 86400_000, bucket: 'day' } } as const;
 type Period = keyof typeof PERIODS;
 const GROUPS = ['provider', 'model', 'key', 'combo'] as const;
 type Group = (typeof GROUPS)[number];
+const METRICS = { requests: 'requests', tokens: 'tokens (in + out)', cost: 'cost (USD)' } as const;
+type Metric = keyof typeof METRICS;
 
 function csvCell(v: unknown): string {
   const s = v == null ? '' : String(v);
@@ -26,23 +28,33 @@ function downloadCsv(name: string, header: string[], rows: unknown[][]): void {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/** Usage and cost over a period: charts, breakdown by provider/model/key/combo, token kinds, latency percentiles, CSV. */
+/**
+ * Usage and cost over a period: charts (filtered by provider, model, key or combo; per key and per combo),
+ * breakdown by provider/model/key/combo, token kinds, latency percentiles, CSV.
+ */
 export function Usage() {
   const [period, setPeriod] = useState<Period>('24h');
   const [group, setGroup] = useState<Group>('provider');
   const [provider, setProvider] = useState('');
   const [model, setModel] = useState('');
+  const [key, setKey] = useState('');
+  const [combo, setCombo] = useState('');
+  const [metric, setMetric] = useState<Metric>('requests');
+  const choices = useData(() => Promise.all([api('GET /api/keys'), api('GET /api/combos')]));
   const data = useData(async () => {
     const p = PERIODS[period];
     const from = new Date(Date.now() - p.ms).toISOString();
-    const [summary, series, breakdown, telemetry] = await Promise.all([
+    const filter = { bucket: p.bucket, from, provider: provider || undefined, model: model || undefined, key: key || undefined, combo: combo || undefined };
+    const [summary, series, byKey, byCombo, breakdown, telemetry] = await Promise.all([
       api('GET /api/usage/summary', { query: { from } }),
-      api('GET /api/usage/timeseries', { query: { bucket: p.bucket, from, provider: provider || undefined, model: model || undefined } }),
+      api('GET /api/usage/timeseries', { query: filter }),
+      api('GET /api/usage/timeseries', { query: { ...filter, groupBy: 'key' } }),
+      api('GET /api/usage/timeseries', { query: { ...filter, groupBy: 'combo' } }),
       api('GET /api/usage/breakdown', { query: { by: group, from } }),
       api('GET /api/telemetry/summary', { query: { minutes: Math.min(1440, p.ms / 60000) } }),
     ]);
-    return { summary, points: series.points, rows: breakdown.rows, telemetry };
-  }, [period, group, provider, model]);
+    return { summary, points: series.points, byKey, byCombo, rows: breakdown.rows, telemetry };
+  }, [period, group, provider, model, key, combo]);
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
   useLive({
     request: () => {
@@ -50,7 +62,10 @@ export function Usage() {
     },
   });
   const charts = useMemo(() => build(data.data?.points ?? []), [data.data]);
+  const keyChart = useMemo(() => buildGroups(data.data?.byKey.series ?? [], metric, '(no key)'), [data.data, metric]);
+  const comboChart = useMemo(() => buildGroups(data.data?.byCombo.series ?? [], metric, '(no combo)'), [data.data, metric]);
   const d = data.data;
+  const [keys, combos] = choices.data ?? [{ keys: [] }, { combos: [] }];
   return (
     <>
       <fieldset className="toolbar">
@@ -68,6 +83,28 @@ export function Usage() {
         </label>
         <label>
           Model <input value={model} onChange={(e) => setModel(e.target.value.trim())} placeholder="all" size={14} />
+        </label>
+        <label>
+          Key{' '}
+          <select value={key} onChange={(e) => setKey(e.target.value)} aria-label="Key">
+            <option value="">all</option>
+            {keys.keys.map((k) => (
+              <option key={k.id} value={k.id}>
+                {k.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Combo{' '}
+          <select value={combo} onChange={(e) => setCombo(e.target.value)} aria-label="Combo">
+            <option value="">all</option>
+            {combos.combos.map((c) => (
+              <option key={c.id} value={c.name}>
+                {c.name}
+              </option>
+            ))}
+          </select>
         </label>
         <button
           type="button"
@@ -102,6 +139,26 @@ export function Usage() {
       </div>
       <Section title="Cost">
         <TimeChart title="Cost (USD)" x={charts.x} series={charts.cost} height={140} />
+      </Section>
+      <Section
+        title="By key and by combo"
+        actions={
+          <label>
+            Show{' '}
+            <select value={metric} onChange={(e) => setMetric(e.target.value as Metric)} aria-label="Show">
+              {Object.entries(METRICS).map(([m, label]) => (
+                <option key={m} value={m}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+        }
+      >
+        <div className="grid2">
+          <GroupChart title={`${METRICS[metric]} by key`} x={charts.x} chart={keyChart} others={d?.byKey.otherGroups} />
+          <GroupChart title={`${METRICS[metric]} by combo`} x={charts.x} chart={comboChart} others={d?.byCombo.otherGroups} />
+        </div>
       </Section>
       <Section
         title="Breakdown"
@@ -187,6 +244,23 @@ function BreakdownTable({ rows, group }: { rows: BreakdownRow[]; group: Group })
       </tbody>
     </table>
   );
+}
+
+/** A chart of one series per group, or what to do when the period has no traffic. */
+function GroupChart({ title, x, chart, others }: { title: string; x: number[]; chart: ChartSeries[]; others?: number }) {
+  if (chart.length === 0) return <Empty>No traffic in this period for {title.split(' by ')[1]}s.</Empty>;
+  return (
+    <div>
+      <TimeChart title={title} x={x} series={chart} height={160} />
+      {others ? <p className="muted small">{others} smaller groups not drawn (counted in the totals).</p> : null}
+    </div>
+  );
+}
+
+/** Series per group (a key by its name, a combo by its name; rows without one under `none`). */
+function buildGroups(groups: SeriesGroup[], metric: Metric, none: string): ChartSeries[] {
+  const value = (p: Point) => (metric === 'requests' ? p.requests : metric === 'tokens' ? p.tokensIn + p.tokensOut : p.costUsd);
+  return groups.map((g, i) => ({ label: g.name ?? g.key ?? none, values: g.points.map(value), color: COLORS[i % COLORS.length]! }));
 }
 
 function build(points: Point[]) {

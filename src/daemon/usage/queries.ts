@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.js';
 import { logEntry, type LogEntry, type UsageRow } from './record.js';
-import type { BreakdownRow, Percentiles, Point, ProviderTelemetry, Summary, TokenTotals, Totals } from '../../shared/records.js';
+import type { BreakdownRow, Percentiles, Point, ProviderTelemetry, SeriesGroup, Summary, TokenTotals, Totals } from '../../shared/records.js';
 
 /** A half-open time range [from, to) in unix ms. */
 export interface Range {
@@ -88,9 +88,19 @@ export function breakdown(db: Db, by: BreakdownBy, range: Range): BreakdownRow[]
 
 
 
-/** Bucketed counts over a range (UTC buckets), zero-filled; filters by provider and model when given. */
-export function timeseries(db: Db, bucket: Bucket, range: Range, filter: { provider?: string; model?: string }): Point[] {
-  const size = BUCKET_MS[bucket];
+/** What a timeseries counts: rows of one provider, model, API key id or combo (each optional). */
+export interface SeriesFilter {
+  provider?: string;
+  model?: string;
+  key?: string;
+  combo?: string;
+}
+
+/** Groupings of timeseries series (`groupBy`). */
+export type SeriesBy = 'provider' | 'model' | 'key' | 'combo';
+
+
+function seriesWhere(range: Range, filter: SeriesFilter): { where: string[]; args: unknown[] } {
   const where = ['ts >= ?', 'ts < ?'];
   const args: unknown[] = [range.from, range.to];
   if (filter.provider) {
@@ -102,13 +112,25 @@ export function timeseries(db: Db, bucket: Bucket, range: Range, filter: { provi
     where.push(m.sql);
     args.push(...m.args);
   }
-  const rows = db
-    .prepare(
-      `SELECT (ts / ${size}) * ${size} AS b, COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
-         COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, COALESCE(SUM(cost_usd), 0) AS cost
-       FROM usage_log WHERE ${where.join(' AND ')} GROUP BY b ORDER BY b`,
-    )
-    .all(...args) as Array<{ b: number; requests: number; errors: number; tin: number; tout: number; cost: number }>;
+  if (filter.key) {
+    where.push('api_key_id = ?');
+    args.push(filter.key);
+  }
+  if (filter.combo) {
+    where.push('combo = ?');
+    args.push(filter.combo);
+  }
+  return { where, args };
+}
+
+/** The per-bucket sums (the bucket size is a constant of BUCKET_MS, inlined so the division stays integer). */
+const pointSql = (size: number) => `(ts / ${size}) * ${size} AS b, COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
+  COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, COALESCE(SUM(cost_usd), 0) AS cost`;
+type PointRow = { b: number; requests: number; errors: number; tin: number; tout: number; cost: number };
+
+/** Every bucket of the range in order, from the rows that have traffic (zero-filled). */
+function fill(bucket: Bucket, range: Range, rows: PointRow[]): Point[] {
+  const size = BUCKET_MS[bucket];
   const byStart = new Map(rows.map((r) => [r.b, r]));
   const points: Point[] = [];
   for (let b = Math.floor(range.from / size) * size; b < range.to; b += size) {
@@ -123,6 +145,44 @@ export function timeseries(db: Db, bucket: Bucket, range: Range, filter: { provi
     });
   }
   return points;
+}
+
+/** Bucketed counts over a range (UTC buckets), zero-filled; filters by provider, model, key and combo when given. */
+export function timeseries(db: Db, bucket: Bucket, range: Range, filter: SeriesFilter): Point[] {
+  const size = BUCKET_MS[bucket];
+  const { where, args } = seriesWhere(range, filter);
+  const rows = db.prepare(`SELECT ${pointSql(size)} FROM usage_log WHERE ${where.join(' AND ')} GROUP BY b ORDER BY b`).all(...args) as PointRow[];
+  return fill(bucket, range, rows);
+}
+
+/**
+ * One series per group (provider, model, key or combo) of the filtered rows: the `top` groups by cost, then
+ * requests (the breakdown's order), and how many groups were left out (their traffic is in the totals).
+ */
+export function groupedTimeseries(
+  db: Db,
+  bucket: Bucket,
+  range: Range,
+  filter: SeriesFilter,
+  by: SeriesBy,
+  top: number,
+): { series: SeriesGroup[]; otherGroups: number } {
+  const size = BUCKET_MS[bucket];
+  const col = GROUP[by];
+  const { where, args } = seriesWhere(range, filter);
+  const cond = where.join(' AND ');
+  const ranked = db
+    .prepare(`SELECT ${col} AS grp, COALESCE(SUM(cost_usd), 0) AS cost, COUNT(*) AS requests FROM usage_log WHERE ${cond} GROUP BY grp ORDER BY cost DESC, requests DESC, grp`)
+    .all(...args) as Array<{ grp: string | null }>;
+  const chosen = ranked.slice(0, top).map((r) => r.grp);
+  if (chosen.length === 0) return { series: [], otherGroups: 0 };
+  const named = chosen.filter((g): g is string => g !== null);
+  const pick = [named.length ? `${col} IN (${named.map(() => '?').join(', ')})` : '0', chosen.includes(null) ? `${col} IS NULL` : '0'].join(' OR ');
+  const rows = db
+    .prepare(`SELECT ${col} AS grp, ${pointSql(size)} FROM usage_log WHERE ${cond} AND (${pick}) GROUP BY grp, b ORDER BY b`)
+    .all(...args, ...named) as Array<PointRow & { grp: string | null }>;
+  const series = chosen.map((key) => ({ key, points: fill(bucket, range, rows.filter((r) => r.grp === key)) }));
+  return { series, otherGroups: ranked.length - chosen.length };
 }
 
 /** Points a range would produce for a bucket size. */

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
-import type { BreakdownRow } from '../../shared/records.js';
+import type { GroupLabel } from '../../shared/records.js';
 import { processStats } from './process-stats.js';
 import type { Price } from './pricing.js';
-import { breakdown, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
+import { breakdown, groupedTimeseries, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
 
 const MAX_MS = 8.64e15;
 
@@ -35,6 +35,8 @@ export const time = z
   });
 
 export const ident = z.string().trim().min(1).max(200);
+/** Most series one grouped timeseries reply may hold (`top`). */
+const MAX_SERIES = 20;
 const rangeFields = { from: time.optional(), to: time.optional() };
 /** A range whose `from` is not after its `to` (with its message, for `.refine`). */
 export const ordered = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
@@ -46,9 +48,22 @@ const breakdownQuery = z
   .strict()
   .refine(ordered, orderedMsg);
 const timeseriesQuery = z
-  .object({ bucket: z.enum(['minute', 'hour', 'day']).default('hour'), ...rangeFields, provider: ident.optional(), model: ident.optional() })
+  .object({
+    bucket: z.enum(['minute', 'hour', 'day']).default('hour'),
+    ...rangeFields,
+    provider: ident.optional(),
+    model: ident.optional(),
+    /** An API key id (the request log's `key`). */
+    key: ident.optional(),
+    /** A combo name. */
+    combo: ident.optional(),
+    /** Adds one series per provider, model, key or combo of the filtered rows (the `top` largest by cost, default 8). */
+    groupBy: z.enum(['provider', 'model', 'key', 'combo']).optional(),
+    top: z.coerce.number().int().min(1).max(MAX_SERIES).optional(),
+  })
   .strict()
-  .refine(ordered, orderedMsg);
+  .refine(ordered, orderedMsg)
+  .refine((q) => q.top === undefined || q.groupBy !== undefined, { message: "'top' needs 'groupBy'", path: ['top'] });
 
 const statusParam = z
   .string()
@@ -78,8 +93,8 @@ const logsQuery = z
 
 const telemetryQuery = z.object({ minutes: z.coerce.number().int().min(1).max(1440).default(60) }).strict();
 
-/** Breakdown rows as people read them: provider nodes by prefix, connections with their names. */
-function labelRows(services: Services, by: string, rows: BreakdownRow[]): BreakdownRow[] {
+/** Breakdown rows and series as people read them: provider nodes by prefix, connections and keys with their names. */
+function labelRows<T extends GroupLabel>(services: Services, by: string, rows: T[]): T[] {
   if (by === 'provider') {
     for (const row of rows) if (row.key !== null) [row.providerId, row.key] = [row.key, services.providers.label(row.key)];
   } else if (by === 'model') {
@@ -91,6 +106,8 @@ function labelRows(services: Services, by: string, rows: BreakdownRow[]): Breakd
     }
   } else if (by === 'connection') {
     for (const row of rows) row.name = row.key === null ? null : (services.connections.get(row.key)?.name ?? null);
+  } else if (by === 'key') {
+    for (const row of rows) row.name = row.key === null ? null : (services.keys.get(row.key)?.name ?? null);
   }
   return rows;
 }
@@ -188,7 +205,8 @@ export const usageRoutes: RouteDef[] = [
     path: '/api/usage/timeseries',
     tier: 'management',
     tag: 'usage',
-    summary: 'Requests, errors, tokens and cost per minute, hour or day (UTC buckets, zero-filled)',
+    summary:
+      'Requests, errors, tokens and cost per minute, hour or day (UTC buckets, zero-filled); filters provider, model, key, combo; groupBy adds one series per provider, model, key or combo',
     query: timeseriesQuery,
     handler: async ({ services, query }) => {
       const r = range(query, DEFAULT_SPAN[query.bucket]);
@@ -196,12 +214,16 @@ export const usageRoutes: RouteDef[] = [
         throw badRequest(`The range holds more than ${MAX_POINTS} ${query.bucket} buckets; narrow it or use a larger bucket.`, 'bucket');
       }
       await fresh(services);
-      return {
+      const filter = { provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key, combo: query.combo };
+      const reply = {
         bucket: query.bucket,
         from: new Date(r.from).toISOString(),
         to: new Date(r.to).toISOString(),
-        points: timeseries(services.db, query.bucket, r, { provider: query.provider && services.providers.idFor(query.provider), model: query.model }),
+        points: timeseries(services.db, query.bucket, r, filter),
       };
+      if (!query.groupBy) return reply;
+      const grouped = groupedTimeseries(services.db, query.bucket, r, filter, query.groupBy, query.top ?? 8);
+      return { ...reply, groupBy: query.groupBy, series: labelRows(services, query.groupBy, grouped.series), otherGroups: grouped.otherGroups };
     },
   }),
   route({
