@@ -3,7 +3,9 @@ import { RouterError } from '../http/errors.js';
 import { noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { DESCRIPTIONS, guardrailConfigSchema, guardrailOverrideSchema, type GuardrailConfig } from './config.js';
+import { INTERNAL_AUTH } from '../proxy/execute.js';
 import { guardrailBlocked } from './errors.js';
+import { moderate, type ModerationSettings } from './moderation.js';
 import { firstBlock, maskSample } from './policy.js';
 import { GUARDRAIL_NAMES, type Finding } from './types.js';
 
@@ -39,6 +41,20 @@ function findingView(f: Finding, text: string) {
     sample: f.guardrail === 'maxInputSize' ? null : maskSample(text.slice(f.start, f.end)),
     ...(f.score !== undefined ? { score: f.score } : {}),
   };
+}
+
+/**
+ * The moderation model asked about a tested text, as router's own call (a test is the operator's, not a
+ * key's traffic: usage row under `guardrails:moderation` without a key). An unreachable model is reported,
+ * as the proxy would fail open.
+ */
+async function tryModeration(services: Services, cfg: ModerationSettings, text: string) {
+  try {
+    const findings = await moderate(services, cfg, [text], INTERNAL_AUTH);
+    return { findings, view: { model: cfg.model, checked: true, flagged: findings.length > 0 } };
+  } catch (err) {
+    return { findings: [], view: { model: cfg.model, checked: false, error: (err as Error).message } };
+  }
 }
 
 /** Guardrails: list and configure (globally and per API key), and try a text against them. */
@@ -115,15 +131,18 @@ export const guardrailRoutes: RouteDef[] = [
     path: '/api/guardrails/test',
     tier: 'management',
     tag: 'guardrails',
-    summary: 'Runs a text through the configured guardrails (global, or as a given key sees them) and returns findings and the transformed text',
+    summary:
+      'Runs a text through the configured guardrails (global, or as a given key sees them), the moderation model included when on, and returns findings and the transformed text',
     body: testBody,
-    handler: ({ services, body }) => {
+    handler: async ({ services, body }) => {
       const keyId = keyOr404(services, body.keyId);
       const policy = services.guardrails.policyFor(keyId);
       const source = body.direction === 'request' ? 'user' : 'assistant';
       const applied = policy.apply(body.text, source, body.direction);
       const size = body.direction === 'request' ? policy.sizeFinding(body.text.length) : undefined;
       const findings = size ? [size, ...applied.findings] : applied.findings;
+      const moderation = body.direction === 'request' && policy.moderation ? await tryModeration(services, policy.moderation, body.text) : undefined;
+      if (moderation) findings.push(...moderation.findings);
       const block = firstBlock(findings);
       return {
         direction: body.direction,
@@ -131,6 +150,7 @@ export const guardrailRoutes: RouteDef[] = [
         blocked: block ? { guardrail: block.guardrail, kind: block.kind, message: guardrailBlocked(block, body.direction).message } : null,
         findings: findings.map((f) => findingView(f, body.text)),
         text: applied.text,
+        moderation: moderation ? moderation.view : null,
       };
     },
   }),

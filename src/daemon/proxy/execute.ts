@@ -37,6 +37,11 @@ export interface ExecRequest {
   traceparent?: string | null;
   /** Client headers kept for the request log. */
   client?: Outcome['client'];
+  /**
+   * The model is router's choice made for the caller (a guardrail's moderation model), not the caller's:
+   * the key's `model:` scopes do not apply; its quotas and usage rows do.
+   */
+  routerChosenModel?: boolean;
 }
 
 /** A reply ready without calling the upstream (a cache hit, a local token count). */
@@ -113,7 +118,7 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
 
 async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { plan?: Plan }): Promise<R> {
   const { services, auth, call } = req;
-  if (typeof call.model === 'string') services.quotas.allowedModel(auth, call.model);
+  if (typeof call.model === 'string' && !req.routerChosenModel) services.quotas.allowedModel(auth, call.model);
   const plan = planTargets(services, call.model, req.sessionKey);
   planned.plan = plan;
   if (plan.unavailable) throw plan.unavailable;

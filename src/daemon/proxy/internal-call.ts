@@ -32,6 +32,8 @@ export interface InternalCall<T> {
    * apply and the usage row names the key.
    */
   auth?: AuthInfo;
+  /** With `auth`: the model is router's choice, so the key's model scopes do not restrict it (its quotas still apply). */
+  routerChosenModel?: boolean;
 }
 
 /** What a served call returns: its value and which target served it. */
@@ -79,7 +81,7 @@ export async function internalCall<T>(services: Services, spec: InternalCall<T>)
     targetTimeoutMs: spec.timeoutMs,
   };
   try {
-    return await execute({ services, auth: spec.auth ?? INTERNAL_AUTH, call, traceId, t0: performance.now() }, policy);
+    return await execute({ services, auth: spec.auth ?? INTERNAL_AUTH, call, traceId, t0: performance.now(), routerChosenModel: spec.routerChosenModel }, policy);
   } catch (err) {
     // Router's own refusals (unknown model, no connection, open circuits) keep their status; anything else
     // becomes a plain Error with a safe, one-line message.

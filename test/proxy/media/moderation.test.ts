@@ -111,4 +111,68 @@ describe('guardrails: the moderation model as a request detector', () => {
     const list = await env.router.manage('GET', '/api/guardrails');
     expect(list.json.guardrails.find((g: any) => g.name === 'moderation')).toMatchObject({ mode: 'block', applyTo: 'request', settings: { model: 'openai/omni-moderation-latest', categories: [] } });
   });
+
+  it("the moderation call is counted against the caller's key: its usage row names the key, its quotas count it, its model scopes do not refuse it", async () => {
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block' } });
+    // A key that may only use openai/gpt-4o, four requests a day: the moderation model is router's choice.
+    const created = await env.router.manage('POST', '/api/keys', { name: 'mod-quota', scopes: ['proxy', 'model:openai/gpt-4o'], dailyRequestLimit: 4 });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const ask = (content: string) =>
+      fetch(`${env.router.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${created.json.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content }] }),
+      });
+    const first = await ask('how do I attack my neighbour');
+    expect(first.status).toBe(400);
+    expect((await first.json()).error).toMatchObject({ code: 'guardrail_blocked', guardrail: 'moderation' });
+    const rows = await env.router.manage('GET', `/api/logs?limit=50&key=${created.json.id}`);
+    const mod = (rows.json.logs as any[]).filter((l) => l.endpoint === 'guardrails:moderation');
+    expect(mod).toHaveLength(1);
+    expect(mod[0]).toMatchObject({ apiKeyId: created.json.id, status: 200, model: 'omni-moderation-latest' });
+    // The chat request and its moderation call were requests 1 and 2 of the day; 3 and 4 are admitted.
+    expect((await ask('a nice day')).status).toBe(200);
+    // The next chat request is refused by the daily limit before anything goes out.
+    env.mock.reset();
+    const over = await ask('a nice day');
+    expect(over.status).toBe(429);
+    expect((await over.json()).error.code).toBe('daily_request_limit');
+    expect(env.mock.requests).toHaveLength(0);
+  });
+
+  it("a moderation call refused by the caller's quota refuses the request (never failed open)", async () => {
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block' } });
+    const created = await env.router.manage('POST', '/api/keys', { name: 'mod-one', dailyRequestLimit: 1 });
+    const res = await fetch(`${env.router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.json.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'kill the process' }] }),
+    });
+    expect(res.status).toBe(429);
+    expect((await res.json()).error.code).toBe('daily_request_limit');
+    expect(env.mock.requests).toHaveLength(0);
+  });
+
+  it('POST /api/guardrails/test asks the moderation model when the detector is on', async () => {
+    const off = await env.router.manage('POST', '/api/guardrails/test', { text: 'I will attack at dawn' });
+    expect(off.json).toMatchObject({ blocked: null, findings: [], moderation: null });
+    expect(env.mock.requests).toHaveLength(0);
+    await env.router.manage('PUT', '/api/guardrails', { moderation: { mode: 'block' } });
+    const on = await env.router.manage('POST', '/api/guardrails/test', { text: 'I will attack at dawn' });
+    expect(on.status, JSON.stringify(on.json)).toBe(200);
+    expect(on.json.blocked).toMatchObject({ guardrail: 'moderation', kind: 'violence' });
+    expect(on.json.findings).toEqual([expect.objectContaining({ guardrail: 'moderation', kind: 'violence', action: 'block' })]);
+    expect(on.json.moderation).toEqual({ model: 'openai/omni-moderation-latest', checked: true, flagged: true });
+    expect(env.mock.requests.map((r) => [r.endpoint, r.json.input])).toEqual([['openai.moderations', ['I will attack at dawn']]]);
+    const clean = await env.router.manage('POST', '/api/guardrails/test', { text: 'a nice day' });
+    expect(clean.json).toMatchObject({ blocked: null, findings: [], moderation: { checked: true, flagged: false } });
+    // Responses are not moderated; an unreachable model is reported, not an error.
+    const response = await env.router.manage('POST', '/api/guardrails/test', { text: 'attack', direction: 'response' });
+    expect(response.json.moderation).toBeNull();
+    env.mock.handle((req) => (req.endpoint === 'openai.moderations' ? { type: 'status', status: 500 } : undefined));
+    const down = await env.router.manage('POST', '/api/guardrails/test', { text: 'attack' });
+    expect(down.status).toBe(200);
+    expect(down.json.moderation).toMatchObject({ model: 'openai/omni-moderation-latest', checked: false });
+    expect(down.json.blocked).toBeNull();
+  });
 });
