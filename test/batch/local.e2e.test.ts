@@ -318,6 +318,54 @@ describe('events', () => {
   }, 30_000);
 });
 
+describe('cancel event', () => {
+  it('a cancelled batch emits batch.cancelled to webhooks and the live feed (not batch.failed)', async () => {
+    const rx = await startReceiver();
+    const ws = new WebSocket(`ws://127.0.0.1:${router.port}/api/live`, { headers: { 'x-router-cli-token': router.cliToken } } as never);
+    const live: any[] = [];
+    ws.addEventListener('message', (ev) => live.push(JSON.parse(String(ev.data))));
+    await new Promise((r) => ws.addEventListener('open', r));
+    expect((await router.manage('PATCH', '/api/settings', { allowPrivateWebhookDestinations: true, batchConcurrency: 1 })).status).toBe(200);
+    const hook = await router.manage('POST', '/api/webhooks', { url: rx.url, events: ['batch.cancelled', 'batch.failed'] });
+    expect(hook.status).toBe(201);
+    try {
+      mock.handle((req) => (req.endpoint === 'openai.chat' ? { type: 'delay', ms: 150 } : undefined));
+      const client = sdk(router, key);
+      const file = await upload(client, jsonl(Array.from({ length: 30 }, (_, i) => chatLine(`k-${i}`, 'openai/gpt-4o-mini', `k ${i}`))));
+      const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      await waitBatch(client, batch.id, (b) => b.request_counts!.completed >= 1);
+      await client.batches.cancel(batch.id);
+      const done = await waitBatch(client, batch.id);
+      expect(done.status).toBe('cancelled');
+      await rx.waitFor(1, 10_000);
+      expect(rx.requests[0]!.headers['x-webhook-event']).toBe('batch.cancelled');
+      const body = JSON.parse(rx.requests[0]!.body);
+      expect(body).toMatchObject({
+        event: 'batch.cancelled',
+        data: { batch_id: batch.id, status: 'cancelled', api_key_id: keyId, mode: 'local', total: 30, completed: done.request_counts!.completed, failed: 0, output_file_id: done.output_file_id },
+      });
+      await eventuallyTrue(() => live.some((m) => m.type === 'event' && m.event === 'batch.cancelled'));
+      expect(live.find((m) => m.type === 'event' && m.event === 'batch.cancelled')).toMatchObject({ data: { batch_id: batch.id, status: 'cancelled' } });
+      // No batch.failed for a cancel.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rx.requests.map((r) => JSON.parse(r.body).event)).toEqual(['batch.cancelled']);
+    } finally {
+      await router.manage('DELETE', `/api/webhooks/${hook.json.id}`);
+      await router.manage('PATCH', '/api/settings', { batchConcurrency: 8 });
+      ws.close();
+      await rx.close();
+    }
+  }, 30_000);
+});
+
+async function eventuallyTrue(check: () => boolean): Promise<void> {
+  const until = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function eventuallyRows(keyId: string, ready: (rows: any[]) => boolean): Promise<any[]> {
   const until = Date.now() + 10_000;
   for (;;) {

@@ -35,9 +35,33 @@ describe('OpenAI Files + Batches', () => {
       { provider: 'openai', custom_id: 'b' },
     ]);
   });
+
+  it('lists batches newest first with their metadata, paged by after', async () => {
+    const client = new OpenAI({ apiKey: 'sk-test', baseURL: mock.openaiBase, maxRetries: 0 });
+    const file = await client.files.create({ file: await toFile(Buffer.from('{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[]}}\n'), 'in.jsonl'), purpose: 'batch' });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { n: String(i) } })).id);
+    const first = await client.batches.list({ limit: 2 });
+    expect(first.data.map((b) => [b.id, b.metadata?.n])).toEqual([[ids[2], '2'], [ids[1], '1']]);
+    expect(first.hasNextPage()).toBe(true);
+    const all = [];
+    for await (const b of client.batches.list({ limit: 2 })) all.push(b.id);
+    expect(all).toEqual([...ids].reverse());
+  });
 });
 
 describe('Anthropic Message Batches', () => {
+  it('lists batches newest first, paged by after_id', async () => {
+    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: mock.url, maxRetries: 0 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await client.messages.batches.create({ requests: [{ custom_id: `r${i}`, params: { model: 'claude-haiku-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] } }] })).id);
+    }
+    const all = [];
+    for await (const b of client.messages.batches.list({ limit: 2 })) all.push([b.id, b.request_counts.processing]);
+    expect(all).toEqual([...ids].reverse().map((id) => [id, 1]));
+  });
+
   it('creates, polls until ended, and streams results the SDK decodes', async () => {
     const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: mock.url, maxRetries: 0 });
     mock.handle((req) => (req.endpoint === 'anthropic.messages' && req.json?.messages?.[0]?.content === 'bad' ? { type: 'status', status: 400, message: 'Bad' } : undefined));

@@ -12,8 +12,9 @@ import type { Behavior, Endpoint, MockRequest } from './types.js';
 /**
  * The providers' own batch APIs, as the mock speaks them: OpenAI's Files + Batches (`POST /v1/files`
  * multipart, `GET /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches/{id}`, `POST
- * /v1/batches/{id}/cancel`) and Anthropic's Message Batches (`POST /v1/messages/batches`, `GET
- * /v1/messages/batches/{id}`, `.../cancel`, `.../results` JSONL). A batch answers `in_progress` to its first
+ * /v1/batches/{id}/cancel`, `GET /v1/batches?limit&after` newest first with `metadata`) and Anthropic's Message
+ * Batches (`POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`, `.../cancel`, `.../results` JSONL,
+ * `GET /v1/messages/batches?limit&after_id` newest first). A batch answers `in_progress` to its first
  * `pollsBeforeEnd` retrievals, then ends with every line answered: each line is asked of the mock's
  * handlers like a request of its own (`endpoint` `openai.chat`, `anthropic.messages`...), so a test scripts
  * a line's failure with `mock.handle` (a `status` behavior becomes an error line).
@@ -93,6 +94,8 @@ export class MockBatchApis {
       return json(res, fileObject(f));
     }
     if (method === 'POST' && path === '/v1/batches') return this.createOpenai(req, res);
+    if (method === 'GET' && path === '/v1/batches') return this.list(req, res, 'openai');
+    if (method === 'GET' && path === '/v1/messages/batches') return this.list(req, res, 'anthropic');
     const ob = OPENAI_BATCH.exec(path);
     if (ob) return this.retrieve(req, res, ob[1]!, method === 'POST' && ob[2] === '/cancel', false);
     if (method === 'POST' && path === '/v1/messages/batches') return this.createAnthropic(req, res);
@@ -106,6 +109,21 @@ export class MockBatchApis {
       return this.retrieve(req, res, ab[1]!, method === 'POST' && ab[2] === '/cancel', true);
     }
     return this.notFound(req, res);
+  }
+
+  /**
+   * A page of one provider's batches, newest first: OpenAI `{object: 'list', data, first_id, last_id,
+   * has_more}` paged by `after`; Anthropic `{data, has_more, first_id, last_id}` paged by `after_id` (the
+   * openai and @anthropic-ai/sdk `BatchListParams` and their page classes).
+   */
+  private list(req: MockRequest, res: ServerResponse, provider: 'openai' | 'anthropic'): void {
+    const all = [...this.batches.values()].filter((b) => b.provider === provider).reverse();
+    const after = provider === 'openai' ? req.query.after : req.query.after_id;
+    const from = after ? all.findIndex((b) => b.object.id === after) + 1 : 0;
+    const limit = Math.max(1, Math.min(Number(req.query.limit ?? 20) || 20, provider === 'openai' ? 100 : 1000));
+    const page = all.slice(from, from + limit).map((b) => b.object);
+    const body = { data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: from + limit < all.length };
+    json(res, provider === 'openai' ? { object: 'list', ...body } : body);
   }
 
   private notFound(req: MockRequest, res: ServerResponse): void {

@@ -120,11 +120,12 @@ describe('event bus', () => {
     expect(bus.hasListeners('quota.exceeded')).toBe(true);
   });
 
-  it('knows the eleven event names', () => {
-    expect(EVENT_NAMES).toHaveLength(11);
+  it('knows the twelve event names', () => {
+    expect(EVENT_NAMES).toHaveLength(12);
     expect(isEventName('provider.recovered')).toBe(true);
     expect(isEventName('batch.completed')).toBe(true);
     expect(isEventName('batch.failed')).toBe(true);
+    expect(isEventName('batch.cancelled')).toBe(true);
     expect(isEventName('connection.refreshed')).toBe(true);
     expect(isEventName('connection.expired')).toBe(true);
     expect(isEventName('nope')).toBe(false);

@@ -11,7 +11,7 @@ import type { IrUsage } from '../translate/ir.js';
 import type { BatchLine } from './jsonl.js';
 import { errorLine, ownerAuth } from './line-call.js';
 import type { RunHandle } from './runner.js';
-import { newId, type BatchRow, type BatchStore, type NativeState } from './store.js';
+import { newId, nowSeconds, type BatchRow, type BatchStore, type NativeState } from './store.js';
 
 /**
  * Native mode: a batch whose lines all go to OpenAI, or all to Anthropic, is submitted as that provider's
@@ -24,6 +24,14 @@ import { newId, type BatchRow, type BatchStore, type NativeState } from './store
 const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 /** What OpenAI and Anthropic bill for a batched request, relative to the same request sent on its own. */
 const BATCH_PRICE_FACTOR = 0.5;
+/** The metadata key router sets on an OpenAI batch: its own batch id, to find the batch after a crash. */
+const ROUTER_BATCH_KEY = 'router_batch_id';
+/** Clock difference allowed between router and the provider when comparing creation times, seconds. */
+const CLOCK_SKEW_S = 300;
+/** How long a submission call may take (the `call` timeout), seconds: a batch made by it is created within. */
+const CALL_TIMEOUT_S = 120;
+/** Pages of a provider's batch list searched at most (100 batches each) when looking for a lost submission. */
+const MAX_LIST_PAGES = 20;
 
 /** The provider batch a set of lines can become, or why they cannot become one. */
 export function nativePlan(services: Services, endpoint: string, lines: BatchLine[]): NativeState | string {
@@ -76,7 +84,7 @@ async function call(target: Target, method: 'GET' | 'POST', url: string, body?: 
     payload = new Uint8Array(await req.arrayBuffer());
     headers['content-type'] = req.headers.get('content-type')!;
   } else if (body !== undefined) payload = JSON.stringify(body);
-  const reply = await sendUpstream({ url, method, headers, body: payload, route: target, signal: AbortSignal.timeout(120_000) });
+  const reply = await sendUpstream({ url, method, headers, body: payload, route: target, signal: AbortSignal.timeout(CALL_TIMEOUT_S * 1000) });
   const text = await reply.text(512 * 1024 * 1024);
   if (reply.statusCode >= 400) {
     let message = text.slice(0, 500);
@@ -131,6 +139,16 @@ const ANTHROPIC_STATUS: Record<string, number> = {
 };
 
 interface Submitted {
+  /**
+   * Sends the batch to the provider, setting `state.remoteId`; `save` persists `state` after an
+   * intermediate step (OpenAI's uploaded input file), so a restart reuses it.
+   */
+  submit(lines: BatchLine[], targets: Map<string, Target>, batch: BatchRow, save: () => void): Promise<void>;
+  /**
+   * The provider batch a run killed between submitting and saving its id had made, if any: `since` is
+   * when that submission began (unix seconds).
+   */
+  find(batch: BatchRow, since: number): Promise<{ id: string; inputFileId?: string } | undefined>;
   /** Remote counts while it runs. */
   counts(remote: any): { completed: number; failed: number };
   ended(remote: any): boolean;
@@ -138,18 +156,50 @@ interface Submitted {
   results(remote: any): Promise<Map<string, { ok: boolean; result: string; status: number; body: unknown }>>;
 }
 
-function openai(target: Target, state: NativeState): Submitted & { submit(lines: BatchLine[], targets: Map<string, Target>, endpoint: string): Promise<void> } {
+/**
+ * Walks a provider's batch list newest first (OpenAI `GET /v1/batches?limit&after`, Anthropic `GET
+ * /v1/messages/batches?limit&after_id`: the `BatchListParams` of the openai and @anthropic-ai/sdk packages),
+ * until `stop` says a batch is older than the one sought or the list ends.
+ */
+async function* listBatches(target: Target, path: string, cursor: 'after' | 'after_id', stop: (b: any) => boolean): AsyncGenerator<any> {
+  let after: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const query = `limit=100${after ? `&${cursor}=${encodeURIComponent(after)}` : ''}`;
+    const list = await call(target, 'GET', `${joinUrl(target.baseUrl, path)}?${query}`);
+    const data = Array.isArray(list?.data) ? list.data : [];
+    for (const b of data) {
+      if (stop(b)) return;
+      yield b;
+    }
+    if (!list?.has_more || data.length === 0) return;
+    after = list.last_id ?? data.at(-1)?.id;
+  }
+}
+
+function openai(target: Target, state: NativeState): Submitted {
   const base = target.baseUrl;
   return {
-    async submit(lines, targets, endpoint) {
-      const jsonl = lines.map((l) => JSON.stringify({ custom_id: l.custom_id, method: 'POST', url: l.url, body: { ...l.body, model: targets.get(l.body.model)!.model } })).join('\n');
-      const form = new FormData();
-      form.append('purpose', 'batch');
-      form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), 'router-batch.jsonl');
-      const file = await call(target, 'POST', joinUrl(base, 'files'), form);
-      state.remoteInputFileId = file.id;
-      const remote = await call(target, 'POST', joinUrl(base, 'batches'), { input_file_id: file.id, endpoint, completion_window: '24h' });
+    async submit(lines, targets, batch, save) {
+      if (!state.remoteInputFileId) {
+        const jsonl = lines.map((l) => JSON.stringify({ custom_id: l.custom_id, method: 'POST', url: l.url, body: { ...l.body, model: targets.get(l.body.model)!.model } })).join('\n');
+        const form = new FormData();
+        form.append('purpose', 'batch');
+        form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), `router-${batch.id}.jsonl`);
+        const file = await call(target, 'POST', joinUrl(base, 'files'), form);
+        state.remoteInputFileId = file.id;
+        save();
+      }
+      // `metadata` (up to 16 string pairs, openai BatchCreateParams) names router's batch: found again after a crash.
+      const body = { input_file_id: state.remoteInputFileId, endpoint: batch.endpoint, completion_window: '24h', metadata: { [ROUTER_BATCH_KEY]: batch.id } };
+      const remote = await call(target, 'POST', joinUrl(base, 'batches'), body);
       state.remoteId = remote.id;
+    },
+    async find(batch, since) {
+      const older = (b: any) => typeof b.created_at === 'number' && b.created_at < since - CLOCK_SKEW_S;
+      for await (const b of listBatches(target, 'batches', 'after', older)) {
+        if (b.metadata?.[ROUTER_BATCH_KEY] === batch.id) return { id: b.id, inputFileId: b.input_file_id };
+      }
+      return undefined;
     },
     counts: (remote) => ({ completed: remote.request_counts?.completed ?? 0, failed: remote.request_counts?.failed ?? 0 }),
     ended: (remote) => ['completed', 'failed', 'expired', 'cancelled'].includes(remote.status),
@@ -160,7 +210,9 @@ function openai(target: Target, state: NativeState): Submitted & { submit(lines:
         for (const r of jsonLines(await call(target, 'GET', joinUrl(base, `files/${fileId}/content`)))) {
           const status = r.response?.status_code ?? 500;
           const ok = status >= 200 && status < 300 && !r.error;
-          const result = JSON.stringify({ id: newId('batch_req_'), custom_id: r.custom_id, response: r.response ?? null, error: r.error ?? null });
+          // A line OpenAI cancelled because router's own window closed is written as expired.
+          const error = r.error?.code === 'batch_cancelled' && state.expired ? { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' } : (r.error ?? null);
+          const result = JSON.stringify({ id: newId('batch_req_'), custom_id: r.custom_id, response: r.response ?? null, error });
           out.set(r.custom_id, { ok, result, status, body: r.response?.body });
         }
       }
@@ -169,7 +221,7 @@ function openai(target: Target, state: NativeState): Submitted & { submit(lines:
   };
 }
 
-function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submitted & { submit(lines: BatchLine[], targets: Map<string, Target>): Promise<void> } {
+function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submitted {
   const base = target.baseUrl;
   const byId = new Map(all.map((l) => [l.custom_id, l]));
   return {
@@ -185,6 +237,24 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
       };
       const remote = await call(target, 'POST', joinUrl(base, 'messages/batches'), body);
       state.remoteId = remote.id;
+    },
+    /**
+     * A Message Batch carries no metadata, so it is recognized by when it was made (within the submission
+     * call, give or take the clock skew) and its number of requests; of several, the one made nearest the
+     * submission's start.
+     */
+    async find(_batch, since) {
+      const created = (b: any) => Date.parse(b.created_at) / 1000;
+      const older = (b: any) => created(b) < since - CLOCK_SKEW_S;
+      let best: { id: string; distance: number } | undefined;
+      for await (const b of listBatches(target, 'messages/batches', 'after_id', older)) {
+        const c = b.request_counts ?? {};
+        const count = (c.processing ?? 0) + (c.succeeded ?? 0) + (c.errored ?? 0) + (c.canceled ?? 0) + (c.expired ?? 0);
+        const distance = Math.abs(created(b) - since);
+        if (count !== all.length || created(b) > since + CALL_TIMEOUT_S + CLOCK_SKEW_S) continue;
+        if (!best || distance < best.distance) best = { id: b.id, distance };
+      }
+      return best && { id: best.id };
     },
     counts: (remote) => {
       const c = remote.request_counts ?? {};
@@ -211,8 +281,10 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
           const line = { id: newId('batch_req_'), custom_id: id, response: { status_code: status, request_id: result.error?.request_id ?? '', body }, error: null };
           out.set(id, { ok: false, result: JSON.stringify(line), status, body });
         } else {
-          const code = result.type === 'canceled' ? 'batch_cancelled' : 'batch_expired';
-          out.set(id, { ok: false, result: errorLine(id, code, `The provider batch ${result.type === 'canceled' ? 'was cancelled' : 'expired'} before this request ran.`), status: 499, body: undefined });
+          // Lines router cancelled because its own completion window closed are expired, as OpenAI writes them.
+          const expired = result.type !== 'canceled' || state.expired;
+          const text = expired ? 'This request could not be executed before the completion window expired.' : 'The batch was cancelled before this request ran.';
+          out.set(id, { ok: false, result: errorLine(id, expired ? 'batch_expired' : 'batch_cancelled', text), status: 499, body: undefined });
         }
       }
       return out;
@@ -220,9 +292,51 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
   };
 }
 
+/** Test hook (docs/batch.md "Testing"): the daemon kills itself right after a provider accepted a batch, before its id is saved. */
+function crashAfterSubmitForTests(): void {
+  if (process.env.ROUTER_TEST_EXIT_AFTER_NATIVE_SUBMIT === '1') process.kill(process.pid, 'SIGKILL');
+}
+
+/**
+ * Submits the batch to its provider exactly once across crashes: the intent (`submitting`) is saved first;
+ * a run that finds it without a provider batch id looks for the batch among the provider's before it
+ * submits again (a run killed between the provider's answer and the save made one already).
+ */
+async function submitOnce(store: BatchStore, batch: BatchRow, lines: BatchLine[], targets: Map<string, Target>, state: NativeState, api: Submitted): Promise<void> {
+  const save = () => store.setNative(batch.id, state);
+  if (state.submitting !== undefined) {
+    const found = await api.find(batch, state.submitting);
+    if (found) {
+      state.remoteId = found.id;
+      if (found.inputFileId) state.remoteInputFileId = found.inputFileId;
+      return save();
+    }
+  }
+  state.submitting = nowSeconds();
+  save();
+  await api.submit(lines, targets, batch, save);
+  crashAfterSubmitForTests();
+  save();
+}
+
+/** The error code of a line the provider batch ended without answering. */
+function unansweredCode(state: NativeState, remote: any): string {
+  if (state.expired || remote.status === 'expired') return 'batch_expired';
+  if (state.cancelRequested) return 'batch_cancelled';
+  return 'batch_failed';
+}
+
+const UNANSWERED_TEXT: Record<string, string> = {
+  batch_expired: 'This request could not be executed before the completion window expired.',
+  batch_cancelled: 'The batch was cancelled before this request ran.',
+  batch_failed: 'The provider batch returned no result for this request.',
+};
+
 /**
  * Submits (unless a previous run did) and polls the provider batch until it ends, then records every
- * line. Returns `stopped` on shutdown (the next start polls the same provider batch again).
+ * line. A cancel, or router's own completion window closing, cancels the provider batch; the lines it did
+ * not answer become `batch_cancelled` or `batch_expired` error lines. Returns `stopped` on shutdown (the
+ * next start polls the same provider batch again).
  */
 export async function runNative(
   services: Services,
@@ -243,16 +357,14 @@ export async function runNative(
   const base = target.baseUrl;
   const path = state.provider === 'openai' ? 'batches' : 'messages/batches';
   try {
-    if (!state.remoteId) {
-      await api.submit(lines, targets, batch.endpoint);
-      store.setNative(batch.id, state);
-    }
+    if (!state.remoteId) await submitOnce(store, batch, lines, targets, state, api);
     let remote: any;
     for (;;) {
       if (handle.stop === 'shutdown') return 'stopped';
-      if (handle.stop === 'cancel' && !state.cancelRequested) {
+      if ((handle.stop === 'cancel' || handle.stop === 'expire') && !state.cancelRequested) {
         await call(target, 'POST', joinUrl(base, `${path}/${state.remoteId}/cancel`), {});
         state.cancelRequested = true;
+        if (handle.stop === 'expire') state.expired = true;
         store.setNative(batch.id, state);
       }
       remote = await call(target, 'GET', joinUrl(base, `${path}/${state.remoteId}`));
@@ -268,22 +380,20 @@ export async function runNative(
     } catch {
       auth = INTERNAL_AUTH;
     }
+    const missing = unansweredCode(state, remote);
     // The provider's counts are replaced by the recorded lines, all in one transaction.
     store.transaction(() => {
       store.setCounts(batch.id, 0, 0);
       store.clearLines(batch.id);
       lines.forEach((line, index) => {
-      const r = results.get(line.custom_id);
-      if (!r) {
-        store.finishLine(batch.id, index, false, errorLine(line.custom_id, 'batch_failed', 'The provider batch returned no result for this request.'));
-        return;
-      }
-      store.finishLine(batch.id, index, r.ok, r.result);
-      if (r.status !== 499) recordLine(services, batch, auth, line, targets.get(line.body.model)!, r.status, r.body, r.ok ? undefined : 'failed in the provider batch');
+        const r = results.get(line.custom_id);
+        if (!r) return store.finishLine(batch.id, index, false, errorLine(line.custom_id, missing, UNANSWERED_TEXT[missing]!));
+        store.finishLine(batch.id, index, r.ok, r.result);
+        if (r.status !== 499) recordLine(services, batch, auth, line, targets.get(line.body.model)!, r.status, r.body, r.ok ? undefined : 'failed in the provider batch');
       });
     });
     if (state.provider === 'openai' && remote.status === 'failed') return { failed: JSON.stringify(remote.errors?.data ?? []).slice(0, 1000) };
-    return remote.status === 'expired' ? 'expired' : 'done';
+    return state.expired || remote.status === 'expired' ? 'expired' : 'done';
   } catch (err) {
     if (handle.stop === 'shutdown') return 'stopped';
     return { failed: err instanceof ProviderError ? err.message : `The provider batch could not be run: ${(err as Error).message}` };

@@ -23,12 +23,26 @@ export class Limiter {
 
   constructor(private readonly max: () => number) {}
 
-  async acquire(): Promise<void> {
+  /** Takes a slot; false (and no slot) when `handle` is halted first, e.g. its batch expired while waiting. */
+  async acquire(handle: RunHandle): Promise<boolean> {
+    if (handle.stop !== 'none') return false;
     if (this.active < this.max()) {
       this.active++;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<boolean>((resolve) => {
+      const granted = () => {
+        handle.forget(halted);
+        resolve(true);
+      };
+      const halted = () => {
+        const i = this.waiting.indexOf(granted);
+        if (i !== -1) this.waiting.splice(i, 1);
+        resolve(false);
+      };
+      this.waiting.push(granted);
+      handle.onHalt(halted);
+    });
   }
 
   release(): void {
@@ -38,15 +52,47 @@ export class Limiter {
   }
 }
 
-/** What a running batch exposes to its owner (cancel, shutdown). */
-export class RunHandle {
-  stop: 'none' | 'cancel' | 'shutdown' = 'none';
-  private readonly sleepers = new Set<() => void>();
+/** Why a batch stopped before its lines were done: cancelled, its completion window passed, or the daemon stops. */
+export type StopReason = 'cancel' | 'expire' | 'shutdown';
 
-  /** Stops the batch's workers: in-flight lines finish, sleeping ones wake at once. */
-  halt(reason: 'cancel' | 'shutdown'): void {
+/** What a running batch exposes to its owner (cancel, expiry, shutdown). */
+export class RunHandle {
+  stop: 'none' | StopReason = 'none';
+  private readonly sleepers = new Set<() => void>();
+  private expiry?: NodeJS.Timeout;
+
+  /** Stops the batch's workers: in-flight lines finish, sleeping and waiting ones wake at once. */
+  halt(reason: StopReason): void {
     if (this.stop === 'none') this.stop = reason;
-    for (const wake of this.sleepers) wake();
+    clearTimeout(this.expiry);
+    const wake = [...this.sleepers];
+    this.sleepers.clear();
+    for (const fn of wake) fn();
+  }
+
+  /** Halts with `expire` at `atMs` (epoch ms; at once when it has passed): the batch's completion window. */
+  expireAt(atMs: number): void {
+    const wait = atMs - Date.now();
+    if (wait <= 0) return this.halt('expire');
+    // setTimeout's longest delay is about 24.8 days; a 168 h window is well inside it.
+    this.expiry = setTimeout(() => this.halt('expire'), wait);
+    this.expiry.unref();
+  }
+
+  /** The run is over: its expiry timer is not needed any more. */
+  settle(): void {
+    clearTimeout(this.expiry);
+  }
+
+  /** Calls `fn` once when the batch is halted (at once if it is). */
+  onHalt(fn: () => void): void {
+    if (this.stop !== 'none') return fn();
+    this.sleepers.add(fn);
+  }
+
+  /** Drops an {@link onHalt} callback that is no longer needed. */
+  forget(fn: () => void): void {
+    this.sleepers.delete(fn);
   }
 
   /** Sleeps up to `ms`, returning early when the batch is stopped. */
@@ -73,7 +119,8 @@ function shouldWait(reply: LineReply): number | undefined {
 
 /**
  * Sends every line of `batch` without a result. Returns how it ended: `done` (all lines have a result),
- * `expired` (the completion window closed first), or `stopped` (cancelled or shutting down).
+ * `expired` (the completion window closed first: the lines not sent are error lines with OpenAI's
+ * `batch_expired` code), or `stopped` (cancelled or shutting down).
  */
 export async function runLocal(
   services: Services,
@@ -90,15 +137,11 @@ export async function runLocal(
   /** Per model: no line of it is sent before this time (ms), after a 429 or an open circuit. */
   const notBefore = new Map<string, number>();
   const expiresMs = (batch.expires_at ?? Infinity) * 1000;
-  let expired = false;
 
   const worker = async () => {
     for (;;) {
+      if (Date.now() >= expiresMs) handle.halt('expire');
       if (handle.stop !== 'none') return;
-      if (Date.now() >= expiresMs) {
-        expired = true;
-        return;
-      }
       const index = queue.shift();
       if (index === undefined) return;
       const line = lines[index]!;
@@ -110,7 +153,10 @@ export async function runLocal(
         continue;
       }
       let reply: LineReply;
-      await limiter.acquire();
+      if (!(await limiter.acquire(handle))) {
+        queue.unshift(index);
+        return;
+      }
       try {
         const auth = (() => {
           try {
@@ -139,11 +185,12 @@ export async function runLocal(
 
   const workers = Math.max(1, Math.min(services.settings.get().batchConcurrency, queue.length));
   await Promise.all(Array.from({ length: workers }, worker));
-  if (expired) {
+  if (handle.stop === 'expire' && queue.length > 0) {
     for (const index of queue) {
       store.finishLine(batch.id, index, false, errorLine(lines[index]!.custom_id, 'batch_expired', 'This request could not be executed before the completion window expired.'));
     }
     return 'expired';
   }
-  return handle.stop === 'none' && queue.length === 0 ? 'done' : 'stopped';
+  // A window that closed while the last lines were in flight still leaves every line answered: done.
+  return queue.length === 0 && (handle.stop === 'none' || handle.stop === 'expire') ? 'done' : 'stopped';
 }

@@ -32,6 +32,16 @@ export function ownerOf(auth: AuthInfo): string | undefined {
 
 const WINDOW_RE = /^(\d{1,3})h$/;
 
+/**
+ * How long one hour of `completion_window` lasts, ms. Tests shorten it through the environment variable
+ * ROUTER_TEST_BATCH_HOUR_MS (read here only, once at start; docs/batch.md "Testing"), so a batch can
+ * expire in seconds without a route or a setting that production could reach.
+ */
+function windowHourMs(): number {
+  const v = Number(process.env.ROUTER_TEST_BATCH_HOUR_MS);
+  return Number.isInteger(v) && v >= 1000 ? v : 3_600_000;
+}
+
 export class BatchService {
   readonly store: BatchStore;
   readonly files: FileService;
@@ -39,6 +49,7 @@ export class BatchService {
   private readonly running = new Map<string, { handle: RunHandle; done: Promise<void> }>();
   private services?: Services;
   private closed = false;
+  private readonly hourMs = windowHourMs();
 
   constructor(db: Db, home: string, concurrency: () => number) {
     this.store = new BatchStore(db);
@@ -140,7 +151,7 @@ export class BatchService {
       native: native ? JSON.stringify(native) : null,
       created_at: created,
       in_progress_at: null,
-      expires_at: created + Number(window[1]) * 3600,
+      expires_at: created + Math.ceil((Number(window[1]) * this.hourMs) / 1000),
       finalizing_at: null,
       completed_at: null,
       failed_at: null,
@@ -178,13 +189,18 @@ export class BatchService {
   private launch(row: BatchRow, lines?: BatchLine[]): void {
     const handle = new RunHandle();
     if (row.status === 'cancelling') handle.halt('cancel');
+    // The completion window: lines not sent by then end `batch_expired` (native: the provider batch is cancelled).
+    if (row.expires_at !== null) handle.expireAt(row.expires_at * 1000);
     const done = this.run(row, handle, lines)
       .catch((err: unknown) => {
         if (this.closed) return;
         this.services?.log.error('batch run failed', { batch: row.id, error: err instanceof Error ? err.message : String(err) });
         this.finish(row.id, 'failed', [{ code: 'internal_error', message: 'The batch stopped on an internal error; see the daemon log.' }]);
       })
-      .finally(() => this.running.delete(row.id));
+      .finally(() => {
+        handle.settle();
+        this.running.delete(row.id);
+      });
     this.running.set(row.id, { handle, done });
   }
 
@@ -237,5 +253,7 @@ export class BatchService {
     };
     if (status === 'completed') this.services?.events.emit('batch.completed', data);
     else if (status === 'failed' || status === 'expired') this.services?.events.emit('batch.failed', data);
+    // Its own name, not batch.failed: a cancel is the owner's decision, and an alert on failures should not fire for it.
+    else if (status === 'cancelled') this.services?.events.emit('batch.cancelled', data);
   }
 }

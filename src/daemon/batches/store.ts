@@ -32,6 +32,14 @@ export interface NativeState {
   remoteInputFileId?: string;
   /** Set once the provider was asked to cancel. */
   cancelRequested?: boolean;
+  /** Set when that cancel was router's completion window closing: its unfinished lines are `batch_expired`. */
+  expired?: boolean;
+  /**
+   * Unix seconds when router began submitting the provider batch, saved before the provider hears of it.
+   * Set without `remoteId` after a restart, it means the last run may have been killed between the
+   * provider accepting the batch and router saving its id: the provider's batches are searched first.
+   */
+  submitting?: number;
 }
 
 export interface BatchRow {

@@ -94,10 +94,13 @@ export interface ComboSwitchedData {
   reason: string;
 }
 
-/** A batch (`/v1/batches`) ended: `batch.completed`, or `batch.failed` when it failed or expired (shape decided here). */
+/**
+ * A batch (`/v1/batches`) ended: `batch.completed`, `batch.failed` when it failed or expired, `batch.cancelled`
+ * when it was cancelled (OpenAI's own webhook names; shape decided here).
+ */
 export interface BatchFinishedData {
   batch_id: string;
-  /** Final status: `completed`, `failed` or `expired`. */
+  /** Final status: `completed`, `failed`, `expired` or `cancelled`. */
   status: string;
   /** The API key that created it; null for the dashboard or the CLI. */
   api_key_id: string | null;
@@ -150,6 +153,7 @@ export interface EventMap {
   'combo.switched': ComboSwitchedData;
   'batch.completed': BatchFinishedData;
   'batch.failed': BatchFinishedData;
+  'batch.cancelled': BatchFinishedData;
   'test.ping': TestPingData;
   'connection.refreshed': ConnectionRefreshedData;
   'connection.expired': ConnectionExpiredData;
@@ -168,6 +172,7 @@ export const EVENT_NAMES: readonly EventName[] = [
   'combo.switched',
   'batch.completed',
   'batch.failed',
+  'batch.cancelled',
   'test.ping',
   'connection.refreshed',
   'connection.expired',

@@ -98,7 +98,8 @@ function describe(ev: AnyRouterEvent): string {
       return `${head}: combo ${d.combo} switched ${d.from ?? '(none)'} -> ${d.to} (${d.reason})`;
     }
     case 'batch.completed':
-    case 'batch.failed': {
+    case 'batch.failed':
+    case 'batch.cancelled': {
       const d = ev.data;
       return `${head}: batch ${d.batch_id} (${d.endpoint}, ${d.mode}) ${d.status}: ${d.completed} of ${d.total} succeeded, ${d.failed} failed`;
     }
