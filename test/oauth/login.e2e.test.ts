@@ -108,8 +108,11 @@ describe('browser logins (PKCE + loopback callback) and chat through the new con
     expect(r.status).toBe(200);
     const sent = api.requests.find((q) => q.path === '/v1/responses')!;
     expect(sent.headers['chatgpt-account-id']).toBe('acct-123');
-    expect(sent.headers['openai-beta']).toBe('responses=experimental');
+    // Codex CLI 0.169.0 sends no OpenAI-Beta over HTTP (only on its WebSocket handshake).
+    expect(sent.headers['openai-beta']).toBeUndefined();
     expect(sent.headers.originator).toBe('codex_cli_rs');
+    expect(sent.headers['user-agent']).toMatch(/^codex_cli_rs\/0\.169\.0 /);
+    expect(sent.json.stream).toBe(true);
     expect(sent.headers.authorization).toMatch(/^Bearer login-at-\d+$/);
     expect(sent.json.store).toBe(false);
   });

@@ -71,6 +71,22 @@ export interface ProviderDef {
    * Code's identity prompt, Codex's required `store: false`). Mutates `body`; absent for most providers.
    */
   adaptBody?: (body: Record<string, unknown>) => void;
+  /**
+   * Headers of one request, from the client's headers and the body being sent (Codex's `session-id` /
+   * `thread-id`, the client's own thread when it is Codex). Absent for most providers.
+   */
+  requestHeaders?: (client: Headers, body: Record<string, unknown>) => Record<string, string>;
+  /**
+   * The chat endpoint answers streams only (the ChatGPT Codex backend: 400 "Stream must be set to true"):
+   * a non-streaming client request is sent streaming (`adaptBody` sets `stream`) and the stream is
+   * reassembled into the client's non-streaming reply.
+   */
+  streamOnly?: boolean;
+  /**
+   * The Responses WebSocket transport of this provider (docs/responses-websocket.md, "Upstream WebSocket"):
+   * the path below the base URL (ws:// or wss:// for http:// or https://) and the handshake's own headers.
+   */
+  responsesWebSocket?: { path: string; headers: Record<string, string> };
 }
 
 /** The rerank wire dialects router speaks (proxy/rerank/dialects.ts). */

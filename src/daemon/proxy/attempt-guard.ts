@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
-import type { UpstreamExchange } from './upstream.js';
+import type { UpstreamReply } from './upstream.js';
 
 /** Limits of one attempt, ms from its start. */
 export interface AttemptLimits {
@@ -28,7 +28,7 @@ export class AttemptGuard {
   };
 
   constructor(
-    private readonly exchange: UpstreamExchange,
+    private readonly exchange: Pick<UpstreamReply, 'abort'>,
     private readonly sink: ServerResponse | undefined,
     private readonly limits: AttemptLimits,
   ) {

@@ -10,11 +10,12 @@ import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
-import { openStream, type StreamBody, type StreamSummary } from './stream.js';
+import { collectStream, openStream, type StreamBody, type StreamSummary } from './stream.js';
 import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
 import { HEADER } from '../../shared/headers.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { UpstreamExchange } from './upstream.js';
+import { UpstreamExchange, type UpstreamReply } from './upstream.js';
+import { socketRoute, type SocketCall } from './socket-route.js';
 import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
 import { execute, finishOutcome } from './execute.js';
@@ -38,7 +39,7 @@ import { holdsWrappedSignature } from '../translate/util/signature.js';
 export const RELAY_PATH = '/api/v1/relay/chat/completions';
 
 /** A chat-like call as it arrived: the client's format, its parsed body, and the model it named. */
-export interface ChatCall extends ProxyCall {
+export interface ChatCall extends ProxyCall, SocketCall {
   /**
    * The client's Node response, when the reply may be written to it directly (the proxy routes). Skips
    * the web Response and srvx's copy of it: the reply is written once, straight into the socket.
@@ -109,6 +110,11 @@ interface Prepared {
   capture?: TraceRecorder;
   /** The IR request encoded for the upstream (translated requests): its `dropped` notes. */
   ir?: IrRequest;
+  /**
+   * A non-streaming client request sent streaming, because the provider answers streams only
+   * (ProviderDef.streamOnly): the stream is reassembled into the client's JSON reply.
+   */
+  forcedStream: boolean;
 }
 
 /**
@@ -166,16 +172,18 @@ function prepare(
   capture: TraceRecorder | undefined,
 ): Prepared {
   const format = upstreamFormatFor(target, call.clientFormat);
+  const forcedStream = !call.stream && target.provider.streamOnly === true;
+  const streamUp = call.stream || forcedStream;
   if (target.provider.supportsTools === false && hasTools(call.raw)) {
     throw badRequest(`Provider '${target.provider.id}' does not support tools; remove the tools array.`, 'tools');
   }
   // A replayed signature of another family (wrapped by router) must not reach this upstream: through IR then.
   if (format === call.clientFormat && !staged && !holdsWrappedSignature(call.clientFormat, call.raw)) {
-    const url = chatUrl(target, format, call.stream);
-    const headers = nativeHeaders(format, stageCtx.requestHeaders);
+    const url = chatUrl(target, format, streamUp);
     const body = nativeBody(format, call.raw, target);
     target.provider.adaptBody?.(body);
-    return { url, body: JSON.stringify(body), native: true, format, headers, request: decoded, stages, stageCtx, capture };
+    const headers = withProviderHeaders(target, stageCtx.requestHeaders, body, nativeHeaders(format, stageCtx.requestHeaders));
+    return { url, body: JSON.stringify(body), native: true, format, headers, request: decoded, stages, stageCtx, capture, forcedStream };
   }
   if (call.clientFormat === 'openai-completions') refuseChoices(call.raw, target, format === 'openai-completions');
   const upstream = getUpstreamCodec(format);
@@ -187,18 +195,30 @@ function prepare(
   target.provider.adaptBody?.(encoded);
   const edits = applyUpstreamEdits(encoded, upstream.requestHeaders?.(ir), stageCtx.upstream);
   return {
-    url: chatUrl(target, format, call.stream),
+    url: chatUrl(target, format, streamUp),
     body: JSON.stringify(encoded),
     native: false,
     format,
-    headers: edits.headers,
+    headers: withProviderHeaders(target, stageCtx.requestHeaders, encoded, edits.headers),
     removeHeaders: edits.remove,
     request: staged ? () => staged : decoded,
     stages,
     stageCtx,
     capture,
     ir,
+    forcedStream,
   };
+}
+
+/** A request's own headers plus those its provider derives per request (ProviderDef.requestHeaders). */
+function withProviderHeaders(
+  target: Target,
+  client: Headers,
+  body: Record<string, unknown>,
+  headers: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  const own = target.provider.requestHeaders?.(client, body);
+  return own ? { ...own, ...headers } : headers;
 }
 
 /** The Server-Timing header of a served reply; the same figures feed /metrics (router overhead, first byte). */
@@ -272,12 +292,18 @@ async function attempt(
   // W3C trace context to the upstream only when tracing is on and its propagation setting allows it.
   const traceparent = services.tracing?.traceparent(outcome.traceId);
   const extra = traceparent ? { ...prepared.headers, traceparent } : prepared.headers;
-  const headers = withoutHeaders(withRequestHeaders(requestHeaders(target, call.stream), extra), prepared.removeHeaders);
+  const streamUp = call.stream || prepared.forcedStream;
+  const headers = withoutHeaders(withRequestHeaders(requestHeaders(target, streamUp), extra), prepared.removeHeaders);
   if (prepared.capture) {
     prepared.capture.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
     if (prepared.stages.length) prepared.capture.detail.notes = prepared.stageCtx?.notes;
   }
-  const { exchange, response } = UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body, route: target });
+  // The provider's Responses WebSocket where it has one and the setting allows it (socket-route.ts), else HTTP.
+  const overSocket = socketRoute(services, call, target, prepared.format, streamUp, prepared.native, headers, prepared.body);
+  if (overSocket && outcome.notes) outcome.notes.upstreamTransport = 'websocket';
+  const { exchange, response } = overSocket
+    ? overSocket.socket.send(overSocket.body)
+    : UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body, route: target });
   // Timeouts (first byte: headers, or a stream's first content; then the whole attempt) and the client
   // leaving end the exchange at once, whatever its reader is doing.
   const guard = new AttemptGuard(exchange, call.sink, limits);
@@ -301,6 +327,16 @@ async function attempt(
         throw guard.cause() ?? err;
       });
     }
+    if (prepared.forcedStream) {
+      if (prepared.capture) {
+        prepared.capture.upstreamResponse(reply.statusCode, reply.headers, null);
+        noteTranslation(services, call, target, prepared, reply.statusCode);
+      }
+      const collected = await collectStream(reply, prepared.format, call.clientFormat).catch((err) => {
+        throw guard.cause() ?? err;
+      });
+      return await jsonReply(services, call, target, prepared, outcome, collected, performance.now() - tSend);
+    }
     const text = await reply.text().catch((err) => {
       throw guard.cause() ?? networkAttemptError(err, false);
     });
@@ -312,15 +348,8 @@ async function attempt(
 
 const BLANK_RE = /^\s*$/;
 
-async function jsonReply(
-  services: Services,
-  call: ChatCall,
-  target: Target,
-  prepared: Prepared,
-  outcome: Outcome,
-  text: string,
-  upstreamMs: number,
-): Promise<ChatReply> {
+/** The reply of a non-streaming upstream call: its body's text, decoded here, or a stream already reassembled. */
+function decodeJson(prepared: Prepared, text: string): IrResponse | undefined {
   let parsed: unknown;
   // An empty 200 is the non-streaming twin of an empty stream: worth the next target, not the client's fault.
   if (BLANK_RE.test(text)) throw new AttemptError('The upstream returned an empty reply.', 502, 'empty');
@@ -329,18 +358,32 @@ async function jsonReply(
   } catch {
     throw new AttemptError('The upstream returned a reply that is not JSON.', 502, 'invalid');
   }
-  let response: IrResponse | undefined;
   try {
-    response = getUpstreamCodec(prepared.format).decodeResponse(parsed);
+    return getUpstreamCodec(prepared.format).decodeResponse(parsed);
   } catch {
     if (!prepared.native) throw new AttemptError('The upstream reply could not be read.', 502, 'invalid');
+    return undefined;
   }
+}
+
+async function jsonReply(
+  services: Services,
+  call: ChatCall,
+  target: Target,
+  prepared: Prepared,
+  outcome: Outcome,
+  reply: string | IrResponse,
+  upstreamMs: number,
+): Promise<ChatReply> {
+  const text = typeof reply === 'string' ? reply : undefined;
+  let response = text === undefined ? (reply as IrResponse) : decodeJson(prepared, text);
   if (response && prepared.stageCtx && prepared.stages.length) {
     response = await runResponseStages(prepared.stages, response, prepared.request(), prepared.stageCtx);
     completeStages(prepared.stages, prepared.request(), response, prepared.stageCtx);
   }
-  const body = prepared.native ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
-  if (prepared.capture) {
+  // A reassembled stream is always encoded by the client's codec (there is no upstream JSON to pass on).
+  const body = prepared.native && text !== undefined ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
+  if (prepared.capture && text !== undefined) {
     prepared.capture.upstreamResponse(200, undefined, text);
     // The entry points at the capture's client side, filled just below with the headers the client got.
     noteTranslation(services, call, target, prepared, 200);
@@ -380,7 +423,7 @@ async function streamReply(
   target: Target,
   prepared: Prepared,
   outcome: Outcome,
-  reply: UpstreamExchange,
+  reply: UpstreamReply,
   upstreamHeadersMs: number,
 ): Promise<ChatReply | DirectStream> {
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());

@@ -2,11 +2,12 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { StreamDecoder, StreamEncoder } from '../translate/codec.js';
 import type { IrError, IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage, SseMessage, WireFormat } from '../translate/ir.js';
-import { getClientCodec } from '../translate/registry.js';
+import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
+import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { StreamTransform } from './stages.js';
 import { SseReader, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
-import type { UpstreamExchange } from './upstream.js';
+import type { UpstreamReply } from './upstream.js';
 
 /** An upstream SSE message whose data is not JSON (or `[DONE]`): a broken upstream or a proxy's error page. */
 class MalformedStreamError extends AttemptError {
@@ -95,7 +96,7 @@ function assemble(response: IrResponse, ev: IrStreamEvent): void {
 }
 
 export interface StreamPlan {
-  reply: UpstreamExchange;
+  reply: UpstreamReply;
   decoder: StreamDecoder;
   /** Translating encoder; absent on same-format passthrough, where upstream bytes are forwarded as they come. */
   encoder?: StreamEncoder;
@@ -367,4 +368,28 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       });
     },
   };
+}
+
+/**
+ * Reads a whole upstream stream into one reply, for a non-streaming client of a provider that answers
+ * streams only (ProviderDef.streamOnly: the ChatGPT Codex backend). The pre-read rules of openStream hold
+ * (an error event, an empty or content-filtered stream before any content is an AttemptError the executor
+ * fails over on); a stream that breaks after its first content is a failed attempt too, since the client
+ * has not seen a byte of it.
+ */
+export async function collectStream(reply: UpstreamReply, format: UpstreamWireFormat, clientFormat: WireFormat): Promise<IrResponse> {
+  let summary: StreamSummary | undefined;
+  const body = await openStream({
+    reply,
+    decoder: getUpstreamCodec(format).createStreamDecoder(),
+    clientFormat,
+    onDone: (s) => {
+      summary = s;
+    },
+  });
+  for await (const _ of body.readable()) {
+    // drained: the reply is assembled by the stream's accounting
+  }
+  if (!summary || summary.error) throw new AttemptError(summary?.error ?? 'The upstream stream ended before the reply was complete.', 502, 'network');
+  return summary.response;
 }

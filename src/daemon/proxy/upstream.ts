@@ -49,6 +49,13 @@ function splitUrl(raw: string): { origin: string; path: string } {
   return parts;
 }
 
+/**
+ * What readers of an upstream reply use: its status and headers, the body read whole or chunk by chunk,
+ * and abort. An HTTP exchange ({@link UpstreamExchange}) or one response on an upstream WebSocket
+ * (upstream-socket.ts), whose frames are read as the Server-Sent Events the HTTP stream would carry.
+ */
+export type UpstreamReply = Pick<UpstreamExchange, 'statusCode' | 'headers' | 'aborted' | 'abort' | 'discard' | 'read' | 'text' | 'textUpTo'>;
+
 /** Reply headers as a record: lower-case names, repeated headers as arrays (as undici's request API gives). */
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 

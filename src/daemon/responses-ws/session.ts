@@ -12,6 +12,8 @@ import { runChat } from '../proxy/chat.js';
 import type { Services } from '../services.js';
 import { encodeResponsesStreamError } from '../translate/formats/openai-responses/errors.js';
 import { SseReader } from '../translate/sse.js';
+import { SocketPool } from '../proxy/upstream-socket.js';
+import type { ResponseChain } from '../proxy/socket-route.js';
 
 /** What a session needs from its socket. */
 export interface FrameSink {
@@ -58,6 +60,11 @@ export class ResponsesSession {
    * this state on the socket too, `store: false` included); an id from elsewhere goes to the upstream as is.
    */
   private readonly history = new Map<string, unknown[]>();
+  /**
+   * The upstream WebSockets of this client socket (providers that speak the transport, e.g. codex): one per
+   * account, kept for the responses that follow and closed with this socket.
+   */
+  private readonly upstream = new SocketPool();
 
   constructor(
     private readonly services: Services,
@@ -100,6 +107,7 @@ export class ResponsesSession {
   end(): void {
     this.closed = true;
     this.cancel?.();
+    this.upstream.close();
   }
 
   private send(text: string): void {
@@ -127,15 +135,27 @@ export class ResponsesSession {
     }
     const prev = raw.previous_response_id;
     const kept = typeof prev === 'string' ? this.history.get(prev) : undefined;
+    let chain: ResponseChain | undefined;
     if (kept) {
-      raw.input = [...kept, ...inputItems(raw.input)];
+      // An upstream socket that served `prev` still holds it: the executor may send only the new items there.
+      chain = { previousResponseId: prev as string, input: inputItems(raw.input) };
+      raw.input = [...kept, ...chain.input];
       delete raw.previous_response_id;
     }
     const conversation = inputItems(raw.input);
     let res: Response;
     try {
       const ctx = { services: this.services, auth, event: { req: { headers: this.headers } } };
-      const reply = await runChat(ctx, { clientFormat: 'openai-responses', raw, model: model as string, stream: true, endpoint: '/v1/responses', transport: 'websocket' });
+      const reply = await runChat(ctx, {
+        clientFormat: 'openai-responses',
+        raw,
+        model: model as string,
+        stream: true,
+        endpoint: '/v1/responses',
+        transport: 'websocket',
+        upstreamSockets: this.upstream,
+        chain,
+      });
       if (!(reply instanceof Response)) return; // written elsewhere: never without a sink
       res = reply;
     } catch (thrown) {

@@ -54,6 +54,12 @@ export const settingsSchema = z.object({
   relayRequestsPerMinutePerKey: z.number().int().min(0).max(1_000_000).default(60),
   /** Relay route: requests per minute per client IP; 0 = no per-IP limit. */
   relayRequestsPerMinutePerIp: z.number().int().min(0).max(1_000_000).default(120),
+  /**
+   * The Responses WebSocket towards providers that speak it (codex; docs/responses-websocket.md, "Upstream
+   * WebSocket"): 'auto' for responses whose client came over router's own Responses WebSocket (one upstream
+   * socket per client socket), 'always' for every streamed or reassembled Responses call to them, 'never'.
+   */
+  responsesUpstreamWebSocket: z.enum(['auto', 'always', 'never']).default('auto'),
   /** Keep the last 200 proxied requests with headers and bodies for the traffic inspector (router inspect). */
   captureTraffic: z.boolean().default(false),
   /** Bytes of each captured body kept (client and upstream, request and response); longer ones are cut and marked truncated. */

@@ -39,39 +39,4 @@ export const openai: ProviderDef = {
   ],
 };
 
-/**
- * Codex: ChatGPT-account (Plus/Pro) OAuth tokens on the ChatGPT backend's Responses API, with the Codex
- * CLI's headers: `chatgpt-account-id` (from the login's id_token), `OpenAI-Beta: responses=experimental`,
- * `originator: codex_cli_rs`. The backend keeps no responses (`store: false` is required).
- */
-export const codex: ProviderDef = {
-  id: 'codex',
-  name: 'OpenAI Codex (ChatGPT login)',
-  kind: 'oauth',
-  format: 'openai-responses',
-  baseUrl: 'https://chatgpt.com/backend-api/codex',
-  authKinds: ['oauth'],
-  authHeaders: bearer,
-  headers: { 'openai-beta': 'responses=experimental', originator: 'codex_cli_rs', 'user-agent': 'codex_cli_rs/0.46.0' },
-  connectionHeaders: (data): Record<string, string> => (typeof data.accountId === 'string' ? { 'chatgpt-account-id': data.accountId } : {}),
-  adaptBody: (body) => {
-    body.store = false;
-  },
-  endpoints: { responses: true },
-  // The public client of the Codex CLI (ChatGPT login, PKCE, loopback redirect on port 1455).
-  oauth: {
-    tokenUrl: 'https://auth.openai.com/oauth/token',
-    clientId: 'app_EMoamEEZ73f0CkXaXp7hrann',
-    body: 'json',
-    exchangeBody: 'form',
-    scope: 'openid profile email',
-    authorizeUrl: 'https://auth.openai.com/oauth/authorize',
-    authScope: 'openid profile email offline_access',
-    authParams: { id_token_add_organizations: 'true', codex_cli_simplified_flow: 'true', originator: 'codex_cli_rs' },
-    redirect: { port: 1455, path: '/auth/callback', host: 'localhost' },
-  },
-  models: [
-    { id: 'gpt-5', contextLength: 400_000, maxOutputTokens: 128_000, reasoning: true },
-    { id: 'gpt-5-codex', contextLength: 400_000, maxOutputTokens: 128_000, reasoning: true },
-  ],
-};
+export { codex } from './codex.js';
