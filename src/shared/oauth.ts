@@ -48,3 +48,8 @@ export interface OAuthConnectionReply {
   created: boolean;
   connection: OAuthConnectionView;
 }
+
+/** `POST cancel`: whether a login in progress was abandoned (false: it had already ended or expired). */
+export interface OAuthCancelReply {
+  cancelled: boolean;
+}

@@ -163,6 +163,18 @@ export class OAuthLogins {
     return login.status === 'complete' ? { status: 'complete', connection: login.connection! } : { status: 'error', error: login.error ?? 'login failed' };
   }
 
+  /**
+   * Abandons a login in progress (the CLI gave up waiting, or the user stopped it): its state is forgotten
+   * and its callback listener, if any, closed at once rather than at expiry, so the port is free again.
+   * False when there is no such login (already finished, expired or never started).
+   */
+  cancel(def: ProviderDef, state: string): boolean {
+    const login = this.pending.get(state);
+    if (!login || login.provider !== def.id) return false;
+    this.forget(state, login);
+    return true;
+  }
+
   private forget(state: string, login: PendingLogin): void {
     if (login.server) closeListener(login.server);
     this.pending.delete(state);

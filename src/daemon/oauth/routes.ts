@@ -132,6 +132,15 @@ export const oauthRoutes: RouteDef[] = [
     handler: ({ services, params, body }) => pollReply(services, services.oauth.pollCallback(liveFlow(services, params.provider), body.state)),
   }),
   route({
+    method: 'POST',
+    path: '/api/oauth/:provider/cancel',
+    tier: 'management',
+    tag: 'oauth',
+    summary: 'Abandon a login in progress ({state}): forgets it and closes its callback listener; {cancelled}',
+    body: stateBody,
+    handler: ({ services, params, body }) => ({ cancelled: services.oauth.cancel(oauthProvider(services, params.provider), body.state) }),
+  }),
+  route({
     method: 'GET',
     path: '/api/oauth/:provider/device-code',
     tier: 'management',
