@@ -189,6 +189,75 @@ describe('POST /v1/rerank', () => {
   });
 });
 
+/**
+ * Cohere's own clients unmodified. The request bodies are exactly what cohere-ai 8.1.0 serializes
+ * (api/resources/v2/client/Client.js posts V2RerankRequest `{model, query, documents: string[], top_n,
+ * max_tokens_per_doc, priority}` to `{base}/v2/rerank`; Client.js `rerank` posts RerankRequest `{model,
+ * query, documents: (string | {text})[], top_n, rank_fields, return_documents, max_chunks_per_doc}` to
+ * `{base}/v1/rerank`), and the replies are checked against the SDK's response schemas (V2RerankResponse:
+ * `{id?, results: [{index, relevance_score}], meta?: {api_version?, billed_units?: {search_units?,
+ * input_tokens?...}}}`; RerankResponse adds `document?: {text}` to a result).
+ */
+describe('Cohere clients', () => {
+  // rerank-v4.0-pro: rerank-v3.5 may still be cooling down from the 429 test above.
+  async function post(path: string, body: unknown): Promise<{ status: number; json: any; headers: Headers }> {
+    const res = await fetch(`${router.url}${path}`, {
+      method: 'POST',
+      // The SDK's own headers: bearer token, its client name; JSON body.
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-fern-language': 'JavaScript', 'x-fern-sdk-name': 'cohere-ai' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: await res.json(), headers: res.headers };
+  }
+
+  it('POST /v2/rerank answers in Cohere v2 shape, to Cohere (same dialect) and to Jina (translated)', async () => {
+    const body = { model: 'cohere/rerank-v4.0-pro', query: QUERY, documents: DOCS, top_n: 2, max_tokens_per_doc: 512, priority: 0 };
+    const r = await post('/v2/rerank', body);
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(mock.requests[0]!.path).toBe('/v2/rerank');
+    expect(mock.requests[0]!.json).toEqual({ model: 'rerank-v4.0-pro', query: QUERY, documents: DOCS, top_n: 2, max_tokens_per_doc: 512 });
+    const order = expectedOrder(DOCS);
+    expect(r.json).toEqual({
+      id: expect.any(String),
+      results: order.slice(0, 2).map((i) => ({ index: i, relevance_score: mockScore(QUERY, DOCS[i]!) })),
+      meta: { api_version: { version: '2' }, billed_units: { search_units: 1 } },
+    });
+    const [row] = await rowsOf(r.headers.get('x-router-trace-id')!);
+    expect(row).toMatchObject({ endpoint: '/v2/rerank', provider: 'cohere', status: 200 });
+    expect(row.costUsd).toBeCloseTo(0.002, 12);
+    // Jina echoes documents; a v2 reply carries none; its tokens are billed units.
+    const jina = await post('/v2/rerank', { ...body, model: 'jina/jina-reranker-m0', max_tokens_per_doc: undefined, priority: undefined });
+    expect(jina.status, JSON.stringify(jina.json)).toBe(200);
+    expect(jina.json.results.every((x: any) => Object.keys(x).sort().join() === 'index,relevance_score')).toBe(true);
+    expect(jina.json.meta).toEqual({ api_version: { version: '2' }, billed_units: { input_tokens: mockTokens(QUERY, DOCS) } });
+    expect(jina.json).not.toHaveProperty('model');
+  });
+
+  it('POST /v2/rerank: bad input is a 400 naming the field; a key scope refusal is a 403', async () => {
+    const bad = await post('/v2/rerank', { model: 'cohere/rerank-v4.0-pro', query: QUERY, documents: DOCS, top_n: -1 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.param).toBe('top_n');
+    const scoped = await router.createKey(['model:jina/*']);
+    const res = await fetch(`${router.url}/v2/rerank`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${scoped}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'cohere/rerank-v4.0-pro', query: QUERY, documents: DOCS }),
+    });
+    expect(res.status).toBe(403);
+    expect(mock.requests).toHaveLength(0);
+  });
+
+  it("POST /v1/rerank takes Cohere's v1 body (object documents, rank_fields, max_chunks_per_doc) and its reply carries v1 meta", async () => {
+    const docs = DOCS.map((text) => ({ text }));
+    const r = await post('/v1/rerank', { model: 'cohere/rerank-v4.0-pro', query: QUERY, documents: docs, top_n: 3, return_documents: true, max_chunks_per_doc: 10 });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    // Cohere v2 upstream: v1-only fields (max_chunks_per_doc, return_documents) are not sent.
+    expect(mock.requests[0]!.json).toEqual({ model: 'rerank-v4.0-pro', query: QUERY, documents: DOCS, top_n: 3 });
+    expect(r.json.results.map((x: any) => x.document)).toEqual(expectedOrder(DOCS).map((i) => ({ text: DOCS[i] })));
+    expect(r.json.meta).toEqual({ api_version: { version: '1' }, billed_units: { search_units: 1 } });
+  });
+});
+
 describe('memory rerank', () => {
   it('goes through the rerank path: the TEI node gets its own dialect and the call has a memory:rerank usage row', async () => {
     expect((await router.manage('PUT', '/api/memory/settings', { rerankModel: 'tei/bge-reranker' })).status).toBe(200);

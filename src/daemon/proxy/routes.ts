@@ -104,6 +104,16 @@ const rerankRoute: RouteDef = route({
   handler: async (ctx) => runRerank(ctx, await readObject(ctx, rerankRoute)),
 });
 
+const rerankV2Route: RouteDef = route({
+  method: 'POST',
+  path: '/v2/rerank',
+  tier: 'client',
+  tag: 'proxy',
+  summary: "Rerank in Cohere's v2 shape (the cohere-ai SDK's CohereClientV2 unmodified), to any rerank model; docs/rerank.md",
+  rawBody: true,
+  handler: async (ctx) => runRerank(ctx, await readObject(ctx, rerankV2Route), 'cohere-v2'),
+});
+
 /** Every proxy route: client tier (an API key). */
 export const proxyRoutes: RouteDef[] = [
   chatRoute('/v1/chat/completions', 'openai-chat', 'Chat Completions (OpenAI-compatible); streaming over SSE'),
@@ -114,6 +124,7 @@ export const proxyRoutes: RouteDef[] = [
   countTokensRoute,
   embeddingsRoute,
   rerankRoute,
+  rerankV2Route,
   geminiRoute('/v1beta/models/**:target', 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`'),
   // The AI SDK's Google provider sends ids that contain a slash without the `models/` segment.
   geminiRoute('/v1beta/**:target', 'Gemini-native actions addressed without `models/` (`/v1beta/<provider>/<model>:<action>`)'),

@@ -61,14 +61,48 @@ interface Prepared {
   spec: RerankSpec;
 }
 
-/** POST /v1/rerank: one client request through the executor (scopes, quotas, breakers, cooldowns, failover, usage). */
-export async function runRerank(ctx: RouteContext, raw: Record<string, unknown>): Promise<Response> {
+/**
+ * The reply shape a rerank route answers in: `router` (`POST /v1/rerank`: `{id, model, results, usage}`, plus
+ * Cohere's `meta` so Cohere's v1 client reads its billed units) or `cohere-v2` (`POST /v2/rerank`, Cohere's
+ * v2 API exactly: `{id, results: [{index, relevance_score}], meta: {api_version, billed_units}}`; the
+ * `cohere-ai` SDK's `CohereClientV2.rerank` posts `{model, query, documents: string[], top_n?,
+ * max_tokens_per_doc?, priority?}` to `{base}/v2/rerank` and reads that reply: cohere-ai 8.1.0
+ * api/resources/v2/client/Client.js, serialization/resources/v2/types/V2RerankResponse.js, ApiMeta.js).
+ */
+export type RerankReplyShape = 'router' | 'cohere-v2';
+
+/** Cohere's `meta`: the API version the reply follows and what was billed (search units, or tokens). */
+function cohereMeta(reply: RerankReply, version: '1' | '2'): Record<string, unknown> {
+  const billed: Record<string, number> = {};
+  if (reply.searchUnits !== undefined) billed.search_units = reply.searchUnits;
+  if (reply.totalTokens !== undefined) billed.input_tokens = reply.totalTokens;
+  return { api_version: { version }, billed_units: billed };
+}
+
+/** The client's reply body in the route's shape. */
+function replyBody(shape: RerankReplyShape, id: string, publicModel: string, results: RerankResult[], reply: RerankReply, req: RerankRequest): Record<string, unknown> {
+  if (shape === 'cohere-v2') {
+    // Cohere v2 never returns documents; they come back only when the client asked for them.
+    const items = results.map((r) => (req.returnDocuments === true ? r : { index: r.index, relevance_score: r.relevance_score }));
+    return { id, results: items, meta: cohereMeta(reply, '2') };
+  }
+  return {
+    id,
+    model: publicModel,
+    results,
+    usage: { ...(reply.totalTokens !== undefined ? { total_tokens: reply.totalTokens } : {}), ...(reply.searchUnits !== undefined ? { search_units: reply.searchUnits } : {}) },
+    meta: cohereMeta(reply, '1'),
+  };
+}
+
+/** POST /v1/rerank and /v2/rerank: one client request through the executor (scopes, quotas, breakers, cooldowns, failover, usage). */
+export async function runRerank(ctx: RouteContext, raw: Record<string, unknown>, shape: RerankReplyShape = 'router'): Promise<Response> {
   const t0 = performance.now();
   const req = readRerankRequest(raw);
   const { services } = ctx;
   const traceId = randomUUID();
   const h = ctx.event.req.headers;
-  const call: ProxyCall = { clientFormat: 'openai-chat', raw, model: raw.model as string, stream: false, endpoint: '/v1/rerank' };
+  const call: ProxyCall = { clientFormat: 'openai-chat', raw, model: raw.model as string, stream: false, endpoint: shape === 'cohere-v2' ? '/v2/rerank' : '/v1/rerank' };
   return execute(
     { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
     {
@@ -85,12 +119,7 @@ export async function runRerank(ctx: RouteContext, raw: Record<string, unknown>)
         outcome.usage = usage;
         outcome.upstreamMs = http.upstreamMs;
         finishOutcome(services, outcome, usage);
-        const body = {
-          id: reply.id ?? traceId,
-          model: target.publicModel,
-          results,
-          usage: { ...(reply.totalTokens !== undefined ? { total_tokens: reply.totalTokens } : {}), ...(reply.searchUnits !== undefined ? { search_units: reply.searchUnits } : {}) },
-        };
+        const body = replyBody(shape, reply.id ?? traceId, target.publicModel, results, reply, req);
         return new FastResponse(JSON.stringify(body), {
           headers: {
             'content-type': 'application/json; charset=utf-8',
