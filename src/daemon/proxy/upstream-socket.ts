@@ -286,7 +286,8 @@ export class SocketPool {
   take(key: string, url: string, headers: Record<string, string>): UpstreamSocket {
     const have = this.sockets.get(key);
     if (have?.idle) return have;
-    have?.close();
+    // Busy (responses on one client socket are sequential, so only if that changes): a socket of its own.
+    if (have && !have.closed) return new UpstreamSocket(url, headers, true);
     const socket = new UpstreamSocket(url, headers);
     if (this.ended) queueMicrotask(() => socket.close());
     else this.sockets.set(key, socket);
