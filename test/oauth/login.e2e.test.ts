@@ -95,7 +95,10 @@ describe('browser logins (PKCE + loopback callback) and chat through the new con
     expect(sent.headers['anthropic-beta']).toContain('oauth-2025-04-20');
     expect(sent.headers['anthropic-beta']).toContain('claude-code-20250219');
     expect(sent.headers['x-app']).toBe('cli');
-    expect(sent.headers['user-agent']).toMatch(/^claude-cli\//);
+    // Claude Code 2.1.332's own values (see providers/anthropic/index.ts for where they were read).
+    expect(sent.headers['user-agent']).toBe('claude-cli/2.1.332 (external, cli)');
+    expect(sent.headers['anthropic-dangerous-direct-browser-access']).toBe('true');
+    expect(sent.headers['anthropic-version']).toBe('2023-06-01');
     expect(sent.json.system[0].text).toBe("You are Claude Code, Anthropic's official CLI for Claude.");
   });
 

@@ -54,12 +54,16 @@ export const claudeCode: ProviderDef = {
   baseUrl: 'https://api.anthropic.com/v1',
   authKinds: ['oauth'],
   authHeaders: (cred: Credential): Record<string, string> => (cred.accessToken ? { authorization: `Bearer ${cred.accessToken}` } : {}),
+  // As Claude Code 2.1.332 sends them (the @anthropic-ai/claude-code-linux-x64 binary's bundled JS; 2.0.77's
+  // cli.js reads the same): defaultHeaders {"x-app": "cli", "User-Agent": `claude-cli/${VERSION} (external,
+  // ${CLAUDE_CODE_ENTRYPOINT})`} with the entrypoint "cli"; betas "claude-code-20250219" (non-Haiku models)
+  // and "oauth-2025-04-20" (a claude.ai login); the SDK's dangerouslyAllowBrowser adds the browser-access header.
   headers: {
     'anthropic-version': ANTHROPIC_VERSION,
     'anthropic-beta': 'claude-code-20250219,oauth-2025-04-20',
     'anthropic-dangerous-direct-browser-access': 'true',
     'x-app': 'cli',
-    'user-agent': 'claude-cli/2.0.14 (external, cli)',
+    'user-agent': 'claude-cli/2.1.332 (external, cli)',
   },
   endpoints: {},
   adaptBody: withClaudeCodeIdentity,
