@@ -67,6 +67,21 @@ describe('POST /v1/images/generations', () => {
     expect(row.costUsd).toBeCloseTo((textIn * 0.3 + GEMINI_IMAGE_TOKENS * 30) / 1e6, 9);
   });
 
+  it('Gemini image model with n = 3: three generateContent calls in one attempt, one reply, their tokens summed', async () => {
+    const { data, response } = await sdk(env).images.generate({ model: 'gemini/gemini-2.5-flash-image', prompt: 'a red kite', n: 3 }).withResponse();
+    expect(data.data).toHaveLength(3);
+    expect(data.data!.every((d) => d.b64_json === PNG_B64)).toBe(true);
+    const sent = env.mock.requests.filter((r) => r.endpoint === 'gemini.generate');
+    expect(sent).toHaveLength(3);
+    expect(sent.every((r) => JSON.stringify(r.json.generationConfig) === JSON.stringify({ responseModalities: ['TEXT', 'IMAGE'] }))).toBe(true);
+    const textIn = tokenCount('a red kite');
+    expect(data.usage).toMatchObject({ input_tokens: 3 * textIn, output_tokens: 3 * GEMINI_IMAGE_TOKENS });
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row).toMatchObject({ provider: 'gemini', status: 200, tokensIn: 3 * textIn, tokensOut: 3 * GEMINI_IMAGE_TOKENS });
+    expect(JSON.parse(row.notes)).toMatchObject({ images: 3 });
+    expect(row.costUsd).toBeCloseTo((3 * textIn * 0.3 + 3 * GEMINI_IMAGE_TOKENS * 30) / 1e6, 9);
+  });
+
   it('Imagen: translated to :predict (sampleCount, aspectRatio); url asked -> data URLs', async () => {
     const { data, response } = await sdk(env).images.generate({ model: 'gemini/imagen-4.0-generate-001', prompt: 'a cat', n: 3, size: '1024x1024', response_format: 'url' }).withResponse();
     expect(data.data).toHaveLength(3);

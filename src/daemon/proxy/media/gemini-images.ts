@@ -51,8 +51,8 @@ export function isImagen(model: string): boolean {
  * An OpenAI image request translated for a Gemini target: Imagen through `models/{m}:predict`
  * (`instances[].prompt`, `parameters.sampleCount`/`aspectRatio`), other image models through
  * `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` and the input images (edits) as
- * `inlineData` parts. generateContent returns one image per call, so `n` above 1 is refused there (400,
- * skipped inside a combo).
+ * `inlineData` parts. generateContent returns one image per call: for `n` above 1 the attempt makes `n`
+ * calls (images.ts).
  */
 export function geminiImageRequest(target: Target, ask: ImageAsk, images: readonly UploadedFile[]): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
   if (ask.stream) {
@@ -67,7 +67,6 @@ export function geminiImageRequest(target: Target, ask: ImageAsk, images: readon
     if (ask.outputFormat) parameters.outputOptions = { mimeType: `image/${ask.outputFormat}` };
     return { url: joinUrl(target.baseUrl, `models/${model}:predict`), body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
   }
-  if (ask.n > 1) throw new RouterError(400, `'${target.publicModel}' returns one image per request; ask with n = 1.`, { extra: { param: 'n' } });
   const parts: unknown[] = images.map((f) => ({ inlineData: { mimeType: f.mimeType, data: f.data.toString('base64') } }));
   parts.push({ text: ask.prompt });
   const generationConfig: Record<string, unknown> = { responseModalities: ['TEXT', 'IMAGE'] };

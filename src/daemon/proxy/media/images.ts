@@ -61,21 +61,8 @@ function imageAsk(get: (name: string) => unknown, requirePrompt: boolean): Image
   };
 }
 
-/** Reads an image reply, records its usage row with its cost, and answers the client in OpenAI's shape. */
-async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, text: string, upstreamMs: number): Promise<Response> {
-  let body = text;
-  let tokens: ImageTokenUsage | undefined;
-  let count = 0;
-  if (prepared.gemini) {
-    const translated = geminiImageReply(text, prepared.gemini, ask);
-    body = JSON.stringify(translated.reply);
-    tokens = translated.tokens;
-    count = translated.reply.data.length;
-  } else {
-    const parsed = tryJson(text);
-    tokens = openAiImageTokens(parsed?.usage);
-    count = Array.isArray(parsed?.data) ? parsed.data.length : ask.n;
-  }
+/** Records an image reply's usage row with its cost and answers the client in OpenAI's shape. */
+function answerImages(m: MediaRequest, target: Target, ask: ImageAsk, outcome: Outcome, body: string, count: number, tokens: ImageTokenUsage | undefined, upstreamMs: number): Response {
   outcome.status = 200;
   outcome.upstreamMs = upstreamMs;
   outcome.usage = tokens ? { inputTokens: tokens.textIn + tokens.imageIn, outputTokens: tokens.imageOut } : undefined;
@@ -83,6 +70,51 @@ async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrep
   outcome.notes = { ...outcome.notes, images: count, ...(ask.size ? { size: ask.size } : {}), ...(ask.quality ? { quality: ask.quality } : {}) };
   finishOutcome(m.services, outcome, outcome.usage);
   return new FastResponse(body, { status: 200, headers: replyHeaders(m, 'application/json; charset=utf-8', upstreamMs) });
+}
+
+/** Reads an image reply (OpenAI's, or a Gemini one translated) and answers it. */
+async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, text: string, upstreamMs: number): Promise<Response> {
+  if (prepared.gemini) {
+    const translated = geminiImageReply(text, prepared.gemini, ask);
+    return answerImages(m, target, ask, outcome, JSON.stringify(translated.reply), translated.reply.data.length, translated.tokens, upstreamMs);
+  }
+  const parsed = tryJson(text);
+  const count = Array.isArray(parsed?.data) ? parsed.data.length : ask.n;
+  return answerImages(m, target, ask, outcome, text, count, openAiImageTokens(parsed?.usage), upstreamMs);
+}
+
+/**
+ * `n` images from a Gemini image model: generateContent returns one image per call (Google documents no
+ * `candidateCount` for image output; Imagen's `:predict` has `sampleCount` and takes `n` in one call), so
+ * the attempt makes `n` calls at once and answers one reply; their tokens add up. Any call failing fails
+ * the attempt (the executor may then fail over as for one call).
+ */
+async function attemptGeminiEach(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, limits: AttemptLimits): Promise<Response> {
+  const one = { ...ask, n: 1 };
+  const replies = await Promise.all(
+    Array.from({ length: ask.n }, async () => {
+      const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink);
+      const { bytes, upstreamMs } = await readWhole(open);
+      return { ...geminiImageReply(bytes.toString('utf8'), 'generate', one), upstreamMs };
+    }),
+  );
+  const first = replies[0]!;
+  const data = replies.flatMap((r) => r.reply.data);
+  let tokens: ImageTokenUsage | undefined;
+  for (const r of replies) {
+    if (!r.tokens) continue;
+    tokens = { textIn: (tokens?.textIn ?? 0) + r.tokens.textIn, imageIn: (tokens?.imageIn ?? 0) + r.tokens.imageIn, imageOut: (tokens?.imageOut ?? 0) + r.tokens.imageOut };
+  }
+  const reply: Record<string, unknown> = { ...first.reply, data };
+  if (tokens) {
+    reply.usage = {
+      input_tokens: tokens.textIn + tokens.imageIn,
+      input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
+      output_tokens: tokens.imageOut,
+      total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
+    };
+  }
+  return answerImages(m, target, ask, outcome, JSON.stringify(reply), data.length, tokens, Math.max(...replies.map((r) => r.upstreamMs)));
 }
 
 /**
@@ -123,6 +155,7 @@ function streamImages(m: MediaRequest, target: Target, ask: ImageAsk, outcome: O
 }
 
 async function attemptImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, limits: AttemptLimits): Promise<Response> {
+  if (prepared.gemini === 'generate' && ask.n > 1) return attemptGeminiEach(m, target, prepared, ask, outcome, limits);
   const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink, ask.stream ? 'text/event-stream' : 'application/json');
   const contentType = upstreamContentType(open, 'application/json');
   if (ask.stream && contentType.startsWith('text/event-stream')) return streamImages(m, target, ask, outcome, open, contentType);
