@@ -41,10 +41,10 @@ async function gone(pid: number): Promise<void> {
 }
 
 /** Starts a daemon that dies right after submitting, creates a native batch of `lines`, waits for the death. */
-async function crashAfterSubmit(provider: 'openai' | 'anthropic', model: string) {
+async function crashAfterSubmit(provider: 'openai' | 'anthropic', model: string, env: Record<string, string> = {}, window = '24h') {
   const home = mkdtempSync(join(tmpdir(), 'router-native-crash-'));
   homes.push(home);
-  const first = await startRouter({ home, env: { ROUTER_TEST_EXIT_AFTER_NATIVE_SUBMIT: '1' } });
+  const first = await startRouter({ home, env: { ROUTER_TEST_EXIT_AFTER_NATIVE_SUBMIT: '1', ...env } });
   const key = await first.createKey();
   const base = provider === 'openai' ? mock.openaiBase : mock.anthropicBase;
   await first.addConnection({ provider, apiKey: `sk-${provider}-upstream`, providerSpecificData: { baseUrl: base } });
@@ -53,7 +53,7 @@ async function crashAfterSubmit(provider: 'openai' | 'anthropic', model: string)
   const lines = [chatLine('c-1', model, 'one', { max_tokens: 20 }), chatLine('c-2', model, 'two', { max_tokens: 20 })];
   const file = await upload(client, jsonl(lines));
   // The reply may or may not get out before the daemon kills itself; the batch id is read from its database.
-  await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', mode: 'native' } as never).catch(() => undefined);
+  await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: window, mode: 'native' } as never).catch(() => undefined);
   await gone(first.pid);
   const db = new Database(join(home, 'router.db'), { readonly: true });
   const row = db.prepare('SELECT id, status, native FROM batches').get() as { id: string; status: string; native: string };
@@ -120,6 +120,28 @@ describe('a crash between submitting a native batch and saving its id', () => {
       expect(done.status).toBe('completed');
       expect(creates('/v1/batches')).toBe(2);
       expect(creates('/v1/files')).toBe(1);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+
+  it('a lost submission whose window has passed is not sent again: the batch expires', async () => {
+    // ROUTER_TEST_BATCH_HOUR_MS=2000: the '1h' window closes two seconds after creation.
+    const env = { ROUTER_TEST_BATCH_HOUR_MS: '2000' };
+    const { home, key, batchId } = await crashAfterSubmit('openai', 'openai/gpt-4o-mini', env, '1h');
+    mock.batches.batches.clear();
+    await new Promise((r) => setTimeout(r, 2500));
+    const second = await startRouter({ home, keepHome: true, env });
+    try {
+      const client = sdk(second, key);
+      const done = await waitBatch(client, batchId, undefined, 20_000);
+      expect(done.status).toBe('expired');
+      expect(creates('/v1/batches')).toBe(1);
+      expect(done.request_counts).toEqual({ total: 2, completed: 0, failed: 2 });
+      expect((await fileLines(client, done.error_file_id)).map((l) => [l.custom_id, l.error.code])).toEqual([
+        ['c-1', 'batch_expired'],
+        ['c-2', 'batch_expired'],
+      ]);
     } finally {
       await second.stop();
     }

@@ -302,7 +302,7 @@ function crashAfterSubmitForTests(): void {
  * a run that finds it without a provider batch id looks for the batch among the provider's before it
  * submits again (a run killed between the provider's answer and the save made one already).
  */
-async function submitOnce(store: BatchStore, batch: BatchRow, lines: BatchLine[], targets: Map<string, Target>, state: NativeState, api: Submitted): Promise<void> {
+async function submitOnce(store: BatchStore, batch: BatchRow, lines: BatchLine[], targets: Map<string, Target>, state: NativeState, api: Submitted, handle: RunHandle): Promise<void> {
   const save = () => store.setNative(batch.id, state);
   if (state.submitting !== undefined) {
     const found = await api.find(batch, state.submitting);
@@ -312,6 +312,8 @@ async function submitOnce(store: BatchStore, batch: BatchRow, lines: BatchLine[]
       return save();
     }
   }
+  // Cancelled, expired or stopping before the provider has it: nothing is submitted.
+  if (handle.stop !== 'none') return;
   state.submitting = nowSeconds();
   save();
   await api.submit(lines, targets, batch, save);
@@ -357,7 +359,13 @@ export async function runNative(
   const base = target.baseUrl;
   const path = state.provider === 'openai' ? 'batches' : 'messages/batches';
   try {
-    if (!state.remoteId) await submitOnce(store, batch, lines, targets, state, api);
+    if (!state.remoteId) await submitOnce(store, batch, lines, targets, state, api, handle);
+    if (!state.remoteId) {
+      if (handle.stop === 'shutdown') return 'stopped';
+      const code = handle.stop === 'expire' ? 'batch_expired' : 'batch_cancelled';
+      store.transaction(() => lines.forEach((line, index) => store.finishLine(batch.id, index, false, errorLine(line.custom_id, code, UNANSWERED_TEXT[code]!))));
+      return handle.stop === 'expire' ? 'expired' : 'done';
+    }
     let remote: any;
     for (;;) {
       if (handle.stop === 'shutdown') return 'stopped';
