@@ -53,3 +53,15 @@ export interface OAuthConnectionReply {
 export interface OAuthCancelReply {
   cancelled: boolean;
 }
+
+/** `GET /api/oauth/providers`: one OAuth provider and the login it offers. */
+export interface OAuthProviderInfo {
+  id: string;
+  name: string;
+  /** `browser`: start-callback-server + poll-callback; `device`: device-code + poll; null: import-token only. */
+  login: 'browser' | 'device' | null;
+  /** The browser login can also end on the provider's page showing a code to paste (authorize + exchange). */
+  paste: boolean;
+  /** The provider retired its browser login: only import-token remains. */
+  retired: boolean;
+}

@@ -13,9 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mockEndpoints, type OAuthMock, startOAuthMock } from '../mocks/oauth.js';
 import { type MockUpstream, startMockUpstream } from '../mocks/upstream.js';
+import { freePort } from '../support/cli.js';
 import { startRouter, type RouterProcess } from '../support/router-daemon.js';
 
 // ROUTER_TEST_NO_BROWSER=1 plays a machine without Chromium (the skip must show in the run's summary).
@@ -28,6 +30,7 @@ const SHOTS = DOCS ? fileURLToPath(new URL('../../docs/dashboard/', import.meta.
 
 let router: RouterProcess;
 let mock: MockUpstream;
+let oauth: OAuthMock;
 let browser: Browser;
 let page: Page;
 let apiKey: string;
@@ -39,6 +42,16 @@ async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
 
+/** A screenshot of one part of the page (a section below the fold). */
+async function shotOf(part: Locator, name: string): Promise<void> {
+  // A window tall enough for the whole section, so the sticky header does not cover part of it.
+  await page.setViewportSize({ width: 1280, height: 1600 });
+  await part.evaluate((el) => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - 80));
+  await page.waitForTimeout(150);
+  await part.screenshot({ path: join(SHOTS, `${name}.png`) });
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
 async function go(path: string): Promise<void> {
   await page.goto(`${router.url}${path}`);
   await page.getByRole('heading', { level: 1 }).waitFor();
@@ -48,6 +61,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
+    oauth = await startOAuthMock();
     router = await startRouter();
     expect((await router.manage('PUT', '/api/auth/password', { password: PASSWORD })).status).toBe(204);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -65,6 +79,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     await browser?.close();
     await router?.stop();
     await mock?.close();
+    await oauth?.close();
     if (!DOCS) rmSync(SHOTS, { recursive: true, force: true });
   });
 
@@ -102,6 +117,61 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     const conns = await router.manage('GET', '/api/providers');
     expect(conns.json.connections.map((c: { name: string }) => c.name)).toEqual(['mock-main']);
     await shot('providers');
+  });
+
+  it('logs in to OAuth providers from the Providers page: a PKCE browser login, a device code, a token import', async () => {
+    // The logins' endpoints are the mock authorization server (test/mocks/oauth.ts), as in test/oauth.
+    const endpoints = { codex: mockEndpoints(oauth, mock.openaiBase), 'qwen-code': mockEndpoints(oauth), windsurf: { apiBaseUrl: mock.openaiBase } };
+    expect((await router.manage('PATCH', '/api/settings', { oauthEndpoints: endpoints })).status).toBe(200);
+    await go('/dashboard/providers');
+    const accounts = page.getByRole('region', { name: 'Subscription accounts' });
+    const connections = page.getByRole('region', { name: 'Connections' });
+    // Browser login: the provider's page opens in a new window, which the mock redirects to router's listener.
+    await accounts.getByRole('button', { name: 'Log in with codex' }).click();
+    const login = page.getByRole('form', { name: 'Log in with codex' });
+    await login.getByLabel('Callback port').fill(String(await freePort()));
+    const popup = page.context().waitForEvent('page');
+    await login.getByRole('button', { name: 'Open the login page' }).click();
+    await expect.poll(() => login.getByRole('status').textContent()).toContain('Waiting for the login');
+    const tab = await popup;
+    await tab.getByText('Logged in').first().waitFor();
+    expect(new URL(tab.url()).hostname).toBe('localhost');
+    await expect.poll(() => login.getByRole('status').textContent(), { timeout: 10_000 }).toMatch(/^Logged in: connection “.+” added\.$/);
+    await tab.close();
+    const exchange = oauth.requests.filter((r) => r.path === '/token' && r.fields.grant_type === 'authorization_code');
+    expect(exchange).toHaveLength(1);
+    expect(exchange[0]!.fields.code_verifier).toBeTruthy();
+    await connections.getByRole('cell', { name: 'codex', exact: true }).first().waitFor();
+
+    // Device login: the code and where to enter it, polled at the interval, slower after slow_down.
+    oauth.deviceScript = ['authorization_pending', 'slow_down'];
+    await accounts.getByRole('button', { name: 'Log in with qwen-code' }).click();
+    const device = page.getByRole('region', { name: 'Log in with qwen-code' });
+    await device.getByRole('button', { name: 'Get a login code' }).click();
+    expect((await device.getByTestId('user-code').textContent())?.trim()).toBe('ABCD-1234');
+    expect(await device.getByRole('link', { name: `${oauth.url}/device` }).getAttribute('href')).toBe(`${oauth.url}/device`);
+    await expect.poll(() => device.getByRole('status').textContent(), { timeout: 10_000 }).toContain('now every 6 s');
+    await expect.poll(() => device.getByRole('status').textContent(), { timeout: 15_000 }).toMatch(/^Logged in: connection/);
+    await connections.getByRole('cell', { name: 'qwen-code', exact: true }).first().waitFor();
+
+    // Token import; windsurf's browser login is retired, so it offers the import only.
+    expect(await accounts.getByRole('button', { name: 'Log in with windsurf' }).count()).toBe(0);
+    await accounts.getByRole('button', { name: 'Import a windsurf token' }).click();
+    const form = page.getByRole('form', { name: 'Import a windsurf token' });
+    await form.getByLabel('Access token').fill('ws-token-123');
+    await form.getByLabel('Connection name').fill('windsurf-import');
+    await form.getByLabel('Base URL').fill('ftp://example.com');
+    await form.getByRole('button', { name: 'Import token' }).click();
+    // The daemon's 400 names baseUrl; its message shows under that field.
+    await expect.poll(() => form.locator('label.field', { hasText: 'Base URL' }).locator('.field-error').textContent()).toContain('must be an http(s) URL');
+    await form.getByLabel('Base URL').fill(mock.openaiBase);
+    await form.getByRole('button', { name: 'Import token' }).click();
+    await expect.poll(() => form.getByRole('status').textContent()).toBe('Imported: connection “windsurf-import”.');
+    await connections.getByRole('cell', { name: 'windsurf-import', exact: true }).first().waitFor();
+    const conns = (await router.manage('GET', '/api/providers')).json.connections as Array<{ provider: string; name: string; accessToken?: string }>;
+    expect(conns.map((c) => c.provider).sort()).toEqual(['codex', 'mock', 'qwen-code', 'windsurf'].sort());
+    expect(await page.locator('main').textContent()).not.toContain('ws-token-123');
+    await shotOf(accounts, 'providers-oauth');
   });
 
   it('creates a key shown once with a copy button, and the openai SDK works with it', async () => {
@@ -201,6 +271,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     await page.getByLabel('Show', { exact: true }).selectOption('cost');
     await page.getByRole('figure', { name: 'cost (USD) by key: sdk' }).waitFor();
     await page.getByLabel('Show', { exact: true }).selectOption('requests');
+    await shotOf(page.getByRole('region', { name: 'By key and by combo' }), 'usage-by-key-combo');
     await shot('usage');
     // Filtered to the combo: only its series is left.
     await page.getByLabel('Combo', { exact: true }).selectOption('team');

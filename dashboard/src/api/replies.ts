@@ -19,9 +19,11 @@ import type {
 } from '../../../src/shared/records';
 import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
 import type { DiscoverReply, KeychainImportReply } from '../../../src/shared/imports';
+import type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo } from '../../../src/shared/oauth';
 
 export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, SeriesGroup, Summary, WebhookView };
 export type { ApiKeyRecord, CreatedApiKey, StatusReply, DiscoverReply, KeychainImportReply };
+export type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo };
 
 /** Any JSON value, for replies without a shared type (read defensively). */
 export type Json = any;
@@ -48,5 +50,11 @@ export interface Replies {
   'GET /api/webhooks': { webhooks: WebhookView[] };
   'GET /api/webhooks/{id}/deliveries': { deliveries: DeliveryRecord[] };
   'GET /api/resilience/model-cooldowns': { cooldowns: CooldownView[] };
+  'GET /api/oauth/providers': { providers: OAuthProviderInfo[] };
+  'GET /api/oauth/{provider}/start-callback-server': OAuthAuthorizeReply;
+  'POST /api/oauth/{provider}/poll-callback': OAuthPollReply;
+  'GET /api/oauth/{provider}/device-code': OAuthDeviceCodeReply;
+  'POST /api/oauth/{provider}/poll': OAuthPollReply;
+  'POST /api/oauth/{provider}/import-token': OAuthConnectionReply;
   'GET /api/memory': { data: MemoryEntry[]; total: number; totalPages: number; stats: Record<string, Json> };
 }

@@ -3,10 +3,11 @@ import { api } from '../api/client';
 import type { DiscoverReply } from '../api/replies';
 import type { Routes } from '../api/routes.gen';
 import { Empty, ErrorBox, Field, fieldError, fmt, Section, useAction, useData, ok } from '../ui/kit';
+import { OAuthLogins } from './OAuthLogins';
 
 type Conn = Record<string, any>;
 
-/** Connections (add, test, rotate key, sync models, remove), provider nodes and the catalog. */
+/** Connections (add, test, rotate key, sync models, remove), OAuth logins and token import, provider nodes and the catalog. */
 export function Providers() {
   const catalog = useData(() => api('GET /api/providers/catalog'));
   const conns = useData(() => api('GET /api/providers'));
@@ -41,6 +42,7 @@ export function Providers() {
         )}
         <AddConnection choices={choices} onAdded={conns.reload} />
       </Section>
+      <OAuthLogins onConnected={conns.reload} />
       <ImportLogins onImported={conns.reload} />
       <Section title="Provider nodes">
         <p className="muted">Your own OpenAI- or Anthropic-compatible endpoints; their models are named &lt;prefix&gt;/&lt;model&gt;.</p>
