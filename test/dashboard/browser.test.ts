@@ -143,10 +143,21 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     expect(exchange[0]!.fields.code_verifier).toBeTruthy();
     await connections.getByRole('cell', { name: 'codex', exact: true }).first().waitFor();
 
-    // Device login: the code and where to enter it, polled at the interval, slower after slow_down.
-    oauth.deviceScript = ['authorization_pending', 'slow_down'];
+    // Device login: Cancel abandons it at the daemon (POST cancel), so polling stops for good.
+    oauth.deviceScript = Array(50).fill('authorization_pending');
     await accounts.getByRole('button', { name: 'Log in with qwen-code' }).click();
     const device = page.getByRole('region', { name: 'Log in with qwen-code' });
+    await device.getByRole('button', { name: 'Get a login code' }).click();
+    await expect.poll(() => device.getByRole('status').textContent()).toContain('Waiting for the code');
+    const devicePolls = () => oauth.requests.filter((r) => r.path === '/token' && String(r.fields.grant_type).includes('device_code')).length;
+    await expect.poll(devicePolls, { timeout: 5000 }).toBeGreaterThan(0);
+    await device.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => device.getByRole('status').textContent()).toBe('Cancelled: router no longer waits for this login.');
+    const polled = devicePolls();
+    await page.waitForTimeout(2500);
+    expect(devicePolls()).toBe(polled);
+    // Then a login that completes: the code and where to enter it, polled at the interval, slower after slow_down.
+    oauth.deviceScript = ['authorization_pending', 'slow_down'];
     await device.getByRole('button', { name: 'Get a login code' }).click();
     expect((await device.getByTestId('user-code').textContent())?.trim()).toBe('ABCD-1234');
     expect(await device.getByRole('link', { name: `${oauth.url}/device` }).getAttribute('href')).toBe(`${oauth.url}/device`);

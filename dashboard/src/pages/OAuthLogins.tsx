@@ -45,7 +45,7 @@ function PhaseLine({ phase, cancel }: { phase: Phase; cancel: () => void }) {
   return (
     <div className="row">
       <p role="status" className={phase.kind === 'waiting' ? 'waiting' : undefined}>
-        {phase.kind === 'cancelled' ? 'Cancelled.' : phase.note}
+        {phase.kind === 'cancelled' ? 'Cancelled: router no longer waits for this login.' : phase.note}
       </p>
       {phase.kind === 'waiting' ? (
         <button type="button" onClick={cancel}>
@@ -54,6 +54,20 @@ function PhaseLine({ phase, cancel }: { phase: Phase; cancel: () => void }) {
       ) : null}
     </div>
   );
+}
+
+/**
+ * Stops waiting and abandons the login at the daemon (`POST cancel`: it forgets the state and closes the
+ * callback listener), so a late redirect or code entry no longer adds a connection.
+ */
+async function cancelLogin(provider: string, state: string | undefined, stop: (() => void) | undefined, setPhase: (p: Phase) => void): Promise<void> {
+  stop?.();
+  try {
+    if (state) await api('POST /api/oauth/{provider}/cancel', { params: { provider }, body: { state } });
+    setPhase({ kind: 'cancelled' });
+  } catch (e) {
+    setPhase({ kind: 'failed', note: errorText(e) });
+  }
 }
 
 /** Keeps the function that stops the current poll, and calls it when the component goes away. */
@@ -71,6 +85,7 @@ function BrowserLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: (
   const [port, setPort] = useState('');
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
   const [authUrl, setAuthUrl] = useState<string>();
+  const login = useRef<string>(undefined);
   const stop = useStopper();
   const a = useAction();
   const params = { provider: p.id };
@@ -86,6 +101,7 @@ function BrowserLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: (
         setPhase({ kind: 'idle' });
         const r = await a.run(() => api('GET /api/oauth/{provider}/start-callback-server', { params, query: { port: port ? Number(port) : undefined } }));
         if (!r) return;
+        login.current = r.state;
         setAuthUrl(r.authUrl);
         // The provider's page in its own window, cut off from this one (noopener): router hears the redirect itself.
         window.open(r.authUrl, '_blank', 'noopener');
@@ -120,13 +136,7 @@ function BrowserLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: (
           No window? <a href={authUrl} target="_blank" rel="noopener noreferrer">Open the login page</a> yourself.
         </p>
       ) : null}
-      <PhaseLine
-        phase={phase}
-        cancel={() => {
-          stop.current?.();
-          setPhase({ kind: 'cancelled' });
-        }}
-      />
+      <PhaseLine phase={phase} cancel={() => cancelLogin(p.id, login.current, stop.current, setPhase)} />
     </form>
   );
 }
@@ -138,6 +148,7 @@ function BrowserLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: (
 function DeviceLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: () => void }) {
   const [code, setCode] = useState<OAuthDeviceCodeReply>();
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
+  const login = useRef<string>(undefined);
   const stop = useStopper();
   const a = useAction();
   const params = { provider: p.id };
@@ -146,6 +157,7 @@ function DeviceLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: ()
     setPhase({ kind: 'idle' });
     const dc = await a.run(() => api('GET /api/oauth/{provider}/device-code', { params }));
     if (!dc) return;
+    login.current = dc.state;
     setCode(dc);
     let interval = Math.max(1, dc.interval);
     const expires = Date.now() + dc.expires_in * 1000;
@@ -197,13 +209,7 @@ function DeviceLogin({ p, onConnected }: { p: OAuthProviderInfo; onConnected: ()
           </div>
         </div>
       ) : null}
-      <PhaseLine
-        phase={phase}
-        cancel={() => {
-          stop.current?.();
-          setPhase({ kind: 'cancelled' });
-        }}
-      />
+      <PhaseLine phase={phase} cancel={() => cancelLogin(p.id, login.current, stop.current, setPhase)} />
     </section>
   );
 }
