@@ -100,6 +100,23 @@ function loadCodeAssistProblem(f: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/**
+ * What is wrong with the client headers of a Code Assist call. Gemini CLI (gemini-cli v0.56.0
+ * packages/core/src/core/contentGenerator.ts, with google-auth-library's interceptor appending its own
+ * product and setting `x-goog-api-client`) sends `GeminiCLI/<version>/<model> (<platform>; <arch>;
+ * <surface>) google-api-nodejs-client/<version>` and `x-goog-api-client: gl-node/<node version>`; on a
+ * generate call the model in the user agent is the body's. Antigravity's are checked by antigravityProblem.
+ */
+function codeAssistClientProblem(req: OAuthMockRequest, method: string): string | undefined {
+  const ua = String(req.headers['user-agent'] ?? '');
+  if (ua.startsWith('antigravity/')) return undefined;
+  const m = /^GeminiCLI\/\d+\.\d+\.\d+\/([\w.:-]+) \((\w+); (\w+); (\w+)\) google-api-nodejs-client\/\d+\.\d+\.\d+$/.exec(ua);
+  if (!m) return `mock: user-agent ${JSON.stringify(ua)} is not Gemini CLI's or Antigravity's`;
+  if (!/^gl-node\/\d+\.\d+\.\d+$/.test(String(req.headers['x-goog-api-client'] ?? ''))) return `mock: x-goog-api-client must be gl-node/<version>`;
+  if (method.endsWith('enerateContent') && m[1] !== req.fields.model) return `mock: user-agent names model ${m[1]}, the body ${String(req.fields.model)}`;
+  return undefined;
+}
+
 export async function startOAuthMock(options: OAuthMockOptions = {}): Promise<OAuthMock> {
   const codes = new Map<string, { challenge: string; redirectUri: string }>();
   const devices = new Map<string, { challenge?: string }>();
@@ -176,6 +193,8 @@ export async function startOAuthMock(options: OAuthMockOptions = {}): Promise<OA
     }
     const auth = String(req.headers.authorization ?? '');
     if (!mock.validAccess.has(auth.replace(/^Bearer /, ''))) return send(res, 401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+    const client = codeAssistClientProblem(req, method ?? '');
+    if (client) return send(res, 400, { error: { code: 400, message: client, status: 'INVALID_ARGUMENT' } });
     if (method === 'loadCodeAssist') {
       const bad = loadCodeAssistProblem(req.fields);
       if (bad) return send(res, 400, { error: { code: 400, message: bad, status: 'INVALID_ARGUMENT' } });

@@ -153,6 +153,12 @@ describe('browser logins (PKCE + loopback callback) and chat through the new con
     const sent = oauth.requests.filter((q) => q.path === '/v1internal:generateContent').at(-1)!;
     expect(sent.fields).toMatchObject({ model: 'gemini-2.5-pro', project: 'proj-loaded', request: { contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] } });
     expect(sent.headers.authorization).toMatch(/^Bearer login-at-\d+$/);
+    // Gemini CLI 0.56.0's headers (providers/google/clients.ts): the user agent names the request's model,
+    // google-auth-library appends its product and sets x-goog-api-client from the Node version.
+    const ua = (model: string) => `GeminiCLI/0.56.0/${model} (${process.platform}; ${process.arch}; terminal) google-api-nodejs-client/10.9.0`;
+    expect(sent.headers['user-agent']).toBe(ua('gemini-2.5-pro'));
+    expect(sent.headers['x-goog-api-client']).toBe(`gl-node/${process.versions.node}`);
+    expect(oauth.requests.filter((q) => q.path === '/v1internal:loadCodeAssist').at(-1)!.headers['user-agent']).toBe(ua('gemini-2.5-pro'));
     const s = await chat('gemini-cli/gemini-2.5-flash', true);
     expect(s.status).toBe(200);
     const text = s.text
@@ -163,6 +169,7 @@ describe('browser logins (PKCE + loopback callback) and chat through the new con
     expect(text).toBe('Hello from Code Assist.');
     expect(oauth.requests.at(-1)!.path).toBe('/v1internal:streamGenerateContent');
     expect(oauth.requests.at(-1)!.query.get('alt')).toBe('sse');
+    expect(oauth.requests.at(-1)!.headers['user-agent']).toBe(ua('gemini-2.5-flash'));
   });
 
   it('antigravity: onboarding finds the project; envelope with userAgent, requestType and requestId', async () => {

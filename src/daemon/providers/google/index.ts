@@ -1,5 +1,6 @@
 import { CODE_ASSIST_METADATA } from '../../translate/formats/code-assist/index.js';
 import { bearer, type ProviderDef } from '../types.js';
+import { geminiCliHeaders } from './clients.js';
 
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 const GOOGLE_AUTHORIZE_URL = 'https://accounts.google.com/o/oauth2/v2/auth';
@@ -21,7 +22,10 @@ export const geminiCli: ProviderDef = {
   baseUrl: CODE_ASSIST_BASE,
   authKinds: ['oauth'],
   authHeaders: bearer,
-  headers: { 'user-agent': 'GeminiCLI/0.9.0 (linux; x64)', 'x-goog-api-client': 'gl-node/20.19.0' },
+  // Gemini CLI 0.56.0's headers (providers/google/clients.ts); the fixed ones name the default model, for
+  // the setup and health calls; each generate call's user agent names its own model, as Gemini CLI's does.
+  headers: geminiCliHeaders('gemini-2.5-pro'),
+  requestHeaders: (_client, body) => (typeof body.model === 'string' && /^[\w.:-]{1,100}$/.test(body.model) ? geminiCliHeaders(body.model) : {}),
   endpoints: {},
   // The installed-app client of Gemini CLI (Google publishes installed-app secrets; they are not secret).
   oauth: {
