@@ -115,4 +115,11 @@ describe('small things a user sees', () => {
     }
     expect((await R('password', '--help')).stdout).toMatch(/POST \/api\/auth\/login/);
   });
+
+  it('webhooks add --help names every event the daemon emits (batch and connection events included)', async () => {
+    const help = (await R('webhooks', 'add', '--help')).stdout.replace(/\s+/g, ' ');
+    for (const name of ['request.completed', 'combo.switched', 'batch.completed', 'batch.failed', 'batch.cancelled', 'connection.refreshed', 'connection.expired']) {
+      expect(help).toContain(name);
+    }
+  });
 });

@@ -4,11 +4,12 @@ import { CliError, table } from '../io.js';
 import { stamp } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 import type { WebhookView } from '../types.js';
+import { EVENT_NAMES } from '../../shared/event-names.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
 const KINDS = 'custom (default), slack, discord, telegram';
-const EVENTS = 'request.completed, request.failed, provider.error, provider.recovered, quota.exceeded, combo.switched, or * (all)';
+const EVENTS = `${EVENT_NAMES.join(', ')}, or * (all)`;
 
 export function formatWebhooks(list: WebhookView[]): string {
   if (list.length === 0) return 'no webhooks; add one with `router webhooks add <url> --event request.failed`';

@@ -3,6 +3,7 @@
  * are snake_case, like the shapes the spec shows (request.completed, provider.error); test.ping keeps the
  * spec's `webhookId`. The shapes the spec leaves open are decided here and documented in docs/events.md.
  */
+import { EVENT_NAMES as SHARED_EVENT_NAMES } from '../../shared/event-names.js';
 
 /** A proxied request completed successfully (spec shape). */
 export interface RequestCompletedData {
@@ -162,21 +163,12 @@ export interface EventMap {
 /** One event name. */
 export type EventName = keyof EventMap;
 
-/** Every event name, in the spec's order. */
-export const EVENT_NAMES: readonly EventName[] = [
-  'request.completed',
-  'request.failed',
-  'provider.error',
-  'provider.recovered',
-  'quota.exceeded',
-  'combo.switched',
-  'batch.completed',
-  'batch.failed',
-  'batch.cancelled',
-  'test.ping',
-  'connection.refreshed',
-  'connection.expired',
-];
+/** Every event name, in the spec's order (src/shared/event-names.ts; the CLI reads the same list). */
+export const EVENT_NAMES: readonly EventName[] = SHARED_EVENT_NAMES;
+// Both ways: a listed name without a payload type fails the line above; a payload type left out of the list fails here.
+type Unlisted = Exclude<EventName, (typeof SHARED_EVENT_NAMES)[number]>;
+const everyEventListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyEventListed;
 
 const NAME_SET: ReadonlySet<string> = new Set(EVENT_NAMES);
 
