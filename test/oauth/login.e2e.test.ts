@@ -268,6 +268,11 @@ describe('device logins (RFC 8628)', () => {
     expect(r.status).toBe(200);
     const sent = api.requests.find((q) => q.endpoint === 'openai.chat')!;
     expect(sent.headers['x-dashscope-authtype']).toBe('qwen-oauth');
+    // Qwen Code's DashScope headers (qwen-code provider/dashscope.ts buildHeaders; providers/qwen/index.ts).
+    const ua = `QwenCode/0.24.4 (${process.platform}; ${process.arch})`;
+    expect(sent.headers['user-agent']).toBe(ua);
+    expect(sent.headers['x-dashscope-useragent']).toBe(ua);
+    expect(sent.headers['x-dashscope-cachecontrol']).toBe('enable');
     expect(sent.headers.authorization).toMatch(/^Bearer device-at-\d+$/);
   });
 

@@ -1,4 +1,22 @@
+import { arch, platform } from 'node:process';
 import { bearer, type ProviderDef } from '../types.js';
+
+/** The Qwen Code release whose headers `qwen-code` sends (npm @qwen-code/qwen-code, latest at writing). */
+export const QWEN_CODE_VERSION = '0.24.4';
+const QWEN_USER_AGENT = `QwenCode/${QWEN_CODE_VERSION} (${platform}; ${arch})`;
+
+/**
+ * Qwen Code's DashScope headers with a qwen.ai login (QwenLM/qwen-code
+ * packages/core/src/core/openaiContentGenerator/provider/dashscope.ts `buildHeaders`, the provider every
+ * `qwen-oauth` login uses): `User-Agent` and `X-DashScope-UserAgent` both `QwenCode/<version> (<platform>;
+ * <arch>)`, `X-DashScope-CacheControl: enable`, `X-DashScope-AuthType` the auth type (`qwen-oauth`).
+ */
+export const QWEN_CODE_HEADERS = {
+  'user-agent': QWEN_USER_AGENT,
+  'x-dashscope-cachecontrol': 'enable',
+  'x-dashscope-useragent': QWEN_USER_AGENT,
+  'x-dashscope-authtype': 'qwen-oauth',
+};
 
 /** Qwen's `resource_url` (a host, or a URL) as the OpenAI-compatible base URL (`.../v1`). */
 export function resourceBase(resource: string): string {
@@ -20,7 +38,7 @@ export const qwenCode: ProviderDef = {
   baseUrl: 'https://dashscope.aliyuncs.com/compatible-mode/v1',
   authKinds: ['oauth'],
   authHeaders: bearer,
-  headers: { 'user-agent': 'QwenCode/0.0.14 (linux; x64)', 'x-dashscope-authtype': 'qwen-oauth', 'x-dashscope-useragent': 'QwenCode/0.0.14 (linux; x64)' },
+  headers: QWEN_CODE_HEADERS,
   endpoints: {},
   // A login stores the base as baseUrl; an imported Qwen Code credential file keeps its resource_url.
   connectionBaseUrl: (data) => (typeof data.resourceUrl === 'string' ? resourceBase(data.resourceUrl) : undefined),
