@@ -8,6 +8,7 @@ import { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProxyEnv } from '../../support/proxy-env.js';
 import { EDIT_IMAGE_TOKENS, GEMINI_IMAGE_TOKENS, gptImageOutputTokens, PNG_B64 } from '../../mocks/formats/media.js';
+import { maskInstruction } from '../../../src/daemon/proxy/media/gemini-images.js';
 import { loadRecording } from '../../mocks/recordings.js';
 import { tokenCount } from '../../mocks/reply.js';
 import { combo, rowsOf, sdk, startMediaEnv, traceOf } from './helpers.js';
@@ -22,6 +23,8 @@ afterAll(async () => {
   await env?.stop();
 });
 
+/** A 2x2 RGBA PNG mask: the top-left pixel fully transparent (the area to edit), the others opaque black. */
+const MASK_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAAD0lEQVR42mNggID/MOI/ABACAv4dxFh5AAAAAElFTkSuQmCC';
 const png = () => toFile(Buffer.from(PNG_B64, 'base64'), 'in.png', { type: 'image/png' });
 
 describe('POST /v1/images/generations', () => {
@@ -212,6 +215,23 @@ describe('POST /v1/images/edits (multipart)', () => {
     expect(reply.data![0]!.b64_json).toBe(PNG_B64);
     const sent = env.mock.requests.find((r) => r.endpoint === 'gemini.generate')!;
     expect(sent.json.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: PNG_B64 } }, { text: 'make it blue' }]);
+  });
+
+  it('Gemini with a mask: image, mask and an instruction naming the editable region reach generateContent', async () => {
+    const mask = await toFile(Buffer.from(MASK_B64, 'base64'), 'mask.png', { type: 'image/png' });
+    const { data, response } = await sdk(env).images.edit({ model: 'gemini/gemini-2.5-flash-image', image: await png(), mask, prompt: 'put a hat on it' }).withResponse();
+    expect(data.data![0]!.b64_json).toBe(PNG_B64);
+    const sent = env.mock.requests.find((r) => r.endpoint === 'gemini.generate')!;
+    expect(sent.json.contents[0].parts).toEqual([
+      { inlineData: { mimeType: 'image/png', data: PNG_B64 } },
+      { inlineData: { mimeType: 'image/png', data: MASK_B64 } },
+      { text: maskInstruction(1) },
+      { text: 'put a hat on it' },
+    ]);
+    expect(maskInstruction(1)).toMatch(/fully transparent pixels mark the only region you may change/);
+    // Both images are billed as input images by the mock (258 tokens each), as Gemini counts them.
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row).toMatchObject({ provider: 'gemini', status: 200, tokensIn: tokenCount(`${maskInstruction(1)} put a hat on it`) + 2 * 258 });
   });
 
   it('multipart is refused without a credential header (a cross-site form cannot send one)', async () => {

@@ -54,20 +54,29 @@ export function isImagen(model: string): boolean {
  * `inlineData` parts. generateContent returns one image per call: for `n` above 1 the attempt makes `n`
  * calls (images.ts).
  */
-export function geminiImageRequest(target: Target, ask: ImageAsk, images: readonly UploadedFile[]): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
+export function geminiImageRequest(
+  target: Target,
+  ask: ImageAsk,
+  images: readonly UploadedFile[],
+  mask?: UploadedFile,
+): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
   if (ask.stream) {
     throw new RouterError(400, `'${target.publicModel}' does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', extra: { param: 'stream' } });
   }
   const ratio = aspectRatio(ask.size);
   const model = encodeURIComponent(target.model).replace(/%2F/g, '/');
   if (isImagen(target.model)) {
-    if (images.length > 0) throw new RouterError(400, `Imagen ('${target.publicModel}') does not edit images.`, { code: 'endpoint_not_supported', extra: { param: 'model' } });
+    if (images.length > 0 || mask) throw new RouterError(400, `Imagen ('${target.publicModel}') does not edit images.`, { code: 'endpoint_not_supported', extra: { param: 'model' } });
     const parameters: Record<string, unknown> = { sampleCount: ask.n };
     if (ratio) parameters.aspectRatio = ratio;
     if (ask.outputFormat) parameters.outputOptions = { mimeType: `image/${ask.outputFormat}` };
     return { url: joinUrl(target.baseUrl, `models/${model}:predict`), body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
   }
   const parts: unknown[] = images.map((f) => ({ inlineData: { mimeType: f.mimeType, data: f.data.toString('base64') } }));
+  if (mask) {
+    parts.push({ inlineData: { mimeType: mask.mimeType, data: mask.data.toString('base64') } });
+    parts.push({ text: maskInstruction(images.length) });
+  }
   parts.push({ text: ask.prompt });
   const generationConfig: Record<string, unknown> = { responseModalities: ['TEXT', 'IMAGE'] };
   if (ratio) generationConfig.imageConfig = { aspectRatio: ratio };
@@ -77,6 +86,22 @@ export function geminiImageRequest(target: Target, ask: ImageAsk, images: readon
     contentType: 'application/json',
     gemini: 'generate',
   };
+}
+
+/**
+ * The instruction that goes with a mask. generateContent has no mask parameter (Google documents mask-based
+ * editing only for Imagen on Vertex AI, which router does not serve), so the mask travels as one more
+ * image after the input images, sent as the client gave it (OpenAI's convention: a PNG whose fully
+ * transparent pixels mark the area to edit; router has no PNG library to recolour it), and this text
+ * tells the model how to read it. OpenAI applies the mask to the first image; so does the instruction.
+ */
+export function maskInstruction(imageCount: number): string {
+  const which = imageCount > 1 ? 'the first image' : 'the image';
+  return (
+    `The last image is an edit mask for ${which} (same size). Its fully transparent pixels mark the only region ` +
+    `you may change; every pixel where the mask is opaque must stay exactly as it is in ${which}. ` +
+    'Apply the following edit inside that region only and return the whole edited image.'
+  );
 }
 
 /** An image in OpenAI's reply shape: base64, or (when the client asked for `url`) a data URL. */

@@ -1,5 +1,5 @@
 import { FastResponse } from 'srvx';
-import { badRequest, RouterError } from '../../http/errors.js';
+import { badRequest } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
 import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
@@ -193,15 +193,7 @@ export async function runImageEdit(ctx: RouteContext, form: MultipartBody): Prom
   return execute(m.exec, {
     prepare(target): ImagePrepared {
       requireEndpoint(target, target.format === 'gemini' ? 'images' : 'imageEdits', 'image edit');
-      if (target.format === 'gemini') {
-        if (mask) {
-          throw new RouterError(400, `Gemini image models take no mask ('${target.publicModel}'); describe the edit in the prompt.`, {
-            code: 'endpoint_not_supported',
-            extra: { param: 'mask' },
-          });
-        }
-        return { ...geminiImageRequest(target, ask, images), format: 'gemini' };
-      }
+      if (target.format === 'gemini') return { ...geminiImageRequest(target, ask, images, mask), format: 'gemini' };
       const out = form.fields.map(([k, v]): [string, string] => [k, k === 'model' ? target.model : v]);
       const encoded = encodeMultipart(out, form.files);
       return { url: joinUrl(target.baseUrl, 'images/edits'), body: encoded.body, contentType: encoded.contentType, format: target.format };
