@@ -244,6 +244,11 @@ export async function startOAuthMock(options: OAuthMockOptions = {}): Promise<OA
       }
       if (r.path === '/copilot_internal/v2/token') {
         mock.copilotExchanges++;
+        // The editor identity public Copilot clients send with the exchange (ericc-ch/copilot-api
+        // src/lib/api-config.ts `githubHeaders`): refused here without it, so a regression shows.
+        for (const h of ['editor-version', 'editor-plugin-version', 'user-agent', 'x-github-api-version']) {
+          if (!req.headers[h]) return send(res, 400, { message: `mock: the Copilot token exchange needs ${h}` });
+        }
         const gh = String(req.headers.authorization ?? '').replace(/^token /, '');
         if (!mock.validAccess.has(gh) && !gh.startsWith('gho_')) return send(res, 401, { message: 'Bad credentials' });
         const token = `cop-${++n}`;

@@ -250,6 +250,36 @@ describe('device logins (RFC 8628)', () => {
     expect(sent.headers['copilot-integration-id']).toBe('vscode-chat');
     expect(sent.headers['editor-version']).toMatch(/^vscode\//);
     expect(sent.headers['editor-plugin-version']).toMatch(/^copilot-chat\//);
+    // Copilot Chat's identity and per-request headers (providers/copilot/index.ts names the public clients).
+    expect(exchange.headers['x-github-api-version']).toBe('2025-05-01');
+    expect(exchange.headers['editor-version']).toBe('vscode/1.104.1');
+    expect(sent.headers['user-agent']).toBe('GitHubCopilotChat/0.26.7');
+    expect(sent.headers['openai-intent']).toBe('conversation-panel');
+    expect(sent.headers['x-github-api-version']).toBe('2025-05-01');
+    expect(sent.headers['x-vscode-user-agent-library-version']).toBe('electron-fetch');
+    expect(sent.headers['x-initiator']).toBe('user');
+    expect(String(sent.headers['x-request-id'])).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent.headers['copilot-vision-request']).toBeUndefined();
+    // A turn after a tool result is the agent's; an image needs the vision header.
+    api.reset();
+    const followUp = await fetch(`${router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'github-copilot/gpt-4.1',
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'a cat' },
+        ],
+        tools: [{ type: 'function', function: { name: 'look', parameters: { type: 'object', properties: {} } } }],
+      }),
+    });
+    expect(followUp.status).toBe(200);
+    const agent = api.requests.find((q) => q.endpoint === 'openai.chat')!;
+    expect(agent.headers['x-initiator']).toBe('agent');
+    expect(agent.headers['copilot-vision-request']).toBe('true');
+    expect(agent.headers['x-request-id']).not.toBe(sent.headers['x-request-id']);
   });
 
   it('qwen-code: device flow with PKCE; resource_url becomes the API base', async () => {
