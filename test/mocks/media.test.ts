@@ -58,6 +58,13 @@ describe('mock media endpoints', () => {
     const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url } });
     const r = await ai.models.generateContent({ model: 'gemini-2.5-flash-image', contents: 'a cat', config: { responseModalities: [Modality.TEXT, Modality.IMAGE] } });
     expect(r.candidates![0]!.content!.parts!.find((p) => p.inlineData)!.inlineData!.data).toBe(PNG_B64);
+    // Streamed image output, read by the official SDK: the text chunk, then the image whole with the usage.
+    const chunks: any[] = [];
+    for await (const c of await ai.models.generateContentStream({ model: 'gemini-2.5-flash-image', contents: 'a cat', config: { responseModalities: [Modality.TEXT, Modality.IMAGE] } })) chunks.push(c);
+    expect(chunks.map((c) => Object.keys(c.candidates[0].content.parts[0]))).toEqual([['text'], ['inlineData']]);
+    expect(chunks[1].candidates[0]).toMatchObject({ finishReason: 'STOP', content: { parts: [{ inlineData: { mimeType: 'image/png', data: PNG_B64 } }] } });
+    expect(chunks[1].usageMetadata.candidatesTokenCount).toBe(1290);
+    expect(mock.requests.at(-1)).toMatchObject({ endpoint: 'gemini.stream', query: { alt: 'sse' } });
     // Imagen on the Gemini API is REST only here (this @google/genai version sends generateImages to Vertex only).
     const res = await fetch(`${mock.geminiBase}/models/imagen-4.0-generate-001:predict`, {
       method: 'POST',

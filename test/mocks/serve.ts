@@ -11,6 +11,7 @@ import { isRerank, rerankErrorReply, rerankReply } from './formats/rerank.js';
 import { loadRecording } from './recordings.js';
 import {
   geminiImageBody,
+  geminiImageSse,
   imageStreamEvents,
   imagenBody,
   imagesBody,
@@ -91,7 +92,7 @@ function renderCtx(ctx: ServeCtx, b: ContentBehavior): RenderCtx {
 /** Answers a content behavior (or any behavior) on endpoints whose answer is not a generated reply. */
 async function serveContent(ctx: ServeCtx, b: ContentBehavior, t: Transport): Promise<void> {
   const { req } = ctx;
-  if (MEDIA.has(req.endpoint) || (req.endpoint === 'gemini.generate' && wantsImage(req))) return serveMedia(ctx, b, t);
+  if (MEDIA.has(req.endpoint) || ((req.endpoint === 'gemini.generate' || req.endpoint === 'gemini.stream') && wantsImage(req))) return serveMedia(ctx, b, t);
   const format = FORMATS[req.endpoint];
   if (isRerank(req.endpoint)) return sendReply(ctx.res, rerankReply(req, req.endpoint));
   if (format) {
@@ -212,7 +213,7 @@ function badRequest(ctx: ServeCtx, message: string, param: string | null = null)
   return sendReply(ctx.res, reply);
 }
 
-/** OpenAI's images, audio and moderation endpoints, Gemini image output and Imagen `:predict`. */
+/** OpenAI's images, audio and moderation endpoints, Gemini image output (generateContent and its SSE stream) and Imagen `:predict`. */
 async function serveMedia(ctx: ServeCtx, b: ContentBehavior, t: Transport): Promise<void> {
   const { req, res } = ctx;
   const form = req.form;
@@ -269,6 +270,9 @@ async function serveMedia(ctx: ServeCtx, b: ContentBehavior, t: Transport): Prom
     case 'gemini.predict':
       if (!Array.isArray(req.json?.instances)) return sendReply(res, errorReply('gemini', { status: 400, message: 'instances is required' }, requestId(req)));
       return sendJson(ctx, imagenBody(req.json), 'application/json; charset=UTF-8', t);
+    case 'gemini.stream':
+      openStream(ctx, 'text/event-stream');
+      return writeFrames(res, geminiImageSse(req, req.json), t, ctx.signal);
     default:
       return sendJson(ctx, geminiImageBody(req, req.json), 'application/json; charset=UTF-8', t);
   }

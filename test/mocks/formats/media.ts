@@ -218,6 +218,27 @@ export function geminiImageBody(req: MockRequest, json: any): object {
   };
 }
 
+/**
+ * The same reply as `streamGenerateContent?alt=sse` frames, as Google streams an image model: the text
+ * part first (usage so far: the prompt), then the image whole in one `inlineData` part with the finish
+ * reason and the complete `usageMetadata`; `data:` lines separated by CRLF pairs, like every Gemini stream.
+ */
+export function geminiImageSse(req: MockRequest, json: any): string[] {
+  const whole = geminiImageBody(req, json) as any;
+  const [text, image] = whole.candidates[0].content.parts;
+  const usage = whole.usageMetadata;
+  const envelope = { modelVersion: whole.modelVersion, responseId: whole.responseId };
+  const frame = (body: object) => `data: ${JSON.stringify(body)}\r\n\r\n`;
+  return [
+    frame({
+      candidates: [{ content: { role: 'model', parts: [text] }, index: 0 }],
+      usageMetadata: { promptTokenCount: usage.promptTokenCount, totalTokenCount: usage.promptTokenCount, promptTokensDetails: usage.promptTokensDetails },
+      ...envelope,
+    }),
+    frame({ candidates: [{ content: { role: 'model', parts: [image] }, finishReason: 'STOP', index: 0 }], usageMetadata: usage, ...envelope }),
+  ];
+}
+
 /** An Imagen `:predict` reply: `sampleCount` images. */
 export function imagenBody(json: any): object {
   const count = Number(json?.parameters?.sampleCount ?? 1);

@@ -111,12 +111,47 @@ describe('POST /v1/images/generations', () => {
     const out = gptImageOutputTokens(undefined, undefined);
     expect(row).toMatchObject({ tokensIn: textIn, tokensOut: out });
     expect(row.costUsd).toBeCloseTo((textIn * 5 + out * 40) / 1e6, 9);
-    // A Gemini image model cannot stream: a 400 naming stream (skipped inside a combo).
+    // Imagen's :predict cannot stream: a 400 naming stream (skipped inside a combo).
     const err = await sdk(env)
-      .images.generate({ model: 'gemini/gemini-2.5-flash-image', prompt: 'x', stream: true })
+      .images.generate({ model: 'gemini/imagen-4.0-generate-001', prompt: 'x', stream: true })
       .catch((e) => e);
     expect(err.status).toBe(400);
     expect(err.error).toMatchObject({ code: 'endpoint_not_supported', param: 'stream' });
+  });
+
+  it('stream: true to a Gemini image model: streamGenerateContent SSE becomes one image_generation.completed event with usage', async () => {
+    const { data: stream, response } = await sdk(env)
+      .images.generate({ model: 'gemini/gemini-2.5-flash-image', prompt: 'a kite at dusk', stream: true, partial_images: 2, size: '1024x1536' })
+      .withResponse();
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events: any[] = [];
+    for await (const ev of stream) events.push(ev);
+    // Gemini sends the image whole: no partial renderings exist, so only the completed event (OpenAI: the
+    // final image may arrive before the partials asked for).
+    const textIn = tokenCount('a kite at dusk');
+    expect(events).toEqual([
+      {
+        type: 'image_generation.completed',
+        b64_json: PNG_B64,
+        created_at: expect.any(Number),
+        size: '1024x1536',
+        quality: 'auto',
+        background: 'auto',
+        output_format: 'png',
+        usage: { input_tokens: textIn, input_tokens_details: { text_tokens: textIn, image_tokens: 0 }, output_tokens: GEMINI_IMAGE_TOKENS, total_tokens: textIn + GEMINI_IMAGE_TOKENS },
+      },
+    ]);
+    const sent = env.mock.requests.filter((r) => r.endpoint === 'gemini.stream');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.path).toBe('/v1beta/models/gemini-2.5-flash-image:streamGenerateContent');
+    expect(sent[0]!.query).toMatchObject({ alt: 'sse' });
+    expect(sent[0]!.json).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'a kite at dusk' }] }],
+      generationConfig: { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '2:3' } },
+    });
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row).toMatchObject({ endpoint: '/v1/images/generations', provider: 'gemini', status: 200, streamed: true, tokensIn: textIn, tokensOut: GEMINI_IMAGE_TOKENS });
+    expect(row.costUsd).toBeCloseTo((textIn * 0.3 + GEMINI_IMAGE_TOKENS * 30) / 1e6, 9);
   });
 
   it('a combo fails over from a failing OpenAI target to Gemini; both attempts are logged', async () => {
@@ -232,6 +267,25 @@ describe('POST /v1/images/edits (multipart)', () => {
     // Both images are billed as input images by the mock (258 tokens each), as Gemini counts them.
     const [row] = await rowsOf(env, traceOf(response));
     expect(row).toMatchObject({ provider: 'gemini', status: 200, tokensIn: tokenCount(`${maskInstruction(1)} put a hat on it`) + 2 * 258 });
+  });
+
+  it('Gemini edit with stream: true and n = 2: two streamed calls, two image_edit.completed events, one row', async () => {
+    const { data: stream, response } = await sdk(env)
+      .images.edit({ model: 'gemini/gemini-2.5-flash-image', image: await png(), prompt: 'make it blue', stream: true, n: 2 })
+      .withResponse();
+    const events: any[] = [];
+    for await (const ev of stream) events.push(ev);
+    expect(events.map((e) => [e.type, e.b64_json])).toEqual([
+      ['image_edit.completed', PNG_B64],
+      ['image_edit.completed', PNG_B64],
+    ]);
+    const textIn = tokenCount('make it blue');
+    expect(events[0].usage).toMatchObject({ input_tokens: textIn + 258, input_tokens_details: { text_tokens: textIn, image_tokens: 258 }, output_tokens: GEMINI_IMAGE_TOKENS });
+    const sent = env.mock.requests.filter((r) => r.endpoint === 'gemini.stream');
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.json.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: PNG_B64 } }, { text: 'make it blue' }]);
+    const [row] = await rowsOf(env, traceOf(response));
+    expect(row).toMatchObject({ endpoint: '/v1/images/edits', provider: 'gemini', streamed: true, tokensIn: 2 * (textIn + 258), tokensOut: 2 * GEMINI_IMAGE_TOKENS });
   });
 
   it('multipart is refused without a credential header (a cross-site form cannot send one)', async () => {

@@ -1,5 +1,6 @@
 import { RouterError } from '../../http/errors.js';
 import { joinUrl, type Target } from '../target.js';
+import { SseReader } from '../../translate/sse.js';
 import { AttemptError } from '../upstream-error.js';
 import { num, tryJson } from './common.js';
 import type { UploadedFile } from './multipart.js';
@@ -14,7 +15,7 @@ export interface ImageAsk {
   outputFormat?: string;
   responseFormat?: string;
   background?: string;
-  /** `stream: true`: partial-image events (gpt-image-1); Gemini targets refuse it. */
+  /** `stream: true`: image events (gpt-image-1 relayed; Gemini image models through streamGenerateContent; Imagen refuses it). */
   stream?: boolean;
 }
 
@@ -60,12 +61,12 @@ export function geminiImageRequest(
   images: readonly UploadedFile[],
   mask?: UploadedFile,
 ): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
-  if (ask.stream) {
-    throw new RouterError(400, `'${target.publicModel}' does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', extra: { param: 'stream' } });
-  }
   const ratio = aspectRatio(ask.size);
   const model = encodeURIComponent(target.model).replace(/%2F/g, '/');
   if (isImagen(target.model)) {
+    if (ask.stream) {
+      throw new RouterError(400, `Imagen ('${target.publicModel}') does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', extra: { param: 'stream' } });
+    }
     if (images.length > 0 || mask) throw new RouterError(400, `Imagen ('${target.publicModel}') does not edit images.`, { code: 'endpoint_not_supported', extra: { param: 'model' } });
     const parameters: Record<string, unknown> = { sampleCount: ask.n };
     if (ratio) parameters.aspectRatio = ratio;
@@ -80,8 +81,9 @@ export function geminiImageRequest(
   parts.push({ text: ask.prompt });
   const generationConfig: Record<string, unknown> = { responseModalities: ['TEXT', 'IMAGE'] };
   if (ratio) generationConfig.imageConfig = { aspectRatio: ratio };
+  // Streamed: Google's SSE form of the same call (`alt=sse`, as @google/genai's generateContentStream sends it).
   return {
-    url: joinUrl(target.baseUrl, `models/${model}:generateContent`),
+    url: joinUrl(target.baseUrl, ask.stream ? `models/${model}:streamGenerateContent?alt=sse` : `models/${model}:generateContent`),
     body: JSON.stringify({ contents: [{ role: 'user', parts }], generationConfig }),
     contentType: 'application/json',
     gemini: 'generate',
@@ -116,8 +118,8 @@ function imageEntry(data: string, mimeType: string, ask: ImageAsk, revised?: str
  * `usageMetadata` when present). A reply with no image (a refusal, a safety block) is a 502 naming why,
  * so a combo can fail over.
  */
-export function geminiImageReply(text: string, kind: 'generate' | 'predict', ask: ImageAsk): { reply: { created: number; data: Record<string, string>[]; [k: string]: unknown }; tokens?: ImageTokenUsage } {
-  const parsed = tryJson(text);
+export function geminiImageReply(text: string | object, kind: 'generate' | 'predict', ask: ImageAsk): { reply: { created: number; data: Record<string, string>[]; [k: string]: unknown }; tokens?: ImageTokenUsage } {
+  const parsed: any = typeof text === 'string' ? tryJson(text) : text;
   if (!parsed || typeof parsed !== 'object') throw new AttemptError('The Gemini image reply could not be read.', 502, 'invalid');
   const data: Record<string, string>[] = [];
   let mime = 'image/png';
@@ -165,6 +167,33 @@ export function geminiImageReply(text: string, kind: 'generate' | 'predict', ask
     };
   }
   return { reply, tokens };
+}
+
+/**
+ * A streamGenerateContent SSE body folded into one generateContent reply: every chunk's parts in order,
+ * the last finish reason, prompt feedback and `usageMetadata` (Google sends the running totals, complete
+ * on the last chunk). An image model sends its image whole in one chunk's `inlineData` part. An error
+ * object in the stream fails the attempt like an upstream error.
+ */
+export function foldGeminiStream(text: string): object {
+  const reader = new SseReader();
+  const messages = [...reader.push(text), ...reader.end()];
+  const parts: unknown[] = [];
+  const folded: Record<string, any> = {};
+  let finishReason: unknown;
+  for (const msg of messages) {
+    const chunk = tryJson(msg.data);
+    if (!chunk || typeof chunk !== 'object') continue;
+    if (chunk.error) throw new AttemptError(`The Gemini image stream failed: ${String(chunk.error.message ?? chunk.error.status ?? 'error')}`, 502, 'invalid');
+    const c = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+    if (Array.isArray(c?.content?.parts)) parts.push(...c.content.parts);
+    if (c?.finishReason) finishReason = c.finishReason;
+    if (chunk.usageMetadata) folded.usageMetadata = chunk.usageMetadata;
+    if (chunk.promptFeedback) folded.promptFeedback = chunk.promptFeedback;
+  }
+  if (messages.length === 0) throw new AttemptError('The Gemini image stream was empty.', 502, 'empty');
+  folded.candidates = [{ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}), index: 0 }];
+  return folded;
 }
 
 function sumModality(details: unknown, modality: string): number {

@@ -1,12 +1,13 @@
 import { FastResponse } from 'srvx';
 import { badRequest } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
+import { formatSse } from '../../translate/sse.js';
 import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
 import { joinUrl, type Target } from '../target.js';
 import type { AttemptLimits } from '../attempt-guard.js';
 import { failReply, mediaRequest, num, openUpstream, passThrough, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType, type MediaRequest, type OpenReply } from './common.js';
-import { geminiImageRequest, geminiImageReply, type ImageAsk } from './gemini-images.js';
+import { foldGeminiStream, geminiImageRequest, geminiImageReply, type ImageAsk } from './gemini-images.js';
 import { encodeMultipart, field, type MultipartBody } from './multipart.js';
 import { imageCost, type ImageTokenUsage } from './pricing.js';
 
@@ -62,14 +63,28 @@ function imageAsk(get: (name: string) => unknown, requirePrompt: boolean): Image
 }
 
 /** Records an image reply's usage row with its cost and answers the client in OpenAI's shape. */
-function answerImages(m: MediaRequest, target: Target, ask: ImageAsk, outcome: Outcome, body: string, count: number, tokens: ImageTokenUsage | undefined, upstreamMs: number): Response {
+function answerImages(
+  m: MediaRequest,
+  target: Target,
+  ask: ImageAsk,
+  outcome: Outcome,
+  body: string,
+  count: number,
+  tokens: ImageTokenUsage | undefined,
+  upstreamMs: number,
+  contentType = 'application/json; charset=utf-8',
+): Response {
+  const streamed = contentType.startsWith('text/event-stream');
   outcome.status = 200;
+  if (streamed) outcome.streamed = true;
   outcome.upstreamMs = upstreamMs;
   outcome.usage = tokens ? { inputTokens: tokens.textIn + tokens.imageIn, outputTokens: tokens.imageOut } : undefined;
   outcome.costUsd = imageCost(m.services.usage.pricing.lookup(target.provider.id, target.model), { n: count, size: ask.size, quality: ask.quality, tokens });
   outcome.notes = { ...outcome.notes, images: count, ...(ask.size ? { size: ask.size } : {}), ...(ask.quality ? { quality: ask.quality } : {}) };
   finishOutcome(m.services, outcome, outcome.usage);
-  return new FastResponse(body, { status: 200, headers: replyHeaders(m, 'application/json; charset=utf-8', upstreamMs) });
+  const headers = replyHeaders(m, contentType, upstreamMs);
+  if (streamed) headers['cache-control'] = 'no-cache';
+  return new FastResponse(body, { status: 200, headers });
 }
 
 /** Reads an image reply (OpenAI's, or a Gemini one translated) and answers it. */
@@ -83,19 +98,37 @@ async function finishImages(m: MediaRequest, target: Target, prepared: ImagePrep
   return answerImages(m, target, ask, outcome, text, count, openAiImageTokens(parsed?.usage), upstreamMs);
 }
 
+/** OpenAI's `usage` object of image tokens. */
+function usageObject(tokens: ImageTokenUsage): Record<string, unknown> {
+  return {
+    input_tokens: tokens.textIn + tokens.imageIn,
+    input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
+    output_tokens: tokens.imageOut,
+    total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
+  };
+}
+
 /**
- * `n` images from a Gemini image model: generateContent returns one image per call (Google documents no
+ * Images from a Gemini image model (generateContent). It returns one image per call (Google documents no
  * `candidateCount` for image output; Imagen's `:predict` has `sampleCount` and takes `n` in one call), so
- * the attempt makes `n` calls at once and answers one reply; their tokens add up. Any call failing fails
- * the attempt (the executor may then fail over as for one call).
+ * for `n` above 1 the attempt makes `n` calls at once and answers one reply; their tokens add up. Any call
+ * failing fails the attempt (the executor may then fail over as for one call).
+ *
+ * `stream: true` calls `streamGenerateContent?alt=sse` and answers OpenAI's image events. Gemini sends
+ * each image whole (no partial renderings), so each image is one `image_generation.completed` (or
+ * `image_edit.completed`) event and no `partial_image` events, whatever `partial_images` asks: OpenAI
+ * documents that the final image may come before the partials asked for. The upstream streams are read to
+ * their end before router answers, so a reply without an image still fails over inside a combo.
  */
 async function attemptGeminiEach(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, limits: AttemptLimits): Promise<Response> {
-  const one = { ...ask, n: 1 };
+  const one: ImageAsk = { ...ask, n: 1, ...(ask.stream ? { responseFormat: 'b64_json' } : {}) };
+  const accept = ask.stream ? 'text/event-stream' : 'application/json';
   const replies = await Promise.all(
     Array.from({ length: ask.n }, async () => {
-      const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink);
+      const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink, accept);
       const { bytes, upstreamMs } = await readWhole(open);
-      return { ...geminiImageReply(bytes.toString('utf8'), 'generate', one), upstreamMs };
+      const text = bytes.toString('utf8');
+      return { ...geminiImageReply(ask.stream ? foldGeminiStream(text) : text, 'generate', one), upstreamMs };
     }),
   );
   const first = replies[0]!;
@@ -105,16 +138,32 @@ async function attemptGeminiEach(m: MediaRequest, target: Target, prepared: Imag
     if (!r.tokens) continue;
     tokens = { textIn: (tokens?.textIn ?? 0) + r.tokens.textIn, imageIn: (tokens?.imageIn ?? 0) + r.tokens.imageIn, imageOut: (tokens?.imageOut ?? 0) + r.tokens.imageOut };
   }
-  const reply: Record<string, unknown> = { ...first.reply, data };
-  if (tokens) {
-    reply.usage = {
-      input_tokens: tokens.textIn + tokens.imageIn,
-      input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
-      output_tokens: tokens.imageOut,
-      total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
-    };
+  const upstreamMs = Math.max(...replies.map((r) => r.upstreamMs));
+  if (ask.stream) {
+    // OpenAI's event framing (`event:` line, then the JSON with the same `type`), as its API sends it.
+    const type = m.exec.call.endpoint === '/v1/images/edits' ? 'image_edit.completed' : 'image_generation.completed';
+    const events = replies.flatMap((r) =>
+      r.reply.data.map((d) =>
+        formatSse({
+          event: type,
+          data: JSON.stringify({
+            type,
+            b64_json: d.b64_json,
+            created_at: r.reply.created,
+            size: ask.size ?? 'auto',
+            quality: ask.quality ?? 'auto',
+            background: ask.background ?? 'auto',
+            output_format: r.reply.output_format,
+            ...(r.tokens ? { usage: usageObject(r.tokens) } : {}),
+          }),
+        }),
+      ),
+    );
+    return answerImages(m, target, ask, outcome, events.join(''), data.length, tokens, upstreamMs, 'text/event-stream; charset=utf-8');
   }
-  return answerImages(m, target, ask, outcome, JSON.stringify(reply), data.length, tokens, Math.max(...replies.map((r) => r.upstreamMs)));
+  const reply: Record<string, unknown> = { ...first.reply, data };
+  if (tokens) reply.usage = usageObject(tokens);
+  return answerImages(m, target, ask, outcome, JSON.stringify(reply), data.length, tokens, upstreamMs);
 }
 
 /**
@@ -155,7 +204,7 @@ function streamImages(m: MediaRequest, target: Target, ask: ImageAsk, outcome: O
 }
 
 async function attemptImages(m: MediaRequest, target: Target, prepared: ImagePrepared, ask: ImageAsk, outcome: Outcome, limits: AttemptLimits): Promise<Response> {
-  if (prepared.gemini === 'generate' && ask.n > 1) return attemptGeminiEach(m, target, prepared, ask, outcome, limits);
+  if (prepared.gemini === 'generate' && (ask.n > 1 || ask.stream)) return attemptGeminiEach(m, target, prepared, ask, outcome, limits);
   const open = await openUpstream(target, prepared.url, prepared.body, prepared.contentType, limits, m.sink, ask.stream ? 'text/event-stream' : 'application/json');
   const contentType = upstreamContentType(open, 'application/json');
   if (ask.stream && contentType.startsWith('text/event-stream')) return streamImages(m, target, ask, outcome, open, contentType);
