@@ -18,6 +18,8 @@ export function statePaths(home: string) {
     log: join(home, 'router.log'),
     startLock: join(home, 'start.lock'),
     cliSalt: join(home, 'cli-token.salt'),
+    /** The address the daemon was last started at with --host/--port (or ROUTER_HOST/ROUTER_PORT): `router start` and `restart` reuse it. */
+    address: join(home, 'address.json'),
     secretKey: join(home, 'secret.key'),
     /** Database backups (folder 0700, files 0600): `router backup`, daily and before migrations. */
     backups: join(home, 'backups'),

@@ -8,7 +8,7 @@ import type { DaemonMessage } from '../../shared/wire.js';
 import { isAlive } from '../../shared/pidfile.js';
 import { DaemonClient } from '../client.js';
 import { CliError, type Io } from '../io.js';
-import { resolveTarget, type CommonOptions, type Target } from '../target.js';
+import { rememberAddress, resolveTarget, type CommonOptions, type Target } from '../target.js';
 import { withCommon, type CommandContext } from '../common.js';
 
 const ENTRY = fileURLToPath(new URL('../../daemon/entry.js', import.meta.url));
@@ -137,6 +137,7 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean;
     }
     const client = new DaemonClient({ ...resolveTarget(opts), url: msg.url }, io.err);
     await client.request('GET', '/api/health');
+    rememberAddress(opts, current);
     io.out(startedLine(opts, msg, false));
     return 0;
   });
@@ -177,6 +178,7 @@ async function runForeground(opts: CommonOptions & { json?: boolean }, io: Io): 
       await exited;
       return 0;
     }
+    rememberAddress(opts, target);
     io.out(opts.json ? JSON.stringify({ url: msg.url, pid: msg.pid }) : `router running in the foreground at ${msg.url} (pid ${msg.pid}); Ctrl-C stops it`);
     child.disconnect();
     return await exited;
