@@ -47,6 +47,8 @@ export interface CatalogProvider {
 export interface ResilienceReply {
   breakers: Array<{ provider: string; model?: string; state: BreakerState; consecutiveFailures: number; openUntil: string | null }>;
   cooldowns: CooldownView[];
+  /** Accounts tried after the healthy ones for a model (src/daemon/routing/account-health.ts). */
+  demoted?: Array<{ connectionId: string; model: string; failures: number; remainingSeconds: number }>;
   settings: Record<string, unknown>;
 }
 

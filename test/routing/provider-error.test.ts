@@ -114,6 +114,27 @@ describe('classifyFailure', () => {
     expect(classifyFailure(input)).toMatchObject({ kind, retryable, breakerEligible });
   });
 
+  it.each<[string, Parameters<typeof classifyFailure>[0], FailureKind, string]>([
+    ['HTTP 402', { status: 402 }, 'quota', 'account'],
+    ['OpenAI 429 insufficient_quota', { status: 429, code: 'insufficient_quota', message: 'You exceeded your current quota, please check your plan and billing details.' }, 'quota', 'account'],
+    ['Codex 429 usage_limit_reached', { status: 429, code: 'usage_limit_reached', message: 'The usage limit has been reached' }, 'quota', 'account'],
+    ['Anthropic 400 credit balance', { status: 400, code: 'invalid_request_error', message: 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.' }, 'quota', 'account'],
+    ['Anthropic billing_error', { status: 400, code: 'billing_error', message: 'billing' }, 'quota', 'account'],
+    ['OpenAI 404 model_not_found', { status: 404, code: 'model_not_found', message: 'The model `gpt-9` does not exist or you do not have access to it.' }, 'model_access', 'model_on_account'],
+    ['Anthropic 404 model', { status: 404, code: 'not_found_error', message: 'model: claude-opus-9' }, 'model_access', 'model_on_account'],
+    ['Gemini 404 model', { status: 404, code: 'NOT_FOUND', message: 'models/gemini-1.5-ultra is not found for API version v1beta, or is not supported for generateContent.' }, 'model_access', 'model_on_account'],
+    ['plain 404', { status: 404, message: 'Not Found' }, 'client', 'request'],
+    ['400 naming a model parameter', { status: 400, message: "Unsupported parameter: 'max_tokens' is not supported with this model." }, 'client', 'request'],
+    ['plain 429', { status: 429 }, 'rate_limit', 'model_on_account'],
+    ['HTTP 500', { status: 500 }, 'server', 'transient'],
+    ['network', { error: new Error('reset') }, 'network', 'provider'],
+    ['HTTP 401', { status: 401 }, 'auth', 'account'],
+    ['HTTP 400', { status: 400 }, 'client', 'request'],
+  ])('scope: %s', (_name, input, kind, scope) => {
+    const failure = classifyFailure(input);
+    expect(failure).toMatchObject({ kind, scope, retryable: scope !== 'request', breakerEligible: scope === 'provider' || (scope === 'transient' && kind === 'server') });
+  });
+
   it('survives a cyclic cause chain', () => {
     const a: Error & { cause?: unknown } = new Error('a');
     const b: Error & { cause?: unknown } = new Error('b', { cause: a });
@@ -129,6 +150,8 @@ describe('isRetryable / isBreakerEligible', () => {
     ['rate_limit', true, false],
     ['server', true, true],
     ['auth', true, false],
+    ['quota', true, false],
+    ['model_access', true, false],
     ['client', false, false],
     ['empty', true, false],
     ['content_filter', true, false],

@@ -71,7 +71,7 @@ export class Metrics {
   private readonly ttfb = new HistogramFamily('router_time_to_first_byte_seconds', 'Streams: time from the request until the reply committed (headers and first content sent).', ['provider'], DURATION_BUCKETS);
   private readonly tokens = new ValueFamily('router_tokens_total', 'Tokens recorded, by kind (input, output, cache_read, cache_write, reasoning).', ['provider', 'model', 'kind'], 'counter');
   private readonly cost = new ValueFamily('router_cost_usd_total', 'Cost of recorded attempts, US dollars.', ['provider', 'model'], 'counter');
-  private readonly upstreamErrors = new ValueFamily('router_upstream_errors_total', 'Failed upstream attempts by kind (network, timeout, rate_limit, server, auth, client, empty, content_filter) and the status reported for it.', ['provider', 'kind', 'status_class'], 'counter');
+  private readonly upstreamErrors = new ValueFamily('router_upstream_errors_total', 'Failed upstream attempts by kind (network, timeout, rate_limit, server, auth, quota, model_access, client, empty, content_filter) and the status reported for it.', ['provider', 'kind', 'status_class'], 'counter');
 
   constructor(
     private readonly src: MetricsSources,

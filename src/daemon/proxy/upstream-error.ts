@@ -25,21 +25,33 @@ export class AttemptError extends Error {
     readonly raw?: { body: string; contentType: string; headers: Record<string, string> },
     /** The provider's error code or type, when its body named one. */
     code?: string,
+    /** The provider's own message (without the `[code]:` prefix), read for quota and model-access wording. */
+    upstreamMessage?: string,
   ) {
     super(message);
     this.name = 'AttemptError';
-    this.failure = classifyAttempt(kind, status, raw, code);
+    this.failure = classifyAttempt(kind, status, raw, code, upstreamMessage);
   }
 }
 
-/** Classifies a failed attempt once (see {@link classifyFailure}); 429s and hinted 5xx also get their cooldown. */
-function classifyAttempt(kind: AttemptKind, status: number, raw: AttemptError['raw'], code: string | undefined): ClassifiedFailure {
+/**
+ * How long an account out of quota or credit is left alone when the reply gives no reset time: long enough
+ * that a pool stops trying it on every request, short enough that a topped-up account comes back soon.
+ */
+export const QUOTA_COOLDOWN_SECONDS = 300;
+
+/**
+ * Classifies a failed attempt once (see {@link classifyFailure}); 429s, hinted 5xx and quota replies also
+ * get their cooldown (a quota reply's is account-wide: see `scope`).
+ */
+function classifyAttempt(kind: AttemptKind, status: number, raw: AttemptError['raw'], code: string | undefined, message: string | undefined): ClassifiedFailure {
   // The client left: not the upstream's failure, and nobody is waiting for another target.
-  if (kind === 'client_gone') return { kind: 'client', status, retryable: false, breakerEligible: false, authConfirmable: false };
+  if (kind === 'client_gone') return { kind: 'client', scope: 'request', status, retryable: false, breakerEligible: false, authConfirmable: false };
   const failure = classifyFailure({
     status: kind === 'http' || kind === 'invalid' ? status : undefined,
     error: kind === 'timeout' ? TIMEOUT : undefined,
     code,
+    message,
     emptyStream: kind === 'empty',
     contentFiltered: kind === 'content_filter',
   });
@@ -49,7 +61,8 @@ function classifyAttempt(kind: AttemptKind, status: number, raw: AttemptError['r
   // server hiccup into a client-visible outage.
   const now = Date.now();
   const hinted = raw !== undefined && (tryParseRetryAfter(raw.headers['retry-after'], now) !== undefined || parseRetryHintFromText(raw.body) !== undefined);
-  if (status === 429 || (status >= 500 && hinted)) failure.coolSeconds = retryHintSeconds({ headers: raw?.headers, bodyText: raw?.body }, now);
+  if (failure.kind === 'quota') failure.coolSeconds = hinted ? retryHintSeconds({ headers: raw?.headers, bodyText: raw?.body }, now) : QUOTA_COOLDOWN_SECONDS;
+  else if (status === 429 || (status >= 500 && hinted)) failure.coolSeconds = retryHintSeconds({ headers: raw?.headers, bodyText: raw?.body }, now);
   return failure;
 }
 
@@ -71,7 +84,7 @@ export function httpAttemptError(
   const retryAfter = headers['retry-after'];
   if (typeof retryAfter === 'string') pass['retry-after'] = retryAfter;
   const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : 'application/json';
-  return new AttemptError(formatProviderError(info.code ?? status, info.message), status, 'http', { body: bodyText, contentType, headers: pass }, info.code);
+  return new AttemptError(formatProviderError(info.code ?? status, info.message), status, 'http', { body: bodyText, contentType, headers: pass }, info.code, info.message);
 }
 
 /** Builds the AttemptError for a network failure or abort. */

@@ -2,6 +2,7 @@ import { RouterError } from '../http/errors.js';
 import { fetchUpstreamModels, ModelListError } from '../providers/sync.js';
 import { canRefresh, refreshConnection } from '../oauth/refresh.js';
 import type { Credential, ProviderDef } from '../providers/types.js';
+import { ANY_MODEL } from '../routing/cooldowns.js';
 import { allUnavailableError } from '../routing/errors.js';
 import type { ClassifiedFailure } from '../routing/provider-error.js';
 import type { Services } from '../services.js';
@@ -45,6 +46,7 @@ export function attemptSucceeded(services: Pick<Services, 'resilience' | 'events
   const r = services.resilience;
   r.breakers.recordSuccess(target.provider.id, target.model);
   if (target.connectionId) {
+    r.health.succeeded(target.connectionId, target.model);
     if (r.cooldowns.isCooling(target.connectionId, target.model)) r.touch();
     r.cooldowns.clear(target.connectionId, target.model);
     // The use was counted when the request was planned; here the session binds to the account that served.
@@ -67,17 +69,25 @@ export function attemptSucceeded(services: Pick<Services, 'resilience' | 'events
 
 /**
  * Bookkeeping after a failed attempt, as its classification says (decided once, when the attempt error
- * was built): the account's cooldown for the model, the breaker (every failure is reported: an ineligible
- * one does not count, but releases a half-open probe slot, since the provider did answer), and the
- * reactive expiry check on auth failures.
+ * was built): the account's cooldown (for the model, or for all its models when the failure's scope is
+ * the account: out of quota or credit), its failure streak (repeated 5xx or a model it cannot use demote
+ * it behind the pool's healthy accounts), the breaker (every failure is reported: an ineligible one does
+ * not count, but releases a half-open probe slot, since the provider did answer), and the reactive expiry
+ * check on auth failures.
  */
-export function attemptFailed(services: AuthCheckServices & Pick<Services, 'resilience' | 'metrics'>, target: AttemptTarget, error: FailedAttempt): void {
+export function attemptFailed(services: AuthCheckServices & Pick<Services, 'resilience' | 'metrics' | 'log'>, target: AttemptTarget, error: FailedAttempt): void {
   const r = services.resilience;
   services.metrics.upstreamError(target.provider.id, error.failure.kind, error.status);
   const failure = error.failure;
-  if (target.connectionId && failure.coolSeconds !== undefined) {
-    r.cooldowns.set(target.connectionId, target.model, failure.coolSeconds, error.message.slice(0, 200));
+  const conn = target.connectionId;
+  if (conn && failure.coolSeconds !== undefined) {
+    r.cooldowns.set(conn, failure.scope === 'account' ? ANY_MODEL : target.model, failure.coolSeconds, error.message.slice(0, 200));
     r.touch();
+  }
+  if (conn && (failure.scope === 'transient' || failure.kind === 'model_access')) {
+    if (r.health.failed(conn, target.model, failure.kind === 'model_access')) {
+      services.log.warn('account demoted after repeated failures', { provider: target.provider.id, connection: conn, model: target.model, status: error.status });
+    }
   }
   const circuit = r.breakers.recordFailure(target.provider.id, failure, target.model);
   if (circuit) r.providerError(circuit, error.status);

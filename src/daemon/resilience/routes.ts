@@ -11,7 +11,7 @@ export const resilienceRoutes: RouteDef[] = [
     path: '/api/resilience',
     tier: 'management',
     tag: 'resilience',
-    summary: 'Circuit breakers per provider (and per provider and model), active cooldowns and breaker settings',
+    summary: 'Circuit breakers per provider (and per provider and model), active cooldowns, demoted accounts and breaker settings',
     handler: ({ services }) => {
       const r = services.resilience;
       // state() moves an open circuit whose cooldown has passed to half-open, so the list shows it as such.
@@ -24,6 +24,8 @@ export const resilienceRoutes: RouteDef[] = [
           openUntil: b.state === 'open' ? new Date(b.openUntil).toISOString() : null,
         })),
         cooldowns: r.cooldowns.list(),
+        // Accounts tried after the healthy ones for a model (repeated 5xx, model not available to them).
+        demoted: r.health.list(),
         settings: r.breakers.settings,
       };
     },
@@ -60,10 +62,12 @@ export const resilienceRoutes: RouteDef[] = [
     path: '/api/resilience/reset',
     tier: 'management',
     tag: 'resilience',
-    summary: "Close a provider's circuit breakers, its models' included (or every breaker when no provider is given)",
+    summary: "Close a provider's circuit breakers, its models' included, and end its accounts' demotions (or every one when no provider is given)",
     body: resetBody,
     handler: ({ services, body }) => {
       services.resilience.breakers.reset(body.provider);
+      const ids = body.provider === undefined ? undefined : services.connections.list().filter((c) => c.provider === body.provider).map((c) => c.id);
+      services.resilience.health.clear(ids);
       services.resilience.touch();
       return { ok: true };
     },

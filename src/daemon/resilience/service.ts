@@ -1,6 +1,7 @@
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../logger.js';
 import type { ConnectionStore } from '../providers/connections.js';
+import { AccountHealth } from '../routing/account-health.js';
 import { AccountSelector } from '../routing/accounts.js';
 import { CircuitBreakers, type BreakerEvent, type BreakerSnapshotEntry } from '../routing/breaker.js';
 import { CooldownStore, type CooldownEntry } from '../routing/cooldowns.js';
@@ -22,6 +23,8 @@ const breakerState = (s: string) => (s === 'half-open' ? 'half_open' : s);
 export class Resilience {
   readonly breakers: CircuitBreakers;
   readonly cooldowns = new CooldownStore();
+  /** Failure streaks that demote an account for a model (repeated 5xx, model not available to it). */
+  readonly health = new AccountHealth();
   readonly accounts: AccountSelector<{ id: string; priority: number; active: boolean }>;
   readonly latency = new LatencyTracker();
   readonly comboStates = new Map<string, ComboState>();
@@ -40,7 +43,7 @@ export class Resilience {
     private readonly log: Logger,
   ) {
     this.breakers = new CircuitBreakers(breakerConfig(settings.get()));
-    this.accounts = new AccountSelector({ cooldowns: this.cooldowns, affinity: new SessionAffinity() });
+    this.accounts = new AccountSelector({ cooldowns: this.cooldowns, affinity: new SessionAffinity(), health: this.health });
     this.restore();
     const sync = () => this.syncConnections(connections);
     sync();

@@ -4,6 +4,7 @@
  * priority order is computed then, not per request. Per request the work is one pass over the list
  * (plus a sort of the available ones for `least-used`).
  */
+import type { DemotionReader } from './account-health.js';
 import type { CooldownReader } from './cooldowns.js';
 import type { SessionAffinity } from './session-affinity.js';
 
@@ -42,10 +43,12 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
   private readonly pools = new Map<string, Pool<C>>();
   private readonly cooldowns: CooldownReader;
   private readonly affinity?: SessionAffinity;
+  private readonly health?: DemotionReader;
 
-  constructor(options: { cooldowns: CooldownReader; affinity?: SessionAffinity }) {
+  constructor(options: { cooldowns: CooldownReader; affinity?: SessionAffinity; health?: DemotionReader }) {
     this.cooldowns = options.cooldowns;
     this.affinity = options.affinity;
+    this.health = options.health;
   }
 
   /**
@@ -72,8 +75,9 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
 
   /**
    * The provider's usable connections for `model`, in the order to try them: inactive connections and
-   * those cooling down for the model are skipped. A session's sticky connection goes first while it is
-   * usable; once it is not, the binding is released so the session moves on.
+   * those cooling down for the model are skipped; demoted ones (repeated failures, see account-health.ts)
+   * go after the others, in strategy order among themselves. A session's sticky connection goes first
+   * while it is usable and not demoted; once it is not, the binding is released so the session moves on.
    */
   order(provider: string, model: string, options: OrderOptions = {}): C[] {
     const pool = this.pools.get(provider);
@@ -84,7 +88,9 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
     }
     if (available.length === 0) return available;
     const ordered = this.applyStrategy(pool, available, options.strategy ?? 'fill-first');
-    if (options.sessionKey !== undefined && this.affinity) this.applySticky(provider, options.sessionKey, ordered);
+    const demoting = this.health?.active === true && ordered.length > 1;
+    if (demoting) this.demote(ordered, model);
+    if (options.sessionKey !== undefined && this.affinity) this.applySticky(provider, options.sessionKey, ordered, demoting ? model : undefined);
     return ordered;
   }
 
@@ -133,11 +139,24 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
     return available;
   }
 
-  private applySticky(provider: string, sessionKey: string, ordered: C[]): void {
+  /** Moves demoted connections after the others, keeping each group's order (in place, stable). */
+  private demote(ordered: C[], model: string): void {
+    const later: C[] = [];
+    let w = 0;
+    for (const c of ordered) {
+      if (this.health!.isDemoted(c.id, model)) later.push(c);
+      else ordered[w++] = c;
+    }
+    // None demoted, or all (nothing was moved then): the strategy's order stands.
+    if (later.length === 0 || w === 0) return;
+    for (const c of later) ordered[w++] = c;
+  }
+
+  private applySticky(provider: string, sessionKey: string, ordered: C[], demotedFor?: string): void {
     const stickyId = this.affinity!.get(provider, sessionKey);
     if (stickyId === undefined) return;
     const index = ordered.findIndex((c) => c.id === stickyId);
-    if (index === -1) {
+    if (index === -1 || (demotedFor !== undefined && this.health!.isDemoted(stickyId, demotedFor))) {
       this.affinity!.release(provider, sessionKey);
       return;
     }
