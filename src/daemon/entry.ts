@@ -1,29 +1,8 @@
 import type { DaemonMessage } from '../shared/wire.js';
-import { appendFileSync } from 'node:fs';
 import { resolveHome, statePaths } from '../shared/paths.js';
 import { runDaemon } from './main.js';
 import { closeUpstreams } from './proxy/upstream.js';
-
-/**
- * A detached daemon has no terminal: fatal errors go to its log file, synchronously, before exiting (and to
- * stderr too when it runs in the foreground of `router start --foreground`).
- */
-function installFatalHandlers(foreground: boolean): void {
-  const args = process.argv.slice(2);
-  const i = args.indexOf('--home');
-  const log = statePaths(resolveHome(i >= 0 ? args[i + 1] : undefined)).log;
-  const fatal = (kind: string) => (err: unknown) => {
-    try {
-      const line = `${new Date().toISOString()} FATAL ${kind}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`;
-      if (foreground) process.stderr.write(line);
-      appendFileSync(log, line);
-    } finally {
-      process.exit(70);
-    }
-  };
-  process.on('uncaughtException', fatal('uncaught exception'));
-  process.on('unhandledRejection', fatal('unhandled rejection'));
-}
+import { installSafetyNet } from './system/safety-net.js';
 
 /**
  * Entry point of the daemon process, spawned by `router start` (detached) or `router start --foreground`
@@ -32,11 +11,13 @@ function installFatalHandlers(foreground: boolean): void {
 export async function daemonMain(): Promise<void> {
   const args = process.argv.slice(2);
   const foreground = args.includes('--foreground');
-  installFatalHandlers(foreground);
   const flag = (name: string) => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
+  // A detached daemon has no terminal: errors nothing caught go to its log file (and to stderr in the
+  // foreground). Fatal until the daemon serves; contained (logged, the daemon keeps serving) after.
+  const net = installSafetyNet(statePaths(resolveHome(flag('--home'))).log, { echo: foreground });
   const nonce = process.env.ROUTER_START_NONCE ?? '';
   delete process.env.ROUTER_START_NONCE;
   const send = (msg: DaemonMessage) => (process.send ? process.send(msg) : undefined);
@@ -50,6 +31,7 @@ export async function daemonMain(): Promise<void> {
     send({ type: 'already-running', nonce, pid: outcome.pid, url: outcome.url });
     return;
   }
+  net.contain();
   send({ type: 'ready', nonce, pid: outcome.pid, url: outcome.url });
   // The starter disconnects after reading this; the daemon then lives on its own.
   process.on('disconnect', () => {});

@@ -8,6 +8,7 @@ import type { H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { badRequest, RouterError } from '../http/errors.js';
 import { HEADER } from '../../shared/headers.js';
+import { malformedMultipart } from '../proxy/media/multipart.js';
 import { JsonlChecker } from './jsonl.js';
 import { newId, nowSeconds, type BatchStore, type FileRow } from './store.js';
 
@@ -132,10 +133,16 @@ export class FileService {
       }
       const fields: { purpose?: string; filename?: string; bytes: number; lines: number } = { bytes: 0, lines: 0 };
       let failed: RouterError | undefined;
+      let stopped = false;
       let out: WriteStream | undefined;
       let written: Promise<void> = Promise.resolve();
+      // A bad line is reported once the upload is read; a fault that stops the read (the body cut short or
+      // malformed, a file over the limit) is the real cause and replaces it.
       const fail = (err: RouterError, stopReading: boolean) => {
-        failed ??= err;
+        if (stopReading && !stopped) {
+          stopped = true;
+          failed = err;
+        } else failed ??= err;
         if (stopReading) {
           source.unpipe(bb);
           source.pause();
@@ -159,6 +166,8 @@ export class FileService {
         });
         // busboy signals when the file reaches fileSize (limit + 1): one byte past the limit.
         stream.on('limit', () => fail(tooLarge(limit), true));
+        // A body that ends inside the file: busboy destroys this stream with an error (uncaught without this).
+        stream.on('error', (err: Error) => fail(malformedMultipart(err, 'file'), true));
         stream.on('data', (chunk: Buffer) => {
           fields.bytes += chunk.length;
           if (failed) return;
@@ -184,7 +193,7 @@ export class FileService {
           out!.end();
         });
       });
-      bb.on('error', () => fail(badRequest('The multipart body is malformed.', 'file'), true));
+      bb.on('error', (err: Error) => fail(malformedMultipart(err, 'file'), true));
       bb.on('close', () => {
         written.then(
           () => (failed ? reject(failed) : resolve(fields)),

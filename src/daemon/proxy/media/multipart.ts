@@ -35,6 +35,20 @@ function tooLarge(what: string, limit: number): RouterError {
 }
 
 /**
+ * The 400 for a body busboy could not read: a truncated upload (the body ends before the closing boundary,
+ * inside a part) or broken framing. busboy's own wording is not passed on.
+ */
+export function malformedMultipart(err: Error, param?: string): RouterError {
+  const truncated = /unexpected end/i.test(err.message);
+  return badRequest(
+    truncated
+      ? 'The multipart body ended before its closing boundary (the upload was cut short).'
+      : 'The multipart body is malformed (its part headers or boundaries could not be read).',
+    param,
+  );
+}
+
+/**
  * Reads a multipart/form-data request body with busboy, streaming: each file is collected as it arrives
  * and the read stops at the first byte past a limit (413; the rest of the upload is discarded by the
  * server, never buffered). Anything that is not multipart is a 415; a malformed body is a 400.
@@ -92,6 +106,9 @@ export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<
         chunks.push(chunk);
       });
       stream.on('limit', () => finish(tooLarge(`The file '${field}'`, limits.fileBytes)));
+      // A body that ends inside this file: busboy destroys the file stream with an error (and reports it
+      // on the parser too). Without this listener the error would be uncaught.
+      stream.on('error', (err: Error) => finish(malformedMultipart(err)));
       stream.on('end', () => {
         if (settled) return;
         out.files.push({ field, filename: info.filename ?? field, mimeType: info.mimeType || 'application/octet-stream', data: Buffer.concat(chunks, bytes) });
@@ -104,7 +121,7 @@ export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<
     parser.on('filesLimit', () => finish(badRequest('Too many files in the multipart body.')));
     parser.on('fieldsLimit', () => finish(badRequest('Too many fields in the multipart body.')));
     parser.on('partsLimit', () => finish(badRequest('Too many parts in the multipart body.')));
-    parser.on('error', (err: Error) => finish(badRequest(`The multipart body could not be read: ${err.message}`)));
+    parser.on('error', (err: Error) => finish(malformedMultipart(err)));
     parser.on('close', () => finish());
     source.on('data', count);
     source.on('error', onSourceError);
