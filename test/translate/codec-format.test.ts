@@ -11,7 +11,9 @@ describe('codecs own their format', () => {
     expect(upstreamCodecs['openai-chat'].path('gpt-4o', true)).toBe('chat/completions');
     expect(upstreamCodecs['openai-responses'].path('gpt-4o', false)).toBe('responses');
     expect(upstreamCodecs.anthropic.path('claude', true)).toBe('messages');
-    expect(upstreamCodecs.gemini.path('tunedModels/a b', true)).toBe('models/tunedModels/a%20b:streamGenerateContent?alt=sse');
+    // The id is one path segment: a `/` or `..` in it never addresses another resource.
+    expect(upstreamCodecs.gemini.path('tunedModels/a b', true)).toBe('models/tunedModels%2Fa%20b:streamGenerateContent?alt=sse');
+    expect(upstreamCodecs.gemini.path('x/../../y', false)).toBe('models/x%2F..%2F..%2Fy:generateContent');
     expect(upstreamCodecs.gemini.path('gemini-2.5-pro', false)).toBe('models/gemini-2.5-pro:generateContent');
     expect(upstreamCodecs.anthropic.countTokensPath?.('claude')).toBe('messages/count_tokens');
     expect(upstreamCodecs.gemini.countTokensPath?.('g?x')).toBe('models/g%3Fx:countTokens');

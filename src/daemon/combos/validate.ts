@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { ProviderDirectory } from '../providers/directory.js';
+import { modelIdProblem } from '../providers/model-id.js';
 import type { ProviderDef } from '../providers/types.js';
 import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY } from '../routing/strategies.js';
 import type { ComboInput, ComboLookup, ComboModel, ComboRecord, ComboStore } from './store.js';
@@ -104,7 +105,12 @@ export function checkCombo(body: ComboBody, ctx: ComboContext, selfId?: string):
     if (seen.has(m.model)) throw badRequest(`Model '${m.model}' is listed twice in combo '${name}'.`, `models.${i}`);
     seen.add(m.model);
     if (view.has(m.model)) return;
-    if (ctx.providers.split(m.model)) return;
+    const split = ctx.providers.split(m.model);
+    if (split) {
+      const problem = modelIdProblem(split.def, split.model);
+      if (problem) throw new RouterError(400, `Invalid model '${m.model.slice(0, 200)}': ${problem}.`, { code: 'invalid_model', extra: { param: `models.${i}` } });
+      return;
+    }
     const slash = m.model.indexOf('/');
     const message =
       slash > 0

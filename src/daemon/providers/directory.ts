@@ -3,6 +3,7 @@ import { connectionProxy } from '../net/outbound-proxy.js';
 import type { Target } from '../proxy/target.js';
 import type { Connection, ConnectionStore } from './connections.js';
 import type { SyncedModels } from './models.js';
+import { checkModelId } from './model-id.js';
 import { nodeProvider, type NodeStore } from './nodes.js';
 import { BUILTIN_PROVIDERS, builtinProvider } from './registry.js';
 import type { ModelInfo, ProviderDef } from './types.js';
@@ -106,6 +107,8 @@ export class ProviderDirectory {
   }
 
   private buildTargets(def: ProviderDef, model: string, publicModel: string): readonly Target[] {
+    // Checked on a cache miss only: an id the grammar refuses is never cached, so every use meets this.
+    checkModelId(def, model, publicModel);
     const conns = this.connections.active(def.id);
     const base = { provider: def, model, publicModel, format: def.format };
     if (conns.length === 0) {

@@ -1,5 +1,6 @@
 import { RouterError } from '../../http/errors.js';
 import { joinUrl, type Target } from '../target.js';
+import { geminiModelPath } from '../../translate/formats/gemini/index.js';
 import { SseReader } from '../../translate/sse.js';
 import { AttemptError } from '../upstream-error.js';
 import { num, tryJson } from './common.js';
@@ -62,7 +63,7 @@ export function geminiImageRequest(
   mask?: UploadedFile,
 ): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
   const ratio = aspectRatio(ask.size);
-  const model = encodeURIComponent(target.model).replace(/%2F/g, '/');
+  const model = geminiModelPath(target.model);
   if (isImagen(target.model)) {
     if (ask.stream) {
       throw new RouterError(400, `Imagen ('${target.publicModel}') does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', extra: { param: 'stream' } });
@@ -71,7 +72,7 @@ export function geminiImageRequest(
     const parameters: Record<string, unknown> = { sampleCount: ask.n };
     if (ratio) parameters.aspectRatio = ratio;
     if (ask.outputFormat) parameters.outputOptions = { mimeType: `image/${ask.outputFormat}` };
-    return { url: joinUrl(target.baseUrl, `models/${model}:predict`), body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
+    return { url: joinUrl(target.baseUrl, `${model}:predict`), body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
   }
   const parts: unknown[] = images.map((f) => ({ inlineData: { mimeType: f.mimeType, data: f.data.toString('base64') } }));
   if (mask) {
@@ -83,7 +84,7 @@ export function geminiImageRequest(
   if (ratio) generationConfig.imageConfig = { aspectRatio: ratio };
   // Streamed: Google's SSE form of the same call (`alt=sse`, as @google/genai's generateContentStream sends it).
   return {
-    url: joinUrl(target.baseUrl, ask.stream ? `models/${model}:streamGenerateContent?alt=sse` : `models/${model}:generateContent`),
+    url: joinUrl(target.baseUrl, ask.stream ? `${model}:streamGenerateContent?alt=sse` : `${model}:generateContent`),
     body: JSON.stringify({ contents: [{ role: 'user', parts }], generationConfig }),
     contentType: 'application/json',
     gemini: 'generate',

@@ -10,9 +10,13 @@ import { createGeminiStreamEncoder } from './stream-encoder.js';
 
 export { decodeGeminiRequest } from './decode-request.js';
 
-/** `models/<id>`: model ids may hold `/` (tuned models, node prefixes) but nothing else that would change the path. */
-function modelPath(model: string): string {
-  return `models/${encodeURIComponent(model).replace(/%2F/g, '/')}`;
+/**
+ * `models/<id>`, the id encoded as one path segment: a `/` or `..` in it must never address another
+ * resource (providers/model-id.ts refuses such ids before a request is planned; this is the second wall).
+ */
+export function geminiModelPath(model: string): string {
+  // Every use appends `:<action>`, so even an id of `..` never forms a dot segment.
+  return `models/${encodeURIComponent(model)}`;
 }
 
 /**
@@ -43,8 +47,8 @@ export const geminiUpstream: UpstreamCodec = {
   encodeRequest: encodeGeminiRequest,
   decodeResponse: decodeGeminiResponse,
   createStreamDecoder: createGeminiStreamDecoder,
-  path: (model, stream) => `${modelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
-  countTokensPath: (model) => `${modelPath(model)}:countTokens`,
+  path: (model, stream) => `${geminiModelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+  countTokensPath: (model) => `${geminiModelPath(model)}:countTokens`,
   modelsPath: 'models',
   parseModels: parseGeminiModels,
   readError: readGeminiError,
