@@ -10,6 +10,7 @@ type Register = (program: Command, ctx: CommandContext) => void;
  * module only, so the CLI's start-up cost does not grow with the number of commands.
  */
 const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
+  ['doctor', () => import('./commands/doctor.js')],
   ['start', () => import('./commands/start.js')],
   ['stop', () => import('./commands/stop.js')],
   ['restart', () => import('./commands/restart.js')],

@@ -33,6 +33,7 @@ import { copilotRoutes } from './copilot/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { a2aRoutes } from './a2a/routes.js';
 import { agentRoutes } from './agents/routes.js';
+import { doctorRoutes } from './doctor/routes.js';
 import { skillRoutes } from './skills/routes.js';
 import { batchRoutes } from './batches/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
@@ -45,4 +46,4 @@ import { oauthCatalogRoutes } from './oauth/catalog.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];

@@ -9,7 +9,7 @@ export interface StateFolderReport {
 }
 
 /** Files of a state folder that hold secrets or private data: owner read/write only. */
-const PRIVATE_FILES = ['router.db', 'router.db-wal', 'router.db-shm', 'router.log', 'secret.key', 'cli-token.salt', 'router.pid'];
+export const PRIVATE_FILES = ['router.db', 'router.db-wal', 'router.db-shm', 'router.log', 'secret.key', 'cli-token.salt', 'router.pid'];
 
 /** The folder of database backups inside the state folder (see paths.ts `backups`). */
 const BACKUPS_FOLDER = 'backups';

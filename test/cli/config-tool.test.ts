@@ -312,6 +312,28 @@ describe('opencode', () => {
   });
 });
 
+describe('gemini-cli', () => {
+  const SETTINGS = '{\n  "ui": { "theme": "GitHub" },\n  "general": { "vimMode": true }\n}\n';
+  const ENV = '# my own\nexport GOOGLE_CLOUD_PROJECT=my-proj\nGEMINI_API_KEY=AIza-old\n';
+
+  it('sets the API-key auth and model in settings.json and the base URL and key in ~/.gemini/.env; the rest stays; undo is byte-identical', async () => {
+    const settings = put('.gemini/settings.json', SETTINGS);
+    const env = put('.gemini/.env', ENV, 0o600);
+    await ok('gemini-cli', '--key', KEY, '--model', 'gemini/gemini-2.5-flash', '--yes');
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({
+      ui: { theme: 'GitHub' },
+      general: { vimMode: true },
+      security: { auth: { selectedType: 'gemini-api-key' } },
+      model: { name: 'gemini/gemini-2.5-flash' },
+    });
+    expect(readFileSync(env, 'utf8')).toBe(`# my own\nexport GOOGLE_CLOUD_PROJECT=my-proj\nGEMINI_API_KEY=${KEY}\nGOOGLE_GEMINI_BASE_URL=${URL}\n`);
+    expect(statSync(env).mode & 0o777).toBe(0o600);
+    await ok('gemini-cli', '--undo', '--yes');
+    expect(readFileSync(settings).equals(Buffer.from(SETTINGS))).toBe(true);
+    expect(readFileSync(env).equals(Buffer.from(ENV))).toBe(true);
+  });
+});
+
 describe('cline', () => {
   it('switches both modes to the OpenAI-compatible provider and stores the key among the other secrets', async () => {
     const state = put('.cline/data/globalState.json', CLINE_STATE);
@@ -346,6 +368,7 @@ describe('config-tool listing and pieces', () => {
     expect(list.map((t) => [t.id, t.configured])).toEqual([
       ['claude-code', false],
       ['codex', true],
+      ['gemini-cli', false],
       ['opencode', false],
       ['cline', false],
     ]);

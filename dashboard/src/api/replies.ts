@@ -19,10 +19,11 @@ import type {
 } from '../../../src/shared/records';
 import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
 import type { DiscoverReply, KeychainImportReply } from '../../../src/shared/imports';
+import type { DoctorFinding, DoctorReply } from '../../../src/shared/doctor';
 import type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo } from '../../../src/shared/oauth';
 
 export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, SeriesGroup, Summary, WebhookView };
-export type { ApiKeyRecord, CreatedApiKey, StatusReply, DiscoverReply, KeychainImportReply };
+export type { ApiKeyRecord, CreatedApiKey, StatusReply, DiscoverReply, KeychainImportReply, DoctorFinding, DoctorReply };
 export type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo };
 
 /** Any JSON value, for replies without a shared type (read defensively). */
@@ -33,6 +34,7 @@ export interface Replies {
   'POST /api/auth/login': { ok: true; expiresAt: string };
   'POST /api/auth/session': { ok: true; expiresAt: string };
   'GET /api/system/status': StatusReply;
+  'GET /api/doctor': DoctorReply;
   'GET /api/keys': { keys: ApiKeyRecord[] };
   'POST /api/keys': CreatedApiKey;
   'GET /api/combos': { combos: ComboRecord[] };

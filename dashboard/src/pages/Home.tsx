@@ -3,10 +3,11 @@ import { api } from '../api/client';
 import { type LiveRequest, useLive } from '../api/live';
 import { COLORS, TimeChart } from '../ui/chart';
 import { Empty, ErrorBox, fmt, Link, Section, Stat, useData } from '../ui/kit';
+import { DoctorPanel } from './DoctorPanel';
 
 const HOUR = 3600_000;
 
-/** Daemon status, traffic now and over 24 h, providers with circuit and cooldown state, recent errors. */
+/** Daemon status, the doctor's findings, traffic now and over 24 h, providers with circuit and cooldown state, recent errors. */
 export function Home() {
   const day = useData(async () => {
     const from = new Date(Date.now() - 24 * HOUR).toISOString();
@@ -52,6 +53,7 @@ export function Home() {
         <Stat label="Tokens, 24 h" value={fmt.int(d?.summary.tokens.total)} sub={d ? `${fmt.int(d.summary.tokens.input)} in · ${fmt.int(d.summary.tokens.output)} out` : undefined} />
         <Stat label="Cost, 24 h" value={fmt.usd(d?.summary.costUsd)} />
       </div>
+      <DoctorPanel />
       <Section title="Last 24 hours">
         <TimeChart title="Requests and errors per hour" x={chart.x} series={chart.series} />
       </Section>

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Argument, type Command } from 'commander';
 import type { CreatedApiKey } from '../../shared/wire.js';
 import type { CliToolChangeInput } from '../../shared/observability.js';
-import { changedSince, createBackup, latestBackup, originalContent, readOrNull, restore, sha256, writeAtomic } from '../config-tool/backup.js';
+import { changedSince, createBackup, latestBackup, originalContent, readOrNull, restore, sha256, writeAtomic } from '../../shared/agent-tools/backup.js';
 import { unifiedDiff } from '../config-tool/diff.js';
 import { ConfigFileError } from '../../shared/agent-tools/edit.js';
 import { TOOLS, toolById, type ToolDef, type ToolInput } from '../../shared/agent-tools/tools.js';
@@ -184,7 +184,7 @@ export function register(program: Command, ctx: CommandContext): void {
     'router config-tool opencode --dry-run',
     'router config-tool claude-code --undo        # restore the settings as they were',
   ])
-    .description('point a coding tool (Claude Code, Codex, OpenCode, Cline) at router: shows a diff, asks, writes, can undo')
+    .description('point a coding tool (Claude Code, Codex, Gemini CLI, OpenCode, Cline) at router: shows a diff, asks, writes, can undo')
     .addArgument(new Argument('[tool]', TOOLS.map((t) => t.id).join(', ')).choices(TOOLS.map((t) => t.id)))
     .option('--model <model>', "the model the tool asks for: <provider>/<model> or a combo (default: per tool)")
     .option('--small-model <model>', 'model for background work where the tool has one (default: --model)')

@@ -24,14 +24,11 @@ const toolFiles = (id: string) => (home: string, env: NodeJS.ProcessEnv) => tool
 const AGENTS: readonly AgentSpec[] = [
   { id: 'claude-code', name: 'Claude Code', binaries: ['claude'], files: toolFiles('claude-code') },
   { id: 'codex', name: 'Codex CLI', binaries: ['codex'], files: toolFiles('codex') },
-  {
-    id: 'gemini-cli',
-    name: 'Gemini CLI',
-    binaries: ['gemini'],
-    files: (home) => [join(home, '.gemini', 'settings.json'), join(home, '.gemini', '.env')],
-  },
+  { id: 'gemini-cli', name: 'Gemini CLI', binaries: ['gemini'], files: toolFiles('gemini-cli') },
   { id: 'opencode', name: 'OpenCode', binaries: ['opencode'], files: toolFiles('opencode') },
   { id: 'cline', name: 'Cline', binaries: ['cline'], files: toolFiles('cline') },
+  { id: 'qwen-code', name: 'Qwen Code', binaries: ['qwen'], files: (home) => [join(home, '.qwen', 'settings.json'), join(home, '.qwen', '.env')] },
+  { id: 'copilot-cli', name: 'GitHub Copilot CLI', binaries: ['copilot'], files: (home) => [join(home, '.copilot', 'config.json')] },
   { id: 'cursor', name: 'Cursor', binaries: ['cursor', 'cursor-agent'], files: (home) => [join(home, '.cursor', 'mcp.json')] },
 ];
 

@@ -127,3 +127,57 @@ export function tomlSetTable(text: string, name: string, body: string[]): string
   lines.push(`[${name}]`, ...body, '');
   return lines.join(eol);
 }
+
+/** A dotenv value as dotenv reads it back: bare when plain, else double-quoted with escapes. */
+function dotenvValue(v: string): string {
+  return /^[A-Za-z0-9_./:@+-]*$/.test(v) ? v : `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+/**
+ * Sets `KEY=value` lines of a dotenv file: an existing line of the key is replaced in place (`export KEY=`
+ * too), a new key is appended; every other line (comments, blank lines, other keys) stays as it was.
+ */
+export function dotenvSet(text: string | null, values: Record<string, string>): string {
+  const eol = text?.includes('\r\n') ? '\r\n' : '\n';
+  const lines = text ? text.split(/\r?\n/) : [];
+  const hadFinal = lines.length > 0 && lines[lines.length - 1] === '';
+  if (hadFinal) lines.pop();
+  for (const [key, value] of Object.entries(values)) {
+    const re = new RegExp(`^\\s*(?:export\\s+)?${key}\\s*=`);
+    const at = lines.findIndex((l) => re.test(l));
+    const line = `${key}=${dotenvValue(value)}`;
+    if (at >= 0) lines[at] = line;
+    else lines.push(line);
+  }
+  return lines.join(eol) + eol;
+}
+
+/** The value of `key` in a dotenv file (quotes and `export` removed), or undefined. */
+export function dotenvGet(text: string, key: string): string | undefined {
+  const m = new RegExp(`^\\s*(?:export\\s+)?${key}\\s*=\\s*(.*)$`, 'm').exec(text);
+  if (!m) return undefined;
+  const raw = m[1]!.trim();
+  if (raw.startsWith('"') && raw.endsWith('"') && raw.length >= 2) return raw.slice(1, -1).replace(/\\n/g, '\n').replace(/\\(["\\])/g, '$1');
+  if (raw.startsWith("'") && raw.endsWith("'") && raw.length >= 2) return raw.slice(1, -1);
+  return raw.replace(/\s+#.*$/, '');
+}
+
+/** The string value of `key` inside TOML table `[table]` (basic or literal string), or undefined. */
+export function tomlGet(text: string, table: string, key: string): string | undefined {
+  const lines = text.split(/\r?\n/);
+  const headers = headerLines(lines);
+  const at = headers.findIndex((h) => h.name === table);
+  if (at < 0) return undefined;
+  const end = headers[at + 1]?.index ?? lines.length;
+  const re = keyRe(key);
+  for (let i = headers[at]!.index + 1; i < end; i++) {
+    const line = lines[i]!;
+    if (!re.test(line)) continue;
+    const v = line.slice(line.indexOf('=') + 1).trim();
+    const basic = /^"((?:[^"\\]|\\.)*)"/.exec(v);
+    if (basic) return basic[1]!.replace(/\\n/g, '\n').replace(/\\(["\\])/g, '$1');
+    const literal = /^'([^']*)'/.exec(v);
+    if (literal) return literal[1];
+  }
+  return undefined;
+}

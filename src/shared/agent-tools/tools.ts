@@ -3,7 +3,7 @@
  * router changes there. Each tool changes only its own keys; everything else in the files stays.
  */
 import { join } from 'node:path';
-import { editJson, setPath, tomlSetRootKey, tomlSetTable, tomlString } from './edit.js';
+import { dotenvGet, dotenvSet, editJson, setPath, tomlGet, tomlSetRootKey, tomlSetTable, tomlString } from './edit.js';
 
 export interface ToolInput {
   /** The folder holding the tool's config (normally the user's home folder). */
@@ -30,6 +30,45 @@ export interface ToolDef {
   render(input: ToolInput, file: string, current: string | null): string;
   /** What to tell the user after writing. */
   note?: string;
+  /** What a file holds of router's settings (as `render` writes them): the address and the key it sends. */
+  read(file: string, text: string): ToolSettings;
+}
+
+/** The router settings found in a tool's file; `baseUrl` is router's address without a path. */
+export interface ToolSettings {
+  baseUrl?: string;
+  key?: string;
+}
+
+/** A JSON object of a settings file, or {} when it is not one. */
+function jsonOf(text: string): Record<string, any> {
+  try {
+    const v = JSON.parse(text.replace(/^\uFEFF/, ''));
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** `http://h:p/v1` -> `http://h:p`: the address part of a base URL router wrote with an API path. */
+function addressOf(url: unknown, suffix: string): string | undefined {
+  if (typeof url !== 'string' || !url) return undefined;
+  const trimmed = url.replace(/\/+$/, '');
+  return trimmed.endsWith(suffix) ? trimmed.slice(0, trimmed.length - suffix.length) : trimmed;
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+
+/** The settings of all of a tool's files, merged (later files fill what earlier ones lack). */
+export function readToolSettings(tool: ToolDef, files: Array<{ path: string; text: string | null }>): ToolSettings {
+  const out: ToolSettings = {};
+  for (const f of files) {
+    if (f.text === null) continue;
+    const s = tool.read(f.path, f.text);
+    out.baseUrl ??= s.baseUrl;
+    out.key ??= s.key;
+  }
+  return out;
 }
 
 const claudeCode: ToolDef = {
@@ -46,6 +85,10 @@ const claudeCode: ToolDef = {
       setPath(o, ['env', 'ANTHROPIC_DEFAULT_HAIKU_MODEL'], i.smallModel);
     }),
   note: 'Restart Claude Code to pick up the new settings.',
+  read: (_file, text) => {
+    const env = jsonOf(text).env ?? {};
+    return { baseUrl: addressOf(env.ANTHROPIC_BASE_URL, ''), key: str(env.ANTHROPIC_AUTH_TOKEN) };
+  },
 };
 
 const codex: ToolDef = {
@@ -64,6 +107,10 @@ const codex: ToolDef = {
       `experimental_bearer_token = ${tomlString(i.key)}`,
     ]);
   },
+  read: (_file, text) => ({
+    baseUrl: addressOf(tomlGet(text, 'model_providers.router', 'base_url'), '/v1'),
+    key: tomlGet(text, 'model_providers.router', 'experimental_bearer_token'),
+  }),
 };
 
 const opencode: ToolDef = {
@@ -83,6 +130,30 @@ const opencode: ToolDef = {
       o.model = `router/${i.model}`;
       o.small_model = `router/${i.smallModel}`;
     }),
+  read: (_file, text) => {
+    const options = jsonOf(text).provider?.router?.options ?? {};
+    return { baseUrl: addressOf(options.baseURL, '/v1'), key: str(options.apiKey) };
+  },
+};
+
+const geminiDir = (configHome: string) => join(configHome, '.gemini');
+
+const geminiCli: ToolDef = {
+  id: 'gemini-cli',
+  name: 'Gemini CLI',
+  defaultModel: 'gemini/gemini-2.5-flash',
+  files: ({ configHome }) => [join(geminiDir(configHome), 'settings.json'), join(geminiDir(configHome), '.env')],
+  render: (i, file, current) =>
+    file.endsWith('.env')
+      ? // Gemini CLI reads ~/.gemini/.env in folders it trusts; a variable already in the shell wins over it.
+        dotenvSet(current, { GOOGLE_GEMINI_BASE_URL: i.baseUrl, GEMINI_API_KEY: i.key })
+      : editJson(current, file, (o) => {
+          // The API-key auth; "gateway", which the base URL alone selects, is refused by `gemini -p`.
+          setPath(o, ['security', 'auth', 'selectedType'], 'gemini-api-key');
+          setPath(o, ['model', 'name'], i.model);
+        }),
+  note: 'A GEMINI_API_KEY or GOOGLE_GEMINI_BASE_URL set in your shell takes precedence over ~/.gemini/.env: unset them for Gemini CLI to use router.',
+  read: (file, text) => (file.endsWith('.env') ? { baseUrl: addressOf(dotenvGet(text, 'GOOGLE_GEMINI_BASE_URL'), ''), key: dotenvGet(text, 'GEMINI_API_KEY') } : {}),
 };
 
 const clineDir = (configHome: string) => join(configHome, '.cline', 'data');
@@ -106,9 +177,13 @@ const cline: ToolDef = {
           o.planModeOpenAiModelId = i.model;
         }),
   note: 'The VS Code extension keeps its own settings: there, choose "OpenAI Compatible" with the same base URL, key and model.',
+  read: (file, text) => {
+    const o = jsonOf(text);
+    return file.endsWith('secrets.json') ? { key: str(o.openAiApiKey) } : { baseUrl: addressOf(o.openAiBaseUrl, '/v1') };
+  },
 };
 
-export const TOOLS: readonly ToolDef[] = [claudeCode, codex, opencode, cline];
+export const TOOLS: readonly ToolDef[] = [claudeCode, codex, geminiCli, opencode, cline];
 
 export function toolById(id: string): ToolDef | undefined {
   return TOOLS.find((t) => t.id === id);

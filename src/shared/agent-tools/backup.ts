@@ -1,5 +1,5 @@
 /**
- * Backups of the files `router config-tool` changes, kept in the state folder: one entry per run, a stack
+ * Backups of the files `router config-tool` and `router setup` change, kept in the state folder: one entry per run, a stack
  * per tool. Undo restores the newest entry byte for byte, and refuses when the files changed since router
  * wrote them (unless forced), so it never throws away edits made afterwards.
  */
@@ -71,22 +71,7 @@ export function createBackup(stateHome: string, entry: Omit<BackupEntry, 'create
 
 /** The newest backup entry of a tool for a config home, if any. */
 export function latestBackup(stateHome: string, tool: string, configHome: string): BackupEntry | undefined {
-  const root = toolDir(stateHome, tool);
-  let names: string[] = [];
-  try {
-    names = readdirSync(root).sort().reverse();
-  } catch {
-    return undefined;
-  }
-  for (const name of names) {
-    try {
-      const entry = JSON.parse(readFileSync(join(root, name, 'manifest.json'), 'utf8')) as BackupEntry;
-      if (entry.configHome === configHome) return { ...entry, dir: join(root, name) };
-    } catch {
-      // an incomplete entry (interrupted run): skip it
-    }
-  }
-  return undefined;
+  return backupEntries(stateHome, tool).find((e) => e.configHome === configHome);
 }
 
 /** Files of an entry that changed since router wrote them. */
@@ -119,4 +104,24 @@ export function restore(entry: BackupEntry): void {
     renameSync(tmp, f.path);
   }
   rmSync(entry.dir!, { recursive: true, force: true });
+}
+
+/** Every backup entry of a tool (any config home), newest first. */
+export function backupEntries(stateHome: string, tool: string): BackupEntry[] {
+  const root = toolDir(stateHome, tool);
+  let names: string[] = [];
+  try {
+    names = readdirSync(root).sort().reverse();
+  } catch {
+    return [];
+  }
+  const out: BackupEntry[] = [];
+  for (const name of names) {
+    try {
+      out.push({ ...(JSON.parse(readFileSync(join(root, name, 'manifest.json'), 'utf8')) as BackupEntry), dir: join(root, name) });
+    } catch {
+      // an incomplete entry (interrupted run): skip it
+    }
+  }
+  return out;
 }
