@@ -6,6 +6,16 @@
 
 /** Header carrying `sha256=<hex HMAC-SHA256 of the raw body>` keyed by the shared secret (spec, Authentication: cloud sync replies carry an HMAC header verified before anything is applied). */
 export const CLOUD_SIG_HEADER = 'x-cloud-sig';
+/**
+ * Header of every request to a remote, checked before a byte of the body is read:
+ * `nonce=<32 hex>;sent=<epoch ms>;length=<body bytes>;sha256=<hex HMAC-SHA256 of "router-sync-request/2\n<nonce>\n<sent>\n<length>">`
+ * keyed by the shared secret. The body repeats the nonce (and is signed by X-Cloud-Sig), which binds the two.
+ */
+export const CLOUD_AUTH_HEADER = 'x-cloud-sync-auth';
+/** Snapshot format on the wire; a peer speaking another one is refused. */
+export const SYNC_FORMAT = 'router-sync/2';
+/** Largest request or reply body of the sync protocol, bytes: a remote refuses a larger request before reading it. */
+export const SYNC_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export type SyncAction = 'push' | 'pull' | 'status';
 
@@ -30,9 +40,14 @@ export interface SyncNode {
   name: string;
   prefix: string;
   type: string;
-  baseUrl: string;
   apiType: string;
-  customHeaders: Record<string, string>;
+  completions: boolean;
+  rerankFormat: string;
+  /**
+   * `{baseUrl, customHeaders}` sealed (a URL or a header may carry a credential). A changed base URL, or a
+   * new node, is applied only with applySecurityChanges; custom headers only with overwriteCredentials.
+   */
+  secrets: Sealed;
   updatedAt: string;
 }
 
@@ -56,22 +71,24 @@ export interface SyncKey {
 
 /** One router's configuration as sync carries it. */
 export interface SyncSnapshot {
-  format: 'router-sync/1';
+  format: typeof SYNC_FORMAT;
   exportedAt: string;
   routerVersion: string;
   connections: SyncConnection[];
   nodes: SyncNode[];
   combos: SyncCombo[];
   keys: SyncKey[];
-  /** Setting name -> value and when it was last changed. */
+  /** Setting name -> value and when it was last changed; a credential setting's value is Sealed. */
   settings: Record<string, { value: unknown; updatedAt: string }>;
 }
 
 /** What a request to the remote carries (signed like replies). */
 export interface SyncRemoteRequest {
   action: SyncAction;
-  /** ISO time of sending; the remote refuses requests older than 5 minutes (replays). */
+  /** ISO time of sending; the remote refuses requests more than 5 minutes off its clock. */
   sentAt: string;
+  /** Random, once per request (the same as in X-Cloud-Sync-Auth): the remote refuses a nonce it has seen; its reply echoes it. */
+  nonce: string;
   snapshot?: SyncSnapshot;
 }
 

@@ -69,6 +69,11 @@ describe('two routers', () => {
 
   it('with overwriteCredentials on, the tokens from the remote land and B can use them', async () => {
     await b.manage('PATCH', '/api/settings', { cloudSync: { url: '', secret: SECRET, enabled: true, overwriteCredentials: true } });
+    // The connection names its own base URL (the mock): an endpoint, which needs the second opt-in too.
+    const held = await sync(a, 'push');
+    expect(held.json.report.changes).toContainEqual({ kind: 'connection', name: 'openai/work', result: 'skipped', reason: expect.stringMatching(/endpoint \(baseUrl\).*applySecurityChanges/) });
+    expect(await chat(b, bKey, 'fast')).not.toBe(200);
+    await b.manage('PATCH', '/api/settings', { cloudSync: { url: '', secret: SECRET, enabled: true, overwriteCredentials: true, applySecurityChanges: true } });
     const r = await sync(a, 'push');
     expect(r.json.report.changes).toContainEqual({ kind: 'connection', name: 'openai/work', result: 'updated' });
     expect(await chat(b, bKey, 'fast')).toBe(200);

@@ -24,7 +24,8 @@ const tokenLimit = z
     limit: z.number().int().min(0).max(MAX_TOKEN_LIMIT),
   })
   .strict();
-const tokenLimits = z
+/** A key's token limits as the routes (and sync) accept them. */
+export const tokenLimits = z
   .array(tokenLimit)
   .max(MAX_TOKEN_LIMITS)
   .superRefine((list, ctx) => {

@@ -40,6 +40,7 @@ export class ProviderDirectory {
     private readonly synced: SyncedModels,
   ) {
     this.refreshNodes();
+    nodes.onChange(() => this.refreshNodes());
     connections.onChange(() => (this.targetCache = new Map()));
   }
 

@@ -89,6 +89,7 @@ export function nodeProvider(node: ProviderNode): ProviderDef {
 /** Custom provider nodes, cached in memory. */
 export class NodeStore {
   private nodes: ProviderNode[] = [];
+  private readonly listeners: Array<() => void> = [];
 
   constructor(private readonly db: Db) {
     this.reload();
@@ -96,6 +97,12 @@ export class NodeStore {
 
   private reload(): void {
     this.nodes = (this.db.prepare('SELECT * FROM provider_nodes ORDER BY created_at').all() as Row[]).map(fromRow);
+    for (const fn of this.listeners) fn();
+  }
+
+  /** Called after every change, whoever made it (a route, a sync, an import): the provider directory rebuilds. */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
   }
 
   list(): readonly ProviderNode[] {

@@ -1,12 +1,8 @@
 import { z } from 'zod';
-import { CLOUD_SIG_HEADER } from '../../shared/sync.js';
-import { RouterError } from '../http/errors.js';
+import { CLOUD_SIG_HEADER, SYNC_MAX_BODY_BYTES } from '../../shared/sync.js';
 import { readBodyBytes } from '../http/body.js';
 import { route, type RouteDef } from '../http/routes.js';
-import { answerRemote, runSync } from './service.js';
-
-const MiB = 1024 * 1024;
-const REMOTE_BODY_LIMIT = 64 * MiB;
+import { admitRemote, answerRemote, runSync } from './service.js';
 
 /** Sync routes: run a sync (management) and answer another router's sync requests (signed). */
 export const syncRoutes: RouteDef[] = [
@@ -22,17 +18,17 @@ export const syncRoutes: RouteDef[] = [
   route({
     method: 'POST',
     path: '/api/sync/cloud/remote',
-    // Authenticated by the shared secret's HMAC over the body (X-Cloud-Sig), checked in constant time
-    // before anything is parsed; 404 while sync is off.
+    // Authenticated by the shared secret: X-Cloud-Sync-Auth (nonce, time, length) is checked before a byte
+    // of the body is read, then the body's HMAC (X-Cloud-Sig), both in constant time; 404 while sync is off.
     tier: 'public',
     tag: 'sync',
     summary: 'The remote side of cloud sync: answers a signed push, pull or status from another router',
     rawBody: true,
-    bodyLimit: REMOTE_BODY_LIMIT,
+    bodyLimit: SYNC_MAX_BODY_BYTES,
     handler: async ({ event, services }) => {
-      if (!/^application\/json\b/i.test(event.req.headers.get('content-type') ?? '')) throw new RouterError(415, 'Content-Type must be application/json.');
-      const raw = new TextDecoder().decode(await readBodyBytes(event, REMOTE_BODY_LIMIT));
-      const reply = answerRemote(services, raw, event.req.headers.get(CLOUD_SIG_HEADER));
+      const admitted = admitRemote(services, event.req.headers);
+      const raw = new TextDecoder().decode(await readBodyBytes(event, admitted.auth.length));
+      const reply = answerRemote(services, admitted, raw, event.req.headers.get(CLOUD_SIG_HEADER));
       return new Response(reply.body, { status: 200, headers: { 'content-type': 'application/json', [CLOUD_SIG_HEADER]: reply.sig } });
     },
   }),

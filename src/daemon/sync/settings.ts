@@ -14,5 +14,10 @@ export const cloudSyncSettingsSchema = z
     enabled: z.boolean().default(false),
     /** Let tokens and providerSpecificData from the remote overwrite (and fill in) local ones. Off by default. */
     overwriteCredentials: z.boolean().default(false),
+    /**
+     * Let the remote change what decides who may get in and where credentials and prompts go: the security
+     * settings, node base URLs (and new nodes), key scopes and re-enabling keys (sync/trust.ts). Off by default.
+     */
+    applySecurityChanges: z.boolean().default(false),
   })
   .strict();
