@@ -122,9 +122,10 @@ export async function runSync(services: Services, action: SyncAction): Promise<S
 const early = (status: number, message: string, code?: string) => new RouterError(status, message, { ...(code ? { code } : {}), headers: { connection: 'close' } });
 
 /**
- * The remote side's checks before a byte of the body is read (POST /api/sync/cloud/remote): sync on, a
- * JSON body, a valid X-Cloud-Sync-Auth (signed nonce, time and length), the time within 5 minutes, a
- * Content-Length that matches and is within SYNC_MAX_BODY_BYTES, and a nonce never seen (taken now).
+ * The remote side's checks before a byte of the body is read (POST /api/sync/cloud/remote; the route's
+ * body limit, SYNC_MAX_BODY_BYTES, refused a larger Content-Length already): sync on, a JSON body, a valid
+ * X-Cloud-Sync-Auth (signed nonce, time and length), the time within 5 minutes, a Content-Length equal to
+ * the signed length, and a nonce never seen (taken now, so two copies racing cannot both pass).
  */
 export function admitRemote(services: Services, headers: Headers): { cfg: CloudSync; auth: RequestAuth } {
   const cfg = services.settings.get().cloudSync;
@@ -137,7 +138,6 @@ export function admitRemote(services: Services, headers: Headers): { cfg: CloudS
   const declared = headers.get('content-length');
   if (declared === null) throw early(411, 'Content-Length is required.');
   if (Number(declared) !== auth.length) throw early(400, `Content-Length differs from the length in ${CLOUD_AUTH_HEADER}.`, 'sync_bad_signature');
-  if (auth.length > SYNC_MAX_BODY_BYTES) throw early(413, `Request body exceeds the sync limit of ${SYNC_MAX_BODY_BYTES} bytes.`);
   if (!takeNonce(services.db, auth.nonce, auth.sentAt + MAX_SKEW_MS + 1000)) {
     throw early(409, 'This request was already answered (its nonce was seen): a replay is refused.', 'sync_replayed');
   }
