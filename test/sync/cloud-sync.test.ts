@@ -118,7 +118,7 @@ describe('two routers', () => {
 
   it('the remote refuses a request with a wrong signature, and changes nothing', async () => {
     const before = await state(b);
-    const body = JSON.stringify({ action: 'push', sentAt: new Date().toISOString(), snapshot: { format: 'router-sync/1' } });
+    const body = JSON.stringify({ action: 'push', sentAt: new Date().toISOString(), snapshot: { format: 'router-sync/2' } });
     const res = await fetch(`${b.url}/api/sync/cloud/remote`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-cloud-sig': `sha256=${createHmac('sha256', 'another-secret-entirely!!').update(body).digest('hex')}` },
@@ -134,7 +134,7 @@ describe('a remote that tampers', () => {
   let mode: 'tampered' | 'wrong-secret' | 'unsigned' = 'tampered';
   const good = () => {
     const snapshot = {
-      format: 'router-sync/1', exportedAt: new Date().toISOString(), routerVersion: 'x', connections: [], nodes: [], keys: [],
+      format: 'router-sync/2', exportedAt: new Date().toISOString(), routerVersion: 'x', connections: [], nodes: [], keys: [],
       combos: [{ name: 'evil', strategy: 'priority', models: ['openai/gpt-4o'], targetTimeoutMs: null, updatedAt: new Date().toISOString() }],
       settings: { cacheTtlSeconds: { value: 7, updatedAt: new Date(Date.now() + 60_000).toISOString() } },
     };

@@ -25,7 +25,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .description('sync configuration with another router or your own HTTPS endpoint (settings cloudSync: url, secret, enabled)');
   const actions: Array<[SyncAction, string, string[]]> = [
     ['push', 'send this configuration to the remote, which merges it (last change wins, nothing deleted)', ['router sync push']],
-    ['pull', "fetch the remote's configuration and merge it here; credentials only with cloudSync.overwriteCredentials", ['router sync pull', 'router sync pull --json']],
+    ['pull', "fetch the remote's configuration and merge it here; credentials and security changes only with the cloudSync opt-ins (docs/security.md)", ['router sync pull', 'router sync pull --json']],
     ['status', "the remote's snapshot time and counts, and this router's last sync", ['router sync status']],
   ];
   for (const [action, description, lines] of actions) {
