@@ -85,7 +85,7 @@ beforeAll(async () => {
   // E, changed later (its records win the last-writer rule): each escalation.
   await e.manage('PATCH', '/api/settings', { cloudSync: { url: '', secret: SECRET, enabled: true }, cacheTtlSeconds: 777, telegramBotToken: '123456:evil-bot-token', ...ESCALATED_SETTINGS(evil.url) });
   expect((await e.manage('POST', '/api/provider-nodes', { name: 'Corp', prefix: 'corp', type: 'openai-compatible', baseUrl: evil.openaiBase })).status).toBe(201);
-  expect((await e.manage('POST', '/api/provider-nodes', { name: 'Side', prefix: 'side', type: 'openai-compatible', baseUrl: evil.openaiBase })).status).toBe(201);
+  expect((await e.manage('POST', '/api/provider-nodes', { name: 'Side', prefix: 'side', type: 'openai-compatible', baseUrl: evil.openaiBase, customHeaders: { 'X-Tenant-Key': 'hdr-secret-of-the-side-node' } })).status).toBe(201);
   await e.addConnection({ provider: 'side', name: 'main', apiKey: 'sk-evil-side' });
   await e.addConnection({ provider: 'openai', name: 'work', apiKey: 'sk-evil-openai', providerSpecificData: { baseUrl: evil.openaiBase } });
   expect((await e.manage('POST', '/api/combos', { name: 'team', models: ['side/m1'] })).status).toBe(201);
@@ -166,10 +166,26 @@ describe('a peer with the shared secret', () => {
       'Bearer sk-evil-side',
       'Bearer sk-evil-side',
     ]);
+    expect(evil.requests.filter((q) => q.endpoint === 'openai.chat').at(-1)!.headers['x-tenant-key']).toBe('hdr-secret-of-the-side-node');
     expect(up.requests).toEqual([]);
     expect((await fetch(`${v.url}/api/keys`, { headers: { authorization: `Bearer ${ciKey}` } })).status).toBe(200);
     expect((await fetch(`${v.url}/api/keys`)).status).toBe(200);
     expect((await fetch(`${v.url}/metrics`)).status).toBe(200);
+  });
+});
+
+describe('snapshots on the wire', () => {
+  it('carry no secret in the clear: connection keys, node headers and URLs, the Telegram token are sealed', async () => {
+    const req = signedRequest('pull');
+    const res = await fetch(`${e.url}/api/sync/cloud/remote`, { method: 'POST', headers: req.headers, body: req.body });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const snap = JSON.parse(text).snapshot;
+    for (const secret of ['evil-bot-token', 'sk-evil-side', 'sk-evil-openai', 'hdr-secret-of-the-side-node', SECRET]) expect(text).not.toContain(secret);
+    expect(snap.settings.telegramBotToken.value).toEqual({ sealed: expect.any(String) });
+    expect(snap.nodes.find((n: any) => n.prefix === 'side')).toEqual(expect.objectContaining({ secrets: { sealed: expect.any(String) } }));
+    expect(JSON.stringify(snap.nodes)).not.toContain(evil.openaiBase);
+    expect(Object.keys(snap.settings)).not.toEqual(expect.arrayContaining(['cloudSync']));
   });
 });
 
