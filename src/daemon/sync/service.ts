@@ -93,7 +93,7 @@ async function exchange(services: Services, action: SyncAction, snapshot?: SyncS
     throw new RouterError(502, `Sync remote refused the request: ${msg}`, { code: 'sync_remote_error' });
   }
   if (parsed.nonce !== nonce) {
-    throw new RouterError(502, 'Sync remote reply does not answer this request (its nonce differs: replayed or misrouted); nothing was applied.', { code: 'sync_bad_reply' });
+    throw new RouterError(502, 'Sync remote reply does not answer this request (its nonce differs: replayed, misrouted, or a remote on an older sync protocol); nothing was applied.', { code: 'sync_bad_reply' });
   }
   return parsed;
 }
@@ -173,5 +173,8 @@ export function answerRemote(services: Services, admitted: { cfg: CloudSync; aut
     lastSync = { action: 'push', at: new Date().toISOString() };
   } else throw new RouterError(400, "action must be 'push', 'pull' or 'status'.");
   const body = JSON.stringify({ ...reply, nonce: auth.nonce });
+  if (Buffer.byteLength(body, 'utf8') > SYNC_MAX_BODY_BYTES) {
+    throw new RouterError(413, `This router's configuration is over the sync limit of ${SYNC_MAX_BODY_BYTES} bytes as a snapshot.`, { code: 'sync_too_large' });
+  }
   return { body, sig: signSync(cfg.secret, body) };
 }
