@@ -120,6 +120,7 @@ describe('a peer with the shared secret', () => {
     }
     const s = await vSettings();
     expect(s).toMatchObject({ requireLogin: true, metricsOpenOnLoopback: false, otelEndpoint: '', otelCaptureContent: false, captureTraffic: false, oauthEndpoints: {}, telegramBotToken: '' });
+    for (const [name, value] of Object.entries(ESCALATED_SETTINGS(evil.url))) expect(s[name], name).not.toEqual(value);
     // The victim's traffic still goes where it did; nothing reached the peer's server.
     expect((await chat(v, ciKey, 'corp/m1')).status).toBe(200);
     expect((await chat(v, ciKey, 'team')).status).toBe(200);
