@@ -37,7 +37,9 @@ it('test-all tests every connection and reports each: ok, latency, models found,
   const byProvider = Object.fromEntries(r.json.results.map((x: { provider: string }) => [x.provider, x]));
   expect(byProvider.openai).toMatchObject({ ok: true, models: expect.any(Number), latencyMs: expect.any(Number) });
   expect(byProvider.anthropic.ok).toBe(true);
-  expect(byProvider.groq).toMatchObject({ ok: false, id: broken, name: 'dead groq' });
+  expect(byProvider.groq).toMatchObject({ ok: false, connectionId: broken, name: 'dead groq' });
+  // CONTRACT: each result carries {connectionId, provider, ok, latencyMs, models?, error?}.
+  for (const x of r.json.results) expect(x).toMatchObject({ connectionId: expect.any(String), provider: expect.any(String), ok: expect.any(Boolean), latencyMs: expect.any(Number) });
   expect(byProvider.groq.error).toMatch(/ECONNREFUSED|refused/i);
   expect(JSON.stringify(r.json)).not.toContain('0123456789');
   const conn = (await env.router.manage('GET', `/api/providers/${broken}`)).json;
@@ -47,7 +49,7 @@ it('test-all tests every connection and reports each: ok, latency, models found,
 it('models test sends one real request through the executor and names the target that answered', async () => {
   const r = await env.router.manage('POST', '/api/models/test', { model: 'openai/gpt-4o' });
   expect(r.status, JSON.stringify(r.json)).toBe(200);
-  expect(r.json).toMatchObject({ ok: true, model: 'openai/gpt-4o', served: { model: 'openai/gpt-4o', provider: 'openai' }, tokensIn: expect.any(Number) });
+  expect(r.json).toMatchObject({ ok: true, model: 'openai/gpt-4o', provider: 'openai', served: { model: 'openai/gpt-4o', provider: 'openai' }, tokensIn: expect.any(Number) });
   expect(r.json.costUsd).toBeGreaterThan(0);
   const upstream = env.mock.requests.find((q) => q.path.endsWith('/chat/completions'))!;
   expect(upstream.json.max_tokens ?? upstream.json.max_completion_tokens).toBe(1);
@@ -58,14 +60,14 @@ it('models test sends one real request through the executor and names the target
 
 it('a combo fails over like a client request: the dead first target is skipped, the next one answers', async () => {
   const r = await env.router.manage('POST', '/api/models/test', { model: 'health-chain' });
-  expect(r.json).toMatchObject({ ok: true, served: { provider: 'anthropic', model: 'anthropic/claude-sonnet-4-5' } });
+  expect(r.json).toMatchObject({ ok: true, provider: 'anthropic', served: { provider: 'anthropic', model: 'anthropic/claude-sonnet-4-5' } });
 });
 
 it('a failing model is a finding (ok: false, the error in words); an unknown one is a 404', async () => {
   script(env.mock, { 'gpt-broken': { type: 'status', status: 500 } });
   const failing = await env.router.manage('POST', '/api/models/test', { model: 'openai/gpt-broken' });
   expect(failing.status).toBe(200);
-  expect(failing.json).toMatchObject({ ok: false, model: 'openai/gpt-broken' });
+  expect(failing.json).toMatchObject({ ok: false, model: 'openai/gpt-broken', provider: 'openai', latencyMs: expect.any(Number) });
   expect(failing.json.error).toMatch(/500/);
   expect((await env.router.manage('POST', '/api/models/test', { model: 'nosuch/model' })).status).toBe(404);
   expect((await env.router.manage('POST', '/api/models/test', {})).status).toBe(400);

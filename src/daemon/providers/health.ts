@@ -72,6 +72,8 @@ export const healthRoutes: RouteDef[] = [
       const connections = services.connections.list();
       const tests = await bounded(connections, TEST_ALL_CONCURRENCY, (c) => testConnection(services, c));
       const results = connections.map((c, i) => ({
+        connectionId: c.id,
+        // `id` is what earlier versions sent; kept so their readers keep working.
         id: c.id,
         name: c.name,
         provider: services.providers.label(c.provider),
@@ -99,6 +101,7 @@ export const healthRoutes: RouteDef[] = [
         return {
           ok: true,
           model: body.model,
+          provider: services.providers.label(r.target.provider.id),
           served: {
             model: `${services.providers.label(r.target.provider.id)}/${r.target.model}`,
             provider: services.providers.label(r.target.provider.id),
@@ -118,7 +121,14 @@ export const healthRoutes: RouteDef[] = [
         // What the client would have been told (unknown model, no connection...) stays an error reply;
         // an upstream that failed is the test's finding.
         if (err instanceof RouterError && err.status < 500 && err.status !== 429) throw err;
-        return { ok: false, model: body.model, latencyMs: Math.round(performance.now() - t0), error: sanitizeMessage((err as Error).message) };
+        return {
+          ok: false,
+          model: body.model,
+          // The provider of the last target tried (the one whose failure is reported).
+          provider: (err as { provider?: string }).provider ?? null,
+          latencyMs: Math.round(performance.now() - t0),
+          error: sanitizeMessage((err as Error).message),
+        };
       }
     },
   }),

@@ -76,7 +76,8 @@ export async function internalCall<T>(services: Services, spec: InternalCall<T>)
       return { value: read.value, target, traceId, usage: read.usage, upstreamMs: reply.upstreamMs };
     },
     fail(last: AttemptError, prepared) {
-      throw new Error(`${services.providers.label(prepared.provider)} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`);
+      const provider = services.providers.label(prepared.provider);
+      throw Object.assign(new Error(`${provider} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`), { provider });
     },
     targetTimeoutMs: spec.timeoutMs,
   };
