@@ -136,7 +136,11 @@ export function bootServices(opts: BootOptions): Services {
   const label = (id: string) => providerDirectory.label(id);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
   if (tracing?.capturesContent) stages.register(traceContentStage(tracing), TRACE_CONTENT_STAGE_ORDER);
-  const metrics = new Metrics({ usage, resilience, connections, label, version: VERSION, spansDropped: tracing && (() => tracing.dropped) }).attach();
+  const knownModel = (providerId: string, model: string) => {
+    const def = providerDirectory.provider(providerId);
+    return def !== undefined && providerDirectory.models(def).some((m) => m.id === model);
+  };
+  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped) }).attach();
   const services: Services = {
     db,
     paths,

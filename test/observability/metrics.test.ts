@@ -92,6 +92,21 @@ describe('GET /metrics', () => {
     }
   });
 
+  it('requests refused for made-up model names do not use up the model label cap (issue 27 item 7)', async () => {
+    // More refused names than the cap (MAX_MODEL_LABELS, 100) before any of these real models is served.
+    for (let i = 0; i < 105; i++) expect((await chat(env, `made-up-${i}`)).status).toBe(404);
+    const real = await chat(env, 'openai/served-after-junk');
+    expect(real.status, real.text).toBe(200);
+    const m = await until(async () => {
+      const all = await metrics();
+      return total(all, 'router_requests_total', { model: 'served-after-junk' }) >= 1 ? all : undefined;
+    });
+    expect(total(m, 'router_requests_total', { provider: 'openai', model: 'served-after-junk', status_class: '2xx' })).toBe(1);
+    // The refusals are still counted, under "other".
+    expect(total(m, 'router_requests_total', { model: 'other', status_class: '4xx' })).toBe(105);
+    expect(samples(m, 'router_requests_total').some((s) => s.labels.model?.startsWith('made-up-'))).toBe(false);
+  });
+
   it('metricsOpenOnLoopback lets an anonymous loopback scraper in', async () => {
     await settings(env, { metricsOpenOnLoopback: true });
     try {

@@ -19,6 +19,11 @@ export class CappedLabel {
     return value;
   }
 
+  /** The label value for `value` without admitting it: itself when admitted before, else "other". */
+  peek(value: string): string {
+    return this.seen.has(value) ? value : OTHER;
+  }
+
   /** Distinct values admitted so far. */
   get size(): number {
     return this.seen.size;

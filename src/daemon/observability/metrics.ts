@@ -4,7 +4,7 @@ import type { Resilience } from '../resilience/service.js';
 import type { UsageRecord } from '../usage/record.js';
 import type { UsageService } from '../usage/service.js';
 import { HistogramFamily, observe, ValueFamily, type Cell, type HistogramCell } from './families.js';
-import { CappedLabel, statusClass } from './labels.js';
+import { CappedLabel, OTHER, statusClass } from './labels.js';
 
 /** Models kept as labels before the rest count under "other" (also combos and providers, each its own cap). */
 export const MAX_MODEL_LABELS = 100;
@@ -28,6 +28,8 @@ export interface MetricsSources {
   version: string;
   /** Spans the trace exporter dropped (queue full, collector down); absent without tracing. */
   spansDropped?: () => number;
+  /** Whether the provider's model list knows this model (a refused request to it still earns its label). */
+  knownModel?: (providerId: string, model: string) => boolean;
 }
 
 /** The cells one usage record adds to, looked up once per label combination (the record's raw fields). */
@@ -37,6 +39,8 @@ interface Series {
   provider: string;
   combo: string | null;
   status: number;
+  /** Counted under "other" because the model had not earned a label yet (see `modelLabel`). */
+  other: boolean;
   requests: Cell;
   duration: HistogramCell;
   upstream: HistogramCell;
@@ -144,6 +148,8 @@ export class Metrics {
     const list = this.series.get(rec.model);
     if (list === undefined) return undefined;
     for (const s of list) {
+      // A model counted under "other" while unknown has its own series once it earned a label.
+      if (s.other && this.models.peek(rec.model) !== OTHER) continue;
       if (s.status === rec.status && s.provider === rec.provider && s.endpoint === rec.endpoint && s.combo === rec.combo && s.clientFormat === rec.clientFormat) return s;
     }
     return undefined;
@@ -158,7 +164,7 @@ export class Metrics {
     }
     const route = this.routes.of(rec.endpoint);
     const provider = this.provider(rec.provider);
-    const model = this.models.of(rec.model);
+    const model = this.modelLabel(rec);
     const cls = statusClass(rec.status);
     const s: Series = {
       endpoint: rec.endpoint,
@@ -166,6 +172,7 @@ export class Metrics {
       provider: rec.provider,
       combo: rec.combo,
       status: rec.status,
+      other: model === OTHER,
       requests: this.requests.cell(route, rec.clientFormat ?? '', provider, model, rec.combo === null ? '' : this.combos.of(rec.combo), cls),
       duration: this.duration.cell(route, provider, model, cls),
       upstream: this.upstream.cell(provider, model),
@@ -174,6 +181,18 @@ export class Metrics {
     };
     list.push(s);
     return s;
+  }
+
+  /**
+   * The model label of a record. Only a model that is real takes one of the capped places: one an upstream
+   * was asked for (the row has an account or upstream time, or was served) or one its provider's list
+   * knows. Requests router refused for a name it does not know count under "other" without using a place,
+   * so a client sending made-up names cannot push the real models out of their labels.
+   */
+  private modelLabel(rec: UsageRecord): string {
+    const real =
+      rec.connectionId !== null || rec.upstreamMs !== null || rec.status < 400 || (this.src.knownModel?.(rec.provider, rec.model) ?? false);
+    return real ? this.models.of(rec.model) : this.models.peek(rec.model);
   }
 
   private provider(id: string): string {
