@@ -18,7 +18,7 @@ let key: string;
 
 beforeAll(async () => {
   env = await startProxyEnv([{ provider: 'openai', apiKey: 'sk-mock' }]);
-  const k = await env.router.manage('POST', '/api/keys', { name: 'a2a-client', scopes: ['proxy'] });
+  const k = await env.router.manage('POST', '/api/keys', { name: 'a2a-client', scopes: ['manage'] });
   key = k.json.key;
   keyId = k.json.id;
   expect((await env.router.manage('PATCH', '/api/settings', { agents: { a2aModel: 'openai/gpt-4o' } })).status).toBe(200);
@@ -86,7 +86,7 @@ describe('A2A agent', () => {
     expect(logs.json.logs[0]).toMatchObject({ endpoint: 'a2a', apiKeyId: keyId, status: 200 });
 
     // Another caller does not see the task.
-    const other = await env.router.manage('POST', '/api/keys', { name: 'other-a2a', scopes: ['proxy'] });
+    const other = await env.router.manage('POST', '/api/keys', { name: 'other-a2a', scopes: ['manage'] });
     const stranger = await legacyClient(other.json.key);
     await expect(stranger.getTask({ tenant: '', id: task.id, historyLength: undefined })).rejects.toThrow(/not found/i);
   });
@@ -142,9 +142,25 @@ describe('A2A agent', () => {
     expect(textOf(got.artifacts[0]?.parts)).toBe('v1 answer');
   });
 
-  it('refuses callers without a proxy key; a missing model setting fails the task with a message', async () => {
-    const anon = await fetch(`${env.router.url}/api/a2a`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'x' } }) });
+  it('is a management route (CONTRACT): the CLI token and a manage key get in, a proxy-only key and no credential do not', async () => {
+    const rpc = (headers: Record<string, string>) =>
+      fetch(`${env.router.url}/api/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such-task' } }) });
+    const anon = await rpc({});
     expect(anon.status).toBe(401);
+    expect((await anon.json()).error).toMatchObject({ type: 'authentication_error' });
+    const proxyOnly = await env.router.manage('POST', '/api/keys', { name: 'a2a-proxy-only', scopes: ['proxy'] });
+    const refused = await rpc({ authorization: `Bearer ${proxyOnly.json.key}` });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.message).toMatch(/manage/);
+    // Management credentials reach the JSON-RPC handler (an unknown task is its own answer, not an auth error).
+    for (const headers of [{ 'x-router-cli-token': env.router.cliToken }, { authorization: `Bearer ${key}` }]) {
+      const r = await rpc(headers);
+      expect(r.status, JSON.stringify(headers)).toBe(200);
+      expect((await r.json()).error.code).toBe(-32001);
+    }
+  });
+
+  it('a missing model setting fails the task with a message', async () => {
     const bad = await fetch(`${env.router.url}/api/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: '{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}' });
     expect(bad.status).toBe(200);
     expect((await bad.json()).error.code).toBe(-32601);
@@ -161,7 +177,7 @@ describe('A2A tasks persist', () => {
   it('a task is still readable after a restart', async () => {
     const router = await startRouter({ keepHome: true });
     try {
-      const k = await router.manage('POST', '/api/keys', { name: 'p', scopes: ['proxy'] });
+      const k = await router.manage('POST', '/api/keys', { name: 'p', scopes: ['manage'] });
       // No model configured: the task fails at once, but it is a task all the same.
       const client = new Client(new LegacyJsonRpcTransport({ endpoint: `${router.url}/api/a2a`, fetchImpl: authed(k.json.key) }), parseLegacyAgentCard(await (await fetch(`${router.url}/.well-known/agent.json`)).json()));
       const task = (await client.sendMessage(sendParams(userMessage('persist me')))) as Task;

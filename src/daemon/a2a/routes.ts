@@ -59,7 +59,9 @@ export const a2aRoutes: RouteDef[] = [
   route({
     method: 'POST',
     path: A2A_PATH,
-    tier: 'client',
+    // CONTRACT: a management route (session, manage-scope key, CLI token from loopback). An agent that
+    // talks to router runs tasks with the owner's models, so it gets a manage key, not any proxy key.
+    tier: 'management',
     tag: 'a2a',
     summary: 'A2A JSON-RPC: message/send, message/stream (SSE), tasks/get, tasks/cancel (v0.3 names) and the v1.0 methods; answered by the agents.a2aModel model',
     rawBody: true,
