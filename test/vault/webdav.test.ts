@@ -117,6 +117,29 @@ describe('note vault over WebDAV', () => {
     expect(old.json.memories).toHaveLength(0);
   });
 
+  it("keeps a note's own front matter (title, tags) and writes it back; router's own fields stay router's (issue 27 item 7)", async () => {
+    const written = ['---', 'title: Trip to Lisbon', 'tags:', '  - travel', '  - food', 'aliases: [lisbon]', 'id: not-the-real-id', 'metadata:', '  place: Lisbon', '---', 'Pasteis de nata at Belem.', ''].join('\n');
+    const put = await fetch(`${davUrl()}/episodic/lisbon.md`, { method: 'PUT', headers: { authorization: basic(USER, PASS) }, body: written });
+    expect(put.status).toBe(201);
+    const mem = (await router.manage('GET', '/api/memory?type=episodic')).json.data.find((m: { key: string }) => m.key === 'lisbon');
+    expect(mem).toMatchObject({ content: 'Pasteis de nata at Belem.', metadata: { place: 'Lisbon', frontMatter: { title: 'Trip to Lisbon', tags: ['travel', 'food'], aliases: ['lisbon'] } } });
+    const note = (await dav.getFileContents('/episodic/lisbon.md', { format: 'text' })) as string;
+    const front = note.slice(4, note.indexOf('\n---\n'));
+    expect(front).toContain(`id: ${mem.id}`);
+    expect(front).not.toContain('not-the-real-id');
+    expect(front).toContain('title: Trip to Lisbon');
+    expect(front).toMatch(/^tags:\n {2}- travel\n {2}- food$/m);
+    expect(front).toMatch(/^metadata:\n {2}place: Lisbon$/m);
+    expect(front).not.toContain('frontMatter');
+    // Edited in the editor: the fields follow the note (a tag added, the alias removed), the metadata stays.
+    const edited = note.replace('  - food\n', '  - food\n  - pastry\n').replace(/^aliases:\n(?: {2}- .*\n)+/m, '');
+    expect(edited).not.toContain('aliases');
+    expect((await fetch(`${davUrl()}/episodic/lisbon.md`, { method: 'PUT', headers: { authorization: basic(USER, PASS) }, body: edited })).status).toBe(204);
+    const after = (await router.manage('GET', `/api/memory/${mem.id}`)).json;
+    expect(after.metadata).toEqual({ place: 'Lisbon', frontMatter: { title: 'Trip to Lisbon', tags: ['travel', 'food', 'pastry'] } });
+    expect(await dav.getFileContents('/episodic/lisbon.md', { format: 'text' })).toContain('  - pastry\n');
+  });
+
   it('PROPFIND with fetch: Depth 0 and 1 answer 207 multistatus with hrefs and the properties', async () => {
     const r1 = await fetch(`${davUrl()}/factual/`, { method: 'PROPFIND', headers: { depth: '1', authorization: basic(USER, PASS) } });
     expect(r1.status).toBe(207);

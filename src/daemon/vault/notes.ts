@@ -111,11 +111,38 @@ export function findNote(notes: readonly Note[], name: string): Note | undefined
   return notes.find((n) => n.name.toLowerCase() === lower) ?? (isIdName(name) ? notes.find((n) => `${n.memory.id}.md` === lower) : undefined);
 }
 
-/** A memory as a Markdown note: YAML front matter (id, type, key, created, updated, metadata), then the content. */
+/**
+ * Where a note's own front matter (anything but router's fields: `title`, `tags`, `aliases`...) is kept: a
+ * reserved key of the memory's metadata, written back at the top of the note's front matter.
+ */
+export const NOTE_FRONT_MATTER = 'frontMatter';
+/** Front matter fields router writes itself; a client's values for them are ignored (the path names the memory). */
+const ROUTER_FIELDS = new Set(['id', 'type', 'key', 'created', 'updated', 'metadata']);
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A memory as a Markdown note: YAML front matter (id, type, key, created, updated, the note's own fields,
+ * metadata), then the content.
+ */
 export function renderNote(m: MemoryEntry): string {
   const front: Record<string, unknown> = { id: m.id, type: m.type, key: m.key, created: m.createdAt, updated: m.updatedAt };
-  if (Object.keys(m.metadata).length > 0) front.metadata = m.metadata;
+  const { [NOTE_FRONT_MATTER]: own, ...metadata } = m.metadata;
+  if (isMapping(own)) for (const [k, v] of Object.entries(own)) if (!ROUTER_FIELDS.has(k)) front[k] = v;
+  if (Object.keys(metadata).length > 0) front.metadata = metadata;
   return `---\n${stringifyYaml(front)}---\n${m.content}\n`;
+}
+
+/**
+ * The metadata a written note gives its memory: the note's `metadata` mapping (else the memory's current
+ * metadata, for an existing note) with the note's own front matter fields under NOTE_FRONT_MATTER, replaced
+ * as a whole (a field removed from the note is gone).
+ */
+export function noteMetadata(parsed: ParsedNote, current: Record<string, unknown> = {}): Record<string, unknown> {
+  const { [NOTE_FRONT_MATTER]: _previous, ...base } = parsed.metadata ?? current;
+  return Object.keys(parsed.fields).length > 0 ? { ...base, [NOTE_FRONT_MATTER]: parsed.fields } : base;
 }
 
 export function etagOf(text: string): string {
@@ -124,12 +151,22 @@ export function etagOf(text: string): string {
 
 const FRONT_RE = /^---\r?\n([\s\S]*?)\r?\n?---\r?\n?/;
 
+/** A note as written by a client, read (see parseNote). */
+export interface ParsedNote {
+  content: string;
+  key?: string;
+  metadata?: Record<string, unknown>;
+  /** The note's own front matter fields (`title`, `tags`...), in their order. */
+  fields: Record<string, unknown>;
+}
+
 /**
  * A note as written by a client -> its content and the front matter fields the vault takes: `key` (used
- * for notes named by id) and `metadata`. The rest of the front matter (id, type, dates) is router's own
- * and ignored: the path names the memory. One trailing newline is the file's, not the content's.
+ * for notes named by id), `metadata`, and every field that is not router's own (`title`, `tags`...: kept
+ * with the memory and written back). Router's own fields (id, type, dates) are ignored: the path names the
+ * memory. One trailing newline is the file's, not the content's.
  */
-export function parseNote(text: string): { content: string; key?: string; metadata?: Record<string, unknown> } {
+export function parseNote(text: string): ParsedNote {
   let body = text;
   let front: Record<string, unknown> = {};
   const m = FRONT_RE.exec(text);
@@ -140,17 +177,19 @@ export function parseNote(text: string): { content: string; key?: string; metada
     } catch {
       throw badRequest('The note front matter is not valid YAML.');
     }
-    if (parsed !== null && parsed !== undefined && (typeof parsed !== 'object' || Array.isArray(parsed))) throw badRequest('The note front matter must be a YAML mapping.');
+    if (parsed !== null && parsed !== undefined && !isMapping(parsed)) throw badRequest('The note front matter must be a YAML mapping.');
     front = (parsed ?? {}) as Record<string, unknown>;
     body = text.slice(m[0].length);
   }
   const content = body.endsWith('\r\n') ? body.slice(0, -2) : body.endsWith('\n') ? body.slice(0, -1) : body;
   if (content.trim() === '') throw badRequest('A note needs a body: it is the memory content.');
-  const out: { content: string; key?: string; metadata?: Record<string, unknown> } = { content };
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(front)) if (!ROUTER_FIELDS.has(k)) fields[k] = v;
+  const out: ParsedNote = { content, fields };
   if (typeof front.key === 'string' && front.key.trim() !== '') out.key = front.key;
   if (front.metadata !== undefined) {
-    if (typeof front.metadata !== 'object' || front.metadata === null || Array.isArray(front.metadata)) throw badRequest("The front matter's metadata must be a mapping.");
-    out.metadata = front.metadata as Record<string, unknown>;
+    if (!isMapping(front.metadata)) throw badRequest("The front matter's metadata must be a mapping.");
+    out.metadata = front.metadata;
   }
   return out;
 }

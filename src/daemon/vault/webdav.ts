@@ -7,7 +7,7 @@ import { badRequest, RouterError } from '../http/errors.js';
 import { MEMORY_TYPES, type MemoryType } from '../memory/types.js';
 import type { Services } from '../services.js';
 import { basicAuthOk, loadCredentials } from './credentials.js';
-import { etagOf, findNote, isIdName, keyFromName, type Note, notesOf, parseNote, parseVaultPath, renderNote, type VaultPath, WEBDAV_PREFIX } from './notes.js';
+import { etagOf, findNote, isIdName, keyFromName, type Note, noteMetadata, notesOf, parseNote, parseVaultPath, renderNote, type VaultPath, WEBDAV_PREFIX } from './notes.js';
 
 /** Largest note a PUT takes (413 past it). */
 export const VAULT_MAX_NOTE_BYTES = 1024 * 1024;
@@ -146,8 +146,7 @@ async function putNote(event: H3Event, services: Services, path: VaultPath): Pro
   const existing = findNote(notesOf(services, path.type), path.name);
   preconditions(event, existing);
   if (existing) {
-    const patch: { content: string; key?: string; metadata?: Record<string, unknown> } = { content: parsed.content };
-    if (parsed.metadata) patch.metadata = parsed.metadata;
+    const patch: { content: string; key?: string; metadata: Record<string, unknown> } = { content: parsed.content, metadata: noteMetadata(parsed, existing.memory.metadata) };
     // A note named by its id has no key in its name: its front matter's key renames it.
     if (isIdName(existing.name) && parsed.key && parsed.key !== existing.memory.key) patch.key = parsed.key;
     const updated = await services.memory.update(existing.memory.id, patch);
@@ -155,7 +154,7 @@ async function putNote(event: H3Event, services: Services, path: VaultPath): Pro
     return reply(204, null, { etag: etagOf(renderNote(updated)) });
   }
   const key = isIdName(path.name) ? (parsed.key ?? keyFromName(`${path.name}`)) : keyFromName(path.name);
-  const created = await services.memory.create({ type: path.type, key, content: parsed.content, apiKeyId: null, metadata: parsed.metadata ?? {} });
+  const created = await services.memory.create({ type: path.type, key, content: parsed.content, apiKeyId: null, metadata: noteMetadata(parsed) });
   return reply(201, null, { etag: etagOf(renderNote(created)) });
 }
 
