@@ -80,6 +80,28 @@ describe('provider nodes', () => {
     expect((await router.manage('DELETE', `/api/providers/${c.id}`)).status).toBe(204);
   });
 
+  it('a node whose only connection is disabled is not called (no credential-less request): no active connection (issue 27 item 7)', async () => {
+    const c = await router.addConnection({ provider: 'vllm', name: 'vllm-off', apiKey: 'node-upstream-key-disabled' });
+    expect((await router.manage('PUT', `/api/providers/${c.id}`, { isActive: false })).status).toBe(200);
+    const before = mock.requests.length;
+    const r = await call(router.url, key, 'POST', '/v1/chat/completions', chatBody('vllm/m1'));
+    expectErrorBody(r, 400);
+    expect(r.json.error.code).toBe('no_active_connection');
+    expect(r.json.error.message).toMatch(/vllm/);
+    expect(r.json.error.message).toMatch(/disabled/);
+    expect(mock.requests.length).toBe(before);
+    // Enabled again: called with its key.
+    expect((await router.manage('PUT', `/api/providers/${c.id}`, { isActive: true })).status).toBe(200);
+    const ok = await call(router.url, key, 'POST', '/v1/chat/completions', chatBody('vllm/m1'));
+    expect(ok.status, ok.text).toBe(200);
+    expect(lastRequest('openai.chat').headers.authorization).toBe('Bearer node-upstream-key-disabled');
+    // Removed: the node has no connection at all again and is called without one, as before.
+    expect((await router.manage('DELETE', `/api/providers/${c.id}`)).status).toBe(204);
+    const keyless = await call(router.url, key, 'POST', '/v1/chat/completions', chatBody('vllm/m1'));
+    expect(keyless.status, keyless.text).toBe(200);
+    expect(lastRequest('openai.chat').headers.authorization).toBeUndefined();
+  });
+
   it('openai-compatible (responses): chat requests are sent to /responses', async () => {
     await createNode({ name: 'Resp node', prefix: 'respnode', type: 'openai-compatible', apiType: 'responses', baseUrl: mock.openaiBase });
     const r = await call(router.url, key, 'POST', '/v1/chat/completions', chatBody('respnode/gpt-x'));

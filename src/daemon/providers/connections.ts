@@ -100,6 +100,8 @@ export function publicConnection(c: Connection, label: (id: string) => string) {
 export class ConnectionStore {
   private all: Connection[] = [];
   private activeByProvider = new Map<string, readonly Connection[]>();
+  /** Providers with at least one stored connection, active or not. */
+  private withAny = new Set<string>();
   private readonly listeners: Array<() => void> = [];
 
   constructor(private readonly db: Db, private readonly keyFile: string) {
@@ -138,6 +140,7 @@ export class ConnectionStore {
   private reload(): void {
     this.all = (this.db.prepare('SELECT * FROM provider_connections ORDER BY priority, created_at').all() as Row[]).map((r) => this.fromRow(r));
     const active = new Map<string, Connection[]>();
+    this.withAny = new Set(this.all.map((c) => c.provider));
     for (const c of this.all) {
       if (!c.isActive) continue;
       const list = active.get(c.provider) ?? [];
@@ -159,6 +162,11 @@ export class ConnectionStore {
 
   get(id: string): Connection | undefined {
     return this.all.find((c) => c.id === id);
+  }
+
+  /** Whether a provider has any stored connection, disabled ones included. */
+  hasAny(provider: string): boolean {
+    return this.withAny.has(provider);
   }
 
   /** Active connections of a provider, priority order. */

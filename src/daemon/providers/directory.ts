@@ -79,9 +79,20 @@ export class ProviderDirectory {
     return this.synced.get(def.id) ?? def.models;
   }
 
-  /** Whether requests can reach this provider now: no-auth providers always, others with an active connection. */
+  /**
+   * Whether requests can reach this provider now: no-auth providers always, others with an active
+   * connection, a provider node also with no connection at all (a node without auth).
+   */
   usable(def: ProviderDef): boolean {
-    return def.kind === 'local' || this.connections.active(def.id).length > 0 || this.nodeDefs.has(def.id);
+    return def.kind === 'local' || this.connections.active(def.id).length > 0 || this.keylessNode(def);
+  }
+
+  /**
+   * A node called without a credential: it has no connection at all. A node whose connections are all
+   * disabled is not called: its owner turned its accounts off, and the upstream expects one.
+   */
+  private keylessNode(def: ProviderDef): boolean {
+    return this.nodeDefs.has(def.id) && !this.connections.hasAny(def.id);
   }
 
   /** Splits `<provider>/<model>` at the first slash; model ids may contain more slashes. */
@@ -113,10 +124,11 @@ export class ProviderDirectory {
     const conns = this.connections.active(def.id);
     const base = { provider: def, model, publicModel, format: def.format };
     if (conns.length === 0) {
-      if (def.kind === 'local' || this.nodeDefs.has(def.id)) {
+      if (def.kind === 'local' || this.keylessNode(def)) {
         return [{ ...base, credential: {}, baseUrl: def.baseUrl, headers: {} }];
       }
-      throw new RouterError(400, `No active connection for provider '${def.id}'; add one with POST /api/providers.`, {
+      const fix = this.connections.hasAny(def.id) ? 'every connection of it is disabled; enable one (Providers page, or PUT /api/providers/{id} with isActive true)' : 'add one with POST /api/providers';
+      throw new RouterError(400, `No active connection for provider '${this.label(def.id)}'; ${fix}.`, {
         code: 'no_active_connection',
       });
     }
