@@ -153,7 +153,8 @@ describe('A2A agent', () => {
     expect(refused.status).toBe(403);
     expect((await refused.json()).error.message).toMatch(/manage/);
     // Management credentials reach the JSON-RPC handler (an unknown task is its own answer, not an auth error).
-    for (const headers of [{ 'x-router-cli-token': env.router.cliToken }, { authorization: `Bearer ${key}` }]) {
+    const management: Record<string, string>[] = [{ 'x-router-cli-token': env.router.cliToken }, { authorization: `Bearer ${key}` }];
+    for (const headers of management) {
       const r = await rpc(headers);
       expect(r.status, JSON.stringify(headers)).toBe(200);
       expect((await r.json()).error.code).toBe(-32001);
