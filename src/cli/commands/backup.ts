@@ -79,7 +79,7 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.run(async (opts) => {
         const { backups } = await ctx.client(opts).request<{ backups: BackupRecord[] }>('GET', '/api/db-backups');
         ctx.emit(opts, backups, () =>
-          backups.length === 0 ? 'no backups yet; make one with `router backup create`' : table(['ID', 'CREATED', 'SIZE', 'REASON'], backups.map((b) => [b.id, b.createdAt, mb(b.size), b.reason]), [2]),
+          backups.length === 0 ? 'no backups yet; make one with `router backup create`' : table(['ID', 'CREATED', 'SIZE', 'REASON'], backups.map((b) => [b.id, b.createdAt, mb(b.size), b.reason]), [2], { flex: [3] }),
         );
         return 0;
       }),

@@ -20,7 +20,7 @@ function progress(b: BatchView): string {
 export function formatBatches(list: BatchView[]): string {
   if (list.length === 0) return 'no batches; clients create them with POST /v1/batches (docs/batch.md)';
   const rows = list.map((b) => [b.id, b.status, b.mode, b.endpoint, progress(b), String(b.request_counts.failed), when(b.created_at)]);
-  return table(['ID', 'STATUS', 'MODE', 'ENDPOINT', 'DONE', 'FAILED', 'CREATED (UTC)'], rows, [4, 5]);
+  return table(['ID', 'STATUS', 'MODE', 'ENDPOINT', 'DONE', 'FAILED', 'CREATED (UTC)'], rows, [4, 5], { flex: [3] });
 }
 
 export function formatBatch(b: BatchView): string {

@@ -120,7 +120,7 @@ export function register(program: Command, ctx: CommandContext): void {
         else if (list.length === 0) io.out('no combos; create one with `router combos add <name> --model <provider>/<model>`');
         else {
           const rows = list.map((c) => [c.name, c.strategy, describeModels(c.models), describeTimeout(c.targetTimeoutMs)]);
-          io.out(table(['NAME', 'STRATEGY', 'MODELS', 'TIMEOUT'], rows));
+          io.out(table(['NAME', 'STRATEGY', 'MODELS', 'TIMEOUT'], rows, [], { flex: [0, 2] }));
         }
         return 0;
       }),

@@ -172,7 +172,7 @@ function listTools(ctx: CommandContext, opts: any): number {
     files: t.files({ configHome, env: process.env }),
     configured: latestBackup(stateHome, t.id, configHome) !== undefined,
   }));
-  ctx.emit(opts, rows, () => table(['TOOL', 'NAME', 'CONFIGURED BY ROUTER', 'FILES'], rows.map((r) => [r.id, r.name, r.configured ? 'yes' : 'no', r.files.join(', ')])));
+  ctx.emit(opts, rows, () => table(['TOOL', 'NAME', 'CONFIGURED BY ROUTER', 'FILES'], rows.map((r) => [r.id, r.name, r.configured ? 'yes' : 'no', r.files.join(', ')]), [], { flex: [1, 3] }));
   return 0;
 }
 

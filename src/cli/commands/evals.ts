@@ -14,7 +14,7 @@ const usd = (n: number) => `$${n < 0.01 && n > 0 ? n.toPrecision(2) : n.toFixed(
 export function formatRun(run: EvalRun): string {
   const head = `run ${run.id} ${run.status} (started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''})`;
   const rows = run.scores.map((s) => [s.model, `${s.passed}/${s.cases}`, pct(s.score), String(s.errors), ms(s.avgLatencyMs), ms(s.p50LatencyMs), String(s.tokensIn), String(s.tokensOut), usd(s.costUsd)]);
-  return `${head}\n${table(['MODEL', 'PASSED', 'SCORE', 'ERRORS', 'AVG LATENCY', 'P50', 'IN', 'OUT', 'COST'], rows)}`;
+  return `${head}\n${table(['MODEL', 'PASSED', 'SCORE', 'ERRORS', 'AVG LATENCY', 'P50', 'IN', 'OUT', 'COST'], rows, [], { flex: [0] })}`;
 }
 
 /** The failed cases of a run, one line each (which checks failed, or the error). */
@@ -41,7 +41,7 @@ export function register(program: Command, ctx: CommandContext): void {
         ctx.emit(opts, list, () => {
           if (list.length === 0) return 'no evals; define one with `router evals create <file.json>` (docs/observability.md, "Evals")';
           const rows = list.map((e) => [e.name, String(e.cases.length), e.models.join(', '), e.running ? 'running' : e.lastRun ? e.lastRun.scores.map((s) => `${s.model} ${pct(s.score)}`).join(', ') : 'never run']);
-          return table(['NAME', 'CASES', 'MODELS', 'LAST RUN'], rows);
+          return table(['NAME', 'CASES', 'MODELS', 'LAST RUN'], rows, [], { flex: [0, 2, 3] });
         });
         return 0;
       }),

@@ -35,7 +35,7 @@ function accountsTable(accounts: DiscoveredAccount[], numbered = false): string 
     a.expiresAt ? stamp(a.expiresAt) : '-',
     a.fingerprint,
   ]);
-  return table([...(numbered ? ['#'] : []), 'ACCOUNT', 'PROVIDER', 'FROM', 'EXPIRES', 'FINGERPRINT'], rows);
+  return table([...(numbered ? ['#'] : []), 'ACCOUNT', 'PROVIDER', 'FROM', 'EXPIRES', 'FINGERPRINT'], rows, [], { flex: numbered ? [1, 3] : [0, 2] });
 }
 
 function importedLines(reply: KeychainImportReply): string {

@@ -53,6 +53,44 @@ function tokenCount(raw: string): string {
 
 const toNumber = (raw: string): number => (raw === 'unlimited' ? 0 : Number(raw));
 
+const onOff = (raw: string): string => {
+  if (raw !== 'on' && raw !== 'off') throw new InvalidArgumentError('expected on or off.');
+  return raw;
+};
+
+const wholeIn = (min: number, max: number) => (raw: string) => {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}.`);
+  return raw;
+};
+
+const choice = (allowed: readonly string[]) => (raw: string) => {
+  if (!allowed.includes(raw)) throw new InvalidArgumentError(`expected one of ${allowed.join(', ')}.`);
+  return raw;
+};
+
+/** A key's use of memory, as `GET /api/memory/keys/{keyId}/settings` shows it. */
+export interface KeyMemory {
+  apiKeyId: string;
+  inject: boolean;
+  extract: boolean;
+  injectMaxTokens: number;
+  injectLimit: number;
+  strategy: string;
+  scope: string;
+}
+
+const SCOPES: Record<string, string> = { key: "the key's own memories", global: 'the global pool', both: "the key's own memories and the global pool" };
+
+/** A key's memory settings as lines. */
+export function formatKeyMemory(k: Pick<KeyView, 'id' | 'name'>, m: KeyMemory): string {
+  const state = m.inject || m.extract ? 'on' : 'off';
+  return [
+    `memory of key ${k.name} (${k.id}): ${state}`,
+    `  inject    ${m.inject ? 'on' : 'off'}  (up to ${m.injectLimit} memories, ${int(m.injectMaxTokens)} tokens, ${m.strategy} retrieval, from ${SCOPES[m.scope] ?? m.scope})`,
+    `  extract   ${m.extract ? 'on' : 'off'}  (new memories from this key's conversations)`,
+  ].join('\n');
+}
+
 /** The limits of one key as lines. */
 export function formatLimits(k: KeyView): string {
   const daily = k.dailyRequestLimit === null ? 'default (the defaultDailyRequestLimit setting)' : k.dailyRequestLimit === 0 ? 'unlimited' : int(k.dailyRequestLimit);
@@ -74,10 +112,51 @@ export function formatKeys(list: KeyView[]): string {
     k.dailyRequestLimit === null ? 'default' : k.dailyRequestLimit === 0 ? 'unlimited' : int(k.dailyRequestLimit),
     stamp(k.lastUsedAt),
   ]);
-  return table(['ID', 'NAME', 'KEY', 'SCOPES', 'STATE', 'REQ/DAY', 'LAST USED (UTC)'], rows);
+  return table(['ID', 'NAME', 'KEY', 'SCOPES', 'STATE', 'REQ/DAY', 'LAST USED (UTC)'], rows, [], { flex: [1, 3] });
 }
 
 export function register(program: Command, ctx: CommandContext): void {
+  registerBasics(program, ctx);
+  registerMemory(program.commands.find((c) => c.name() === 'keys')!, ctx);
+}
+
+function registerMemory(keys: Command, ctx: CommandContext): void {
+  examples(withCommon(keys.command('memory <key> [state]')), [
+    'router keys memory laptop                  # show it',
+    'router keys memory laptop on               # inject and extract',
+    'router keys memory laptop off',
+    'router keys memory laptop --inject on --extract off --limit 5 --max-tokens 800',
+  ])
+    .description("show or change a key's use of memory in conversations: on (inject and extract), off, or each part")
+    .option('--inject <on|off>', 'inject relevant memories into its chat, messages and responses requests', onOff)
+    .option('--extract <on|off>', 'extract new memories from its conversations (in the background)', onOff)
+    .option('--max-tokens <n>', 'token budget of the injected memories (1..16000)', wholeIn(1, 16_000))
+    .option('--limit <n>', 'most memories injected (1..100)', wholeIn(1, 100))
+    .option('--strategy <s>', 'retrieval: exact, semantic or hybrid', choice(['exact', 'semantic', 'hybrid']))
+    .option('--scope <s>', "pools searched: key (its own), global, or both", choice(['key', 'global', 'both']))
+    .option('--json', 'print {apiKeyId, inject, extract, injectMaxTokens, injectLimit, strategy, scope}')
+    .action(
+      ctx.run(async (opts, ref: string, state: string | undefined) => {
+        if (state !== undefined && state !== 'on' && state !== 'off') throw new CliError(`expected on or off, got '${state}'; see \`router keys memory --help\``, 2);
+        const c = ctx.client(opts);
+        const key = await findKey(c, ref);
+        const path = `/api/memory/keys/${encodeURIComponent(key.id)}/settings`;
+        const patch: Record<string, unknown> = {};
+        if (state) patch.inject = patch.extract = state === 'on';
+        if (opts.inject) patch.inject = opts.inject === 'on';
+        if (opts.extract) patch.extract = opts.extract === 'on';
+        if (opts.maxTokens) patch.injectMaxTokens = Number(opts.maxTokens);
+        if (opts.limit) patch.injectLimit = Number(opts.limit);
+        if (opts.strategy) patch.strategy = opts.strategy;
+        if (opts.scope) patch.scope = opts.scope;
+        const m = await c.request<KeyMemory>(Object.keys(patch).length ? 'PUT' : 'GET', path, Object.keys(patch).length ? patch : undefined);
+        ctx.emit(opts, m, () => formatKeyMemory(key, m));
+        return 0;
+      }),
+    );
+}
+
+function registerBasics(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
   const keys = program.command('keys').description('manage API keys (named by id or name)');
 

@@ -159,10 +159,10 @@ export async function dashboard(ctx: CommandContext, opts: any): Promise<number>
       `router ${status.version} at ${status.url} (pid ${status.pid})`,
       '',
       providers.length
-        ? table(['PROVIDER', 'CONNECTIONS', 'CIRCUIT', 'COOLDOWNS'], providers.map((p) => [p.provider, `${p.active}/${p.total}`, p.circuit, String(p.cooldowns)]))
+        ? table(['PROVIDER', 'CONNECTIONS', 'CIRCUIT', 'COOLDOWNS'], providers.map((p) => [p.provider, `${p.active}/${p.total}`, p.circuit, String(p.cooldowns)]), [], { flex: [2] })
         : 'no providers yet',
       '',
-      combos.length ? table(['COMBO', 'STRATEGY', 'MODELS'], combos.map((c) => [c.name, c.strategy, c.models.map((m) => m.model).join(', ')])) : 'no combos',
+      combos.length ? table(['COMBO', 'STRATEGY', 'MODELS'], combos.map((c) => [c.name, c.strategy, c.models.map((m) => m.model).join(', ')]), [], { flex: [2] }) : 'no combos',
     ].join('\n'),
   );
   return 0;

@@ -184,6 +184,8 @@ export function register(program: Command, ctx: CommandContext): void {
                     c.isActive ? 'active' : (c.testStatus ?? 'inactive'),
                   ];
                 }),
+                [],
+                { flex: [1] },
               ),
         );
         return 0;

@@ -63,7 +63,7 @@ export function formatLogs(entries: LogEntry[]): string {
     ms(e.latencyMs),
     e.error ?? '',
   ]);
-  return table(['TIME (UTC)', 'STATUS', 'MODEL', 'REQUESTED', 'IN', 'OUT', 'COST', 'LATENCY', 'ERROR'], rows, [4, 5, 6, 7]);
+  return table(['TIME (UTC)', 'STATUS', 'MODEL', 'REQUESTED', 'IN', 'OUT', 'COST', 'LATENCY', 'ERROR'], rows, [4, 5, 6, 7], { flex: [2, 3, 8] });
 }
 
 export function register(program: Command, ctx: CommandContext): void {

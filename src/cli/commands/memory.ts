@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { MemoryEntry, RetrieveResult } from '../../shared/records.js';
 import { query } from '../client.js';
 import { fit, int, pct } from '../format.js';
-import { CliError, table } from '../io.js';
+import { CliError, table, wrapLine } from '../io.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
 const TYPES = ['factual', 'episodic', 'procedural', 'semantic'];
@@ -32,7 +32,7 @@ export function formatMemories(r: MemoryList, page: number): string {
   if (r.data.length === 0) return 'no memories; add one with `router memory add <key> <content>`';
   const rows = r.data.map((m) => [m.id, m.type, fit(m.key, 24), fit(m.content.replace(/\s+/g, ' '), 48), String(m.tokens), String(m.hitCount), scope(m.apiKeyId)]);
   return [
-    table(['ID', 'TYPE', 'KEY', 'CONTENT', 'TOKENS', 'HITS', 'SCOPE'], rows, [4, 5]),
+    table(['ID', 'TYPE', 'KEY', 'CONTENT', 'TOKENS', 'HITS', 'SCOPE'], rows, [4, 5], { flex: [2, 3] }),
     '',
     `page ${page} of ${Math.max(1, r.totalPages)} · ${int(r.total)} memories · ${int(r.stats.tokensUsed)} tokens · hit rate ${pct(r.stats.hitRate)}`,
   ].join('\n');
@@ -41,9 +41,9 @@ export function formatMemories(r: MemoryList, page: number): string {
 export function formatRetrieval(r: RetrieveResult): string {
   const how = r.resolution;
   const head = `strategy ${how.strategyUsed} · embeddings ${how.embeddingSource ?? 'none'}${how.embeddingModel ? ` (${how.embeddingModel})` : ''} · vectors ${how.vectorStore}${how.rerankApplied ? ' · reranked' : ''}${how.fallbackReason ? ` · fallback: ${how.fallbackReason}` : ''}`;
-  if (r.memories.length === 0) return `${head}\nnothing retrieved`;
+  if (r.memories.length === 0) return `${wrapLine(head)}\nnothing retrieved`;
   const rows = r.memories.map((m) => [m.score.toFixed(3), m.tier, m.id, fit(m.key, 24), fit(m.content.replace(/\s+/g, ' '), 48), String(m.tokens)]);
-  return [head, '', table(['SCORE', 'TIER', 'ID', 'KEY', 'CONTENT', 'TOKENS'], rows, [0, 5]), '', `${int(r.totalTokensUsed)} of ${int(r.budgetMaxTokens)} tokens`].join('\n');
+  return [wrapLine(head), '', table(['SCORE', 'TIER', 'ID', 'KEY', 'CONTENT', 'TOKENS'], rows, [0, 5], { flex: [3, 4] }), '', `${int(r.totalTokensUsed)} of ${int(r.budgetMaxTokens)} tokens`].join('\n');
 }
 
 export function register(program: Command, ctx: CommandContext): void {

@@ -21,8 +21,8 @@ export function formatModels(rows: ModelRow[], all = false): string {
   }
   const head = ['MODEL', 'PROVIDER', 'CONTEXT', 'SOURCE'];
   const cells = (r: ModelRow) => [r.id, r.provider, r.contextLength === null ? '-' : int(r.contextLength), r.source];
-  if (!all) return table(head, rows.map(cells), [2]);
-  return table([...head, 'AVAILABLE'], rows.map((r) => [...cells(r), r.available === false ? `no (${r.availability})` : `yes (${r.availability})`]), [2]);
+  if (!all) return table(head, rows.map(cells), [2], { flex: [0] });
+  return table([...head, 'AVAILABLE'], rows.map((r) => [...cells(r), r.available === false ? `no (${r.availability})` : `yes (${r.availability})`]), [2], { flex: [0, 4] });
 }
 
 /** The model catalog: what works now (combos, connected providers, reachable local servers), or everything. */

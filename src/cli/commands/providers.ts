@@ -42,18 +42,18 @@ export function formatConnections(list: PublicConnection[], resilience?: Resilie
     (circuit.get(c.provider) ?? 'closed') + (modelsOpen.get(c.provider) ? ` +${modelsOpen.get(c.provider)} model(s)` : ''),
     cooling.has(c.id) ? `${cooling.get(c.id)} model(s)` : '-',
   ]);
-  return table(['ID', 'PROVIDER', 'NAME', 'CREDENTIAL', 'PRIORITY', 'STATE', 'TEST', 'CIRCUIT', 'COOLDOWN'], rows, [4]);
+  return table(['ID', 'PROVIDER', 'NAME', 'CREDENTIAL', 'PRIORITY', 'STATE', 'TEST', 'CIRCUIT', 'COOLDOWN'], rows, [4], { flex: [2, 7] });
 }
 
 export function formatCatalog(list: CatalogProvider[]): string {
   const rows = list.map((p) => [p.id, p.kind, p.format, p.authKinds.join(','), p.baseUrl ?? '(set per connection: --base-url)']);
-  return table(['PROVIDER', 'KIND', 'FORMAT', 'AUTH', 'BASE URL'], rows);
+  return table(['PROVIDER', 'KIND', 'FORMAT', 'AUTH', 'BASE URL'], rows, [], { flex: [3, 4] });
 }
 
 export function formatNodes(list: ProviderNode[]): string {
   if (list.length === 0) return 'no provider nodes; add one with `router providers nodes add --name N --prefix P --type openai-compatible --base-url URL`';
   const rows = list.map((n) => [n.id, n.prefix, n.name, n.type, n.apiType, n.baseUrl, stamp(n.createdAt)]);
-  return table(['ID', 'PREFIX', 'NAME', 'TYPE', 'API', 'BASE URL', 'CREATED (UTC)'], rows);
+  return table(['ID', 'PREFIX', 'NAME', 'TYPE', 'API', 'BASE URL', 'CREATED (UTC)'], rows, [], { flex: [2, 5] });
 }
 
 /** The credential of `providers add`: a flag, stdin, or a hidden prompt when the provider needs a key. */
@@ -163,6 +163,8 @@ export function register(program: Command, ctx: CommandContext): void {
               : table(
                   ['CONNECTION', 'PROVIDER', 'RESULT', 'LATENCY'],
                   r.results.map((x) => [x.name, x.provider, x.ok ? `ok, ${x.models} models` : `failed: ${x.error}`, ms(x.latencyMs)]),
+                  [],
+                  { flex: [0, 2] },
                 ),
           );
           return r.failed > 0 ? 1 : 0;

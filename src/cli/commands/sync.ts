@@ -8,7 +8,7 @@ export function formatReport(action: SyncAction, report: SyncReport): string {
   const where = action === 'push' ? 'on the remote' : 'here';
   if (report.changes.length === 0) return `nothing to change ${where} (${report.unchanged} records already equal)`;
   const rows = report.changes.map((c) => [c.kind, c.name, c.result, c.reason ?? '']);
-  return [`${action} done; changes ${where}:`, table(['KIND', 'NAME', 'RESULT', 'NOTE'], rows), `${report.unchanged} records already equal`].join('\n');
+  return [`${action} done; changes ${where}:`, table(['KIND', 'NAME', 'RESULT', 'NOTE'], rows, [], { flex: [1, 3] }), `${report.unchanged} records already equal`].join('\n');
 }
 
 function formatStatus(r: SyncReply): string {

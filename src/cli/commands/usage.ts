@@ -44,7 +44,7 @@ export function formatUsage(r: UsageReport): string {
     usd(b.costUsd),
     ms(b.avgLatencyMs),
   ]);
-  const t = table([r.breakdown.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'IN', 'OUT', 'COST', 'AVG LATENCY'], rows, [1, 2, 3, 4, 5, 6]);
+  const t = table([r.breakdown.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'IN', 'OUT', 'COST', 'AVG LATENCY'], rows, [1, 2, 3, 4, 5, 6], { flex: [0] });
   return [...head, '', t].join('\n');
 }
 

@@ -23,7 +23,7 @@ export function formatWebhooks(list: WebhookView[]): string {
     String(w.failure_count),
     stamp(w.last_triggered_at),
   ]);
-  return table(['ID', 'KIND', 'URL', 'EVENTS', 'ENABLED', 'LAST', 'FAILURES', 'LAST SENT (UTC)'], rows, [6]);
+  return table(['ID', 'KIND', 'URL', 'EVENTS', 'ENABLED', 'LAST', 'FAILURES', 'LAST SENT (UTC)'], rows, [6], { flex: [2, 3] });
 }
 
 /** Finds a webhook by id, or by URL when only one webhook has it. */
