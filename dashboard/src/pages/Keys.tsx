@@ -3,6 +3,7 @@ import { api } from '../api/client';
 import type { ApiKeyRecord, CreatedApiKey } from '../api/replies';
 import { CopyButton, Empty, ErrorBox, Field, fieldError, fmt, Section, useAction, useData, ok } from '../ui/kit';
 import { checkLimits, fromDraft, KEY_FIELDS, keyFieldError, type LimitDraft, LimitsFields, limitsText, type TokenLimit, toDraft } from './KeyLimits';
+import { KeyMemoryFields, useKeyMemory } from './KeyMemory';
 
 type Key = ApiKeyRecord & { dailyRequestLimit?: number | null; tokenLimits?: TokenLimit[] };
 
@@ -80,6 +81,7 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
   const [limit, setLimit] = useState(k.dailyRequestLimit == null ? '' : String(k.dailyRequestLimit));
   const [drafts, setDrafts] = useState<LimitDraft[]>((k.tokenLimits ?? []).map(toDraft));
   const a = useAction();
+  const memory = useKeyMemory(k.id, editing);
   const params = { id: k.id };
   // The form's own checks show once a save was tried (an empty new row is not an error yet).
   const [tried, setTried] = useState(false);
@@ -132,7 +134,12 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
                   setTried(true);
                   if (Object.keys(local).length) return;
                   const body = { name, scopes: splitScopes(scopes), dailyRequestLimit: limit === '' ? null : Number(limit), tokenLimits: drafts.map(fromDraft) };
-                  if (await a.run(() => api('PATCH /api/keys/{id}', { params, body }))) {
+                  const saved = await a.run(async () => {
+                    await api('PATCH /api/keys/{id}', { params, body });
+                    await memory.save();
+                    return true;
+                  });
+                  if (saved) {
                     setEditing(false);
                     setTried(false);
                     reload();
@@ -146,6 +153,7 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
                   <input value={scopes} onChange={(e) => setScopes(e.target.value)} />
                 </Field>
                 <LimitsFields daily={limit} setDaily={setLimit} drafts={drafts} setDrafts={setDrafts} err={err} />
+                <KeyMemoryFields mem={memory} />
                 <button type="submit" className="primary" disabled={a.busy}>
                   Save
                 </button>

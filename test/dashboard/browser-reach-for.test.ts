@@ -1,0 +1,76 @@
+/**
+ * Issue 27 item 13 in Chromium (playwright-core, Debian's /usr/bin/chromium), against the real daemon:
+ * memory on and off from a key's edit form, and the Settings page built from the daemon's settings schema
+ * (groups, a description, a typed control and the default of each setting). Skipped without Chromium.
+ * With ROUTER_DASHBOARD_SCREENSHOTS=1 the Settings screenshot goes to docs/dashboard/settings.png.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+
+const CHROMIUM = process.env.ROUTER_TEST_NO_BROWSER === '1' ? undefined : ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const PASSWORD = 'reach-for-pass-123';
+const DOCS = process.env.ROUTER_DASHBOARD_SCREENSHOTS === '1';
+const SHOTS = DOCS ? fileURLToPath(new URL('../../docs/dashboard/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'router-shots-'));
+
+let router: RouterProcess;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+describe.skipIf(!CHROMIUM)('what users reach for, in the dashboard', () => {
+  beforeAll(async () => {
+    router = await startRouter();
+    expect((await router.manage('PUT', '/api/auth/password', { password: PASSWORD })).status).toBe(204);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(router.url);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    expect(pageErrors).toEqual([]);
+    await browser?.close();
+    await router?.stop();
+  });
+
+  it("turns a key's memory on and off from its edit form", async () => {
+    const created = await router.manage('POST', '/api/keys', { name: 'notes', scopes: ['proxy'] });
+    await router.manage('POST', '/api/keys', { name: 'other', scopes: ['proxy'] });
+    const id = created.json.id as string;
+    const stored = async (keyId: string) => (await router.manage('GET', `/api/memory/keys/${keyId}/settings`)).json;
+
+    await page.goto(`${router.url}/dashboard/keys`);
+    const row = page.getByRole('row').filter({ hasText: 'notes' });
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: 'Edit key notes' });
+    const inject = form.getByRole('checkbox', { name: /Inject relevant memories/ });
+    const extract = form.getByRole('checkbox', { name: /Extract new memories/ });
+    await expect.poll(() => inject.isEnabled()).toBe(true);
+    expect(await inject.isChecked()).toBe(false);
+    expect(await extract.isChecked()).toBe(false);
+    await inject.check();
+    await extract.check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(() => stored(id)).toMatchObject({ inject: true, extract: true });
+    const others = (await router.manage('GET', '/api/keys')).json.keys.filter((k: { name: string }) => k.name === 'other');
+    expect(await stored(others[0].id)).toMatchObject({ inject: false, extract: false });
+
+    // Reopened, the form shows what is stored; turning one part off saves just that.
+    await page.reload();
+    await page.getByRole('row').filter({ hasText: 'notes' }).getByRole('button', { name: 'Edit' }).click();
+    await expect.poll(() => form.getByRole('checkbox', { name: /Inject relevant memories/ }).isChecked()).toBe(true);
+    await form.getByRole('checkbox', { name: /Extract new memories/ }).uncheck();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(() => stored(id)).toMatchObject({ inject: true, extract: false });
+  });
+});
