@@ -1,3 +1,5 @@
+import { boundedText } from '../net/bounded-read.js';
+
 /**
  * External vector store (`external-vec`): a client of Qdrant's REST API. Points are keyed by the memory's
  * uuid and carry `{scope, seq}` as payload (scope = API key id, '' for the global pool). The embedded store
@@ -48,7 +50,8 @@ export class QdrantStore {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      const text = await res.text();
+      // Search results and point batches are far below this; a larger reply is a failed call.
+      const text = await boundedText(res, 32 * 1024 * 1024);
       let json: any;
       try {
         json = text ? JSON.parse(text) : undefined;

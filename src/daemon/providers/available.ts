@@ -1,6 +1,7 @@
 import { comboCatalog } from '../combos/catalog.js';
 import type { Services } from '../services.js';
 import { parseModelList } from './sync.js';
+import { boundedText } from '../net/bounded-read.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 
 /** How long `GET /api/models` waits for a local server (Ollama, LM Studio) before calling it unreachable. */
@@ -28,7 +29,8 @@ export async function probeLocal(baseUrl: string, timeoutMs = LOCAL_PROBE_TIMEOU
   try {
     const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, { signal: AbortSignal.timeout(timeoutMs) });
     if (!res.ok) return undefined;
-    return parseModelList('openai-chat', await res.json());
+    // A model list is kilobytes: 8 MiB is ample, and bounds what a local server can make router hold.
+    return parseModelList('openai-chat', JSON.parse(await boundedText(res, 8 * 1024 * 1024)));
   } catch {
     return undefined;
   }

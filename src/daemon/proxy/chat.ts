@@ -332,7 +332,7 @@ async function attempt(
         prepared.capture.upstreamResponse(reply.statusCode, reply.headers, null);
         noteTranslation(services, call, target, prepared, reply.statusCode);
       }
-      const collected = await collectStream(reply, prepared.format, call.clientFormat).catch((err) => {
+      const collected = await collectStream(reply, prepared.format, call.clientFormat, services.settings.get().maxUpstreamEventBytes).catch((err) => {
         throw guard.cause() ?? err;
       });
       return await jsonReply(services, call, target, prepared, outcome, collected, performance.now() - tSend);
@@ -436,6 +436,7 @@ async function streamReply(
   let upstreamMs = upstreamHeadersMs;
   const body = await openStream({
     reply,
+    maxEventBytes: services.settings.get().maxUpstreamEventBytes,
     decoder: getUpstreamCodec(prepared.format).createStreamDecoder(),
     encoder,
     clientFormat: call.clientFormat,

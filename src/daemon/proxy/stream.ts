@@ -5,15 +5,26 @@ import type { IrError, IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsag
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { StreamTransform } from './stages.js';
-import { SseReader, formatSseBatch } from '../translate/sse.js';
+import { SSE_MAX_EVENT_CHARS, SseReader, SseTooLargeError, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
-import type { UpstreamReply } from './upstream.js';
+import { MAX_REPLY_BYTES, type UpstreamReply } from './upstream.js';
 
 /** An upstream SSE message whose data is not JSON (or `[DONE]`): a broken upstream or a proxy's error page. */
 class MalformedStreamError extends AttemptError {
   constructor(readonly before: string) {
     super('The upstream sent a malformed stream event.', 502, 'invalid');
   }
+}
+
+/** A stream past one of its bounds (an event, what is held back before the commit, the whole stream). */
+class StreamTooLargeError extends AttemptError {
+  constructor(message: string) {
+    super(message, 502, 'invalid');
+  }
+}
+
+function mib(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
 function isSpace(code: number): boolean {
@@ -113,10 +124,21 @@ export interface StreamPlan {
    * (decoder.skippedText) if the usage does not come after all.
    */
   skipText?: boolean;
+  /**
+   * Most characters of one SSE line or event (setting maxUpstreamEventBytes), also the most a stream may
+   * hold back before its commit. Default SSE_MAX_EVENT_CHARS. The whole stream is capped at MAX_REPLY_BYTES.
+   */
+  maxEventBytes?: number;
   onDone: (summary: StreamSummary) => void;
 }
 
 const utf8 = new TextEncoder();
+
+/** Whether bytes end with a blank line (the end of an SSE message). */
+function endsMessage(bytes: Uint8Array): boolean {
+  const n = bytes.length;
+  return n >= 2 && bytes[n - 1] === 10 && (bytes[n - 2] === 10 || (n >= 4 && bytes[n - 2] === 13 && bytes[n - 3] === 10));
+}
 
 /** Most SSE data one stream keeps unparsed for a late text read (bounds the memory of many open streams). */
 const SKIP_KEEP_CHARS = 16 * 1024;
@@ -152,7 +174,11 @@ function isContent(ev: IrStreamEvent): boolean {
  */
 export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   const { reply, decoder, encoder } = plan;
-  const reader = new SseReader();
+  const maxEvent = plan.maxEventBytes ?? SSE_MAX_EVENT_CHARS;
+  const reader = new SseReader(maxEvent);
+  /** Upstream bytes read so far, and output held back before the commit (both bounded). */
+  let total = 0;
+  let held = 0;
   const summary: StreamSummary = { usage: {}, response: { id: '', model: '', parts: [], finishReason: 'stop' } };
   const transform = encoder ? plan.transform : undefined;
   const pending: Uint8Array[] = [];
@@ -188,10 +214,22 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
     return out;
   };
 
+  /** The reader's messages; its bound is an attempt error (failover before the commit, the client's error event after). */
+  const bounded = (read: () => SseMessage[]): SseMessage[] => {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof SseTooLargeError)) throw err;
+      throw new StreamTooLargeError(`The upstream sent a stream line or event over ${mib(maxEvent)} (setting maxUpstreamEventBytes).`);
+    }
+  };
+
   const tapDecoder = plan.tap ? new TextDecoder() : undefined;
   const consume = (chunk: Uint8Array): Uint8Array | undefined => {
     let events: IrStreamEvent[] = [];
-    const messages = reader.push(chunk);
+    total += chunk.length;
+    if (total > MAX_REPLY_BYTES) throw new StreamTooLargeError(`The upstream stream exceeds ${mib(MAX_REPLY_BYTES)}, the most one reply may have.`);
+    const messages = bounded(() => reader.push(chunk));
     let bad = -1;
     for (let i = 0; i < messages.length; i++) {
       const msg = messages[i]!;
@@ -218,7 +256,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
 
   const finish = (): Uint8Array | undefined => {
     let events: IrStreamEvent[] = [];
-    for (const msg of reader.end()) events = events.concat(decoder.push(msg));
+    for (const msg of bounded(() => reader.end())) events = events.concat(decoder.push(msg));
     events = events.concat(decoder.end());
     let text = handle(events, true);
     if (encoder) text += formatSseBatch(encoder.end());
@@ -270,7 +308,11 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       break;
     }
     const out = consume(chunk);
-    if (out) pending.push(out);
+    if (out) {
+      held += out.length;
+      if (held > maxEvent && !committed) throw new StreamTooLargeError(`The upstream stream sent over ${mib(maxEvent)} before any content (setting maxUpstreamEventBytes).`);
+      pending.push(out);
+    }
   }
 
   }
@@ -281,8 +323,14 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
    * failure after the commit becomes the client format's error event, then the end.
    */
   let ended = false;
+  /** Whether the bytes passed through so far end at an SSE message boundary (passthrough mode). */
+  let atBoundary = true;
   async function next(): Promise<Uint8Array | null> {
-    if (pending.length) return pending.shift()!;
+    if (pending.length) {
+      const out = pending.shift()!;
+      if (!encoder) atBoundary = endsMessage(out);
+      return out;
+    }
     if (finished || ended) return null;
     try {
       for (;;) {
@@ -294,7 +342,10 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
           return null;
         }
         const encoded = consume(chunk);
-        if (encoded) return encoded;
+        if (encoded) {
+          if (!encoder) atBoundary = endsMessage(encoded);
+          return encoded;
+        }
       }
     } catch (err) {
       ended = true;
@@ -311,7 +362,9 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       const tail = encoder
         ? [...encoder.write(error), ...encoder.end()]
         : getClientCodec(plan.clientFormat).encodeStreamError(error, { id: summary.response.id, model: summary.response.model, ...decoder.position?.() });
-      return utf8.encode(before + formatSseBatch(tail));
+      // Passed-through bytes that stopped inside a message (an over-long line): the error starts a new one.
+      const cut = !encoder && !atBoundary && !(err instanceof MalformedStreamError) ? '\n\n' : '';
+      return utf8.encode(cut + before + formatSseBatch(tail));
     }
   }
 
@@ -377,10 +430,11 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
  * fails over on); a stream that breaks after its first content is a failed attempt too, since the client
  * has not seen a byte of it.
  */
-export async function collectStream(reply: UpstreamReply, format: UpstreamWireFormat, clientFormat: WireFormat): Promise<IrResponse> {
+export async function collectStream(reply: UpstreamReply, format: UpstreamWireFormat, clientFormat: WireFormat, maxEventBytes?: number): Promise<IrResponse> {
   let summary: StreamSummary | undefined;
   const body = await openStream({
     reply,
+    maxEventBytes,
     decoder: getUpstreamCodec(format).createStreamDecoder(),
     clientFormat,
     onDone: (s) => {

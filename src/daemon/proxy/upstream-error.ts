@@ -91,6 +91,8 @@ export function httpAttemptError(
 export function networkAttemptError(err: unknown, timedOut: boolean): AttemptError {
   if (timedOut) return new AttemptError(formatProviderError('TIMEOUT', 'The upstream did not answer in time.'), 504, 'timeout');
   const code = (err as { code?: string }).code;
+  // A whole read past the reply cap (upstream.ts, ReplyTooLargeError): the upstream answered, too much.
+  if (code === 'ROUTER_REPLY_TOO_LARGE') return new AttemptError(`The upstream reply exceeds ${(err as { limitText?: string }).limitText}, the most one reply may have.`, 502, 'invalid');
   return new AttemptError(formatProviderError(code, `The upstream could not be reached (${(err as Error).message}).`), 502, 'network');
 }
 

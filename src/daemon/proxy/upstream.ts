@@ -59,6 +59,9 @@ export type UpstreamReply = Pick<UpstreamExchange, 'statusCode' | 'headers' | 'a
 /** Reply headers as a record: lower-case names, repeated headers as arrays (as undici's request API gives). */
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
+/** Most bytes of one upstream reply: a whole (non-streaming) read, and a stream's total (proxy/stream.ts). */
+export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
 /** Bytes buffered from the upstream before it is paused until the reader catches up. */
 const HIGH_WATER = 256 * 1024;
 
@@ -73,9 +76,12 @@ class AbortedError extends Error {
 /** The body of a reply passed the size a whole read accepts. */
 export class ReplyTooLargeError extends Error {
   readonly code = 'ROUTER_REPLY_TOO_LARGE';
+  /** The limit as people read it (`64 MiB`). */
+  readonly limitText: string;
   constructor(limit: number) {
     super(`upstream reply exceeds ${limit} bytes`);
     this.name = 'ReplyTooLargeError';
+    this.limitText = limit % (1024 * 1024) === 0 ? `${limit / (1024 * 1024)} MiB` : `${limit} bytes`;
   }
 }
 
@@ -157,7 +163,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
    * The whole body as text, at most `limit` bytes: beyond it the request is aborted and this rejects with
    * a ReplyTooLargeError. Reading whole never pauses the upstream.
    */
-  async text(limit = 64 * 1024 * 1024): Promise<string> {
+  async text(limit = MAX_REPLY_BYTES): Promise<string> {
     this.whole = true;
     this.wholeLimit = limit;
     for (;;) {

@@ -34,6 +34,12 @@ export const settingsSchema = z.object({
   usageDurability: z.enum(['batched', 'reply']).default('batched'),
   /** Body limit of client (proxy) routes. */
   maxRequestBodyBytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
+  /**
+   * Most bytes of one SSE line or event read from an upstream stream (and of what a stream may send before
+   * its first content). Past it the request ends with the client format's error (docs/security.md, "Bounds
+   * on uploads and upstream reads"). 16 MiB holds a streamed base64 image; raise it for larger ones.
+   */
+  maxUpstreamEventBytes: z.number().int().min(64 * 1024).max(64 * MiB).default(16 * MiB),
   /** Consecutive breaker-eligible failures (network, timeout, 5xx) that open a provider's circuit. */
   breakerFailureThreshold: z.number().int().min(1).max(1000).default(5),
   /** How long an open circuit stays open before a half-open probe, ms. */

@@ -22,16 +22,32 @@ export function formatSseBatch(messages: SseMessage[]): string {
   return out;
 }
 
+/** Default bound on one SSE line or event read from an upstream (characters): see SseReader. */
+export const SSE_MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+/** An upstream SSE line or event grew past the reader's bound (a stream without line breaks, say). */
+export class SseTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`An upstream stream event exceeds ${limit} bytes.`);
+    this.name = 'SseTooLargeError';
+  }
+}
+
 /**
  * Incremental SSE reader over raw bytes: handles UTF-8 sequences split across chunks, CRLF/CR/LF line
  * endings, multi-line `data:` fields and comment lines (keep-alives), via eventsource-parser.
+ *
+ * Bounded: the line not yet ended plus the event not yet dispatched may hold at most `maxChars` characters
+ * (eventsource-parser's `maxBufferSize`, checked after every chunk). Past it `push` throws SseTooLargeError
+ * and the reader is spent: a stream with no line breaks can no longer grow the daemon's memory without end.
  */
 export class SseReader {
   private readonly decoder = new TextDecoder('utf-8');
   private readonly parser;
   private pending: SseMessage[] = [];
+  private overflow?: SseTooLargeError;
 
-  constructor() {
+  constructor(readonly maxChars: number = SSE_MAX_EVENT_CHARS) {
     this.parser = createParser({
       onEvent: (ev) => {
         const msg: SseMessage = { data: ev.data };
@@ -39,21 +55,29 @@ export class SseReader {
         if (ev.id) msg.id = ev.id;
         this.pending.push(msg);
       },
+      onError: (err) => {
+        if (err.type === 'max-buffer-size-exceeded') this.overflow = new SseTooLargeError(maxChars);
+      },
+      maxBufferSize: maxChars,
     });
   }
 
-  /** Feeds a chunk of bytes (or text) and returns the messages it completed. */
+  /** Feeds a chunk of bytes (or text) and returns the messages it completed. Throws SseTooLargeError past the bound. */
   push(chunk: Uint8Array | string): SseMessage[] {
+    if (this.overflow) throw this.overflow;
     const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
     if (text) this.parser.feed(text);
+    if (this.overflow) throw this.overflow;
     return this.take();
   }
 
   /** Flushes the decoder at end of stream; a trailing message without its blank line is still delivered. */
   end(): SseMessage[] {
+    if (this.overflow) throw this.overflow;
     const rest = this.decoder.decode();
     if (rest) this.parser.feed(rest);
     this.parser.feed('\n\n');
+    if (this.overflow) throw this.overflow;
     return this.take();
   }
 

@@ -177,7 +177,8 @@ export function geminiImageReply(text: string | object, kind: 'generate' | 'pred
  * object in the stream fails the attempt like an upstream error.
  */
 export function foldGeminiStream(text: string): object {
-  const reader = new SseReader();
+  // The whole body was read already (capped at the reply limit): an image event may be as large as that.
+  const reader = new SseReader(Number.POSITIVE_INFINITY);
   const messages = [...reader.push(text), ...reader.end()];
   const parts: unknown[] = [];
   const folded: Record<string, any> = {};
