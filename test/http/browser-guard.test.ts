@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -88,6 +88,68 @@ async function formShutdown(page: Page): Promise<number | undefined> {
 
 const pageOrigins = () => [`http://127.0.0.1:${attackerPort}`, `http://localhost:${attackerPort}`];
 
+/** A free loopback port (bound and released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * GET routes that change state or start work (route flag `sideEffects`): what a page can fire at them
+ * without a preflight (an image, a no-cors fetch, a plain cors fetch), with the status the browser saw.
+ */
+async function sideEffectGets(page: Page, port: number): Promise<Record<string, number[]>> {
+  const paths = [
+    `/api/oauth/claude-code/start-callback-server?port=${port}`,
+    '/api/oauth/claude-code/authorize',
+    '/api/oauth/github-copilot/device-code',
+    '/api/memory/health',
+    '/api/db-backups/export',
+    '/api/tools/agent-bridge/state',
+  ];
+  const out: Record<string, number[]> = {};
+  for (const path of paths) {
+    const url = `${router.url}${path}`;
+    const seen: number[] = [];
+    const onResponse = (r: import('playwright-core').Response) => {
+      if (r.url() === url) seen.push(r.status());
+    };
+    page.on('response', onResponse);
+    await page.evaluate(async (u) => {
+      await new Promise<void>((resolve) => {
+        const img = new Image();
+        img.onload = img.onerror = () => resolve();
+        img.src = u;
+      });
+      await fetch(u, { mode: 'no-cors', credentials: 'include' }).catch(() => undefined);
+      await fetch(u, { credentials: 'include' }).catch(() => undefined);
+    }, url);
+    // Chromium reports one response per URL here however many of the three went out: all must be refused.
+    const deadline = Date.now() + 5000;
+    while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    page.off('response', onResponse);
+    out[path.replace(/\?.*/, '')] = seen;
+  }
+  return out;
+}
+
 describe.skipIf(!CHROMIUM)('a web page in Chromium cannot drive router', () => {
   beforeAll(async () => {
     [router, attacker] = await Promise.all([startRouter(), startAttacker()]);
@@ -151,6 +213,24 @@ describe.skipIf(!CHROMIUM)('a web page in Chromium cannot drive router', () => {
         expect((await keyNames()).filter((n) => n.startsWith('pwned'))).toEqual([]);
       });
 
+      it('GETs with side effects from another local port or from localhost are refused and bind no listener', async () => {
+        for (const origin of pageOrigins()) {
+          const page = await context.newPage();
+          try {
+            await page.goto(`${origin}/gets`);
+            const port = await freePort();
+            const statuses = await sideEffectGets(page, port);
+            for (const [path, seen] of Object.entries(statuses)) {
+              expect(seen.length, `${origin} ${path}`).toBeGreaterThan(0);
+              expect(new Set(seen), `${origin} ${path}`).toEqual(new Set([403]));
+            }
+            expect(await listening(port), origin).toBe(false);
+          } finally {
+            await page.close();
+          }
+        }
+      });
+
       it('a DNS-rebinding page can neither read nor write as router (Host refused)', async () => {
         const page = await context.newPage();
         try {
@@ -197,11 +277,21 @@ describe.skipIf(!CHROMIUM)('a web page in Chromium cannot drive router', () => {
     const page = await context.newPage();
     try {
       await page.goto(`${router.url}/api/health`);
-      const status = await page.evaluate(async () => {
+      const port = await freePort();
+      const status = await page.evaluate(async (port) => {
         const r = await fetch('/api/resilience/reset', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-        return r.status;
-      });
-      expect(status).toBe(200);
+        // The dashboard's own login start: a same-origin GET of a side-effect route binds its listener.
+        const start = await fetch(`/api/oauth/claude-code/start-callback-server?port=${port}`);
+        const { state } = await start.json();
+        const bound = start.status;
+        return { reset: r.status, bound, state };
+      }, port);
+      expect(status.reset).toBe(200);
+      expect(status.bound).toBe(200);
+      expect(await listening(port)).toBe(true);
+      await page.evaluate(async (state) => {
+        await fetch('/api/oauth/claude-code/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ state }) });
+      }, status.state);
     } finally {
       await page.close();
     }

@@ -9,6 +9,7 @@ export const agentRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/tools/agent-bridge/state',
+    sideEffects: true,
     tier: 'spawn',
     tag: 'agents',
     summary: "Coding agents installed on this machine, their versions, whether their settings point at router, and router's endpoints for them",

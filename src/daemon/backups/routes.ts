@@ -114,6 +114,7 @@ export const backupRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/db-backups/export',
+    sideEffects: true,
     tier: 'management',
     tag: 'backups',
     summary: 'Download a consistent snapshot of the database as one SQLite file (secrets stay encrypted; no key)',

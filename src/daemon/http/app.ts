@@ -56,7 +56,7 @@ export function bodyLimitFor(def: RouteDef, services: Services): number {
 export function wrap(def: RouteDef, services: Services) {
   return async function routeHandler(event: H3Event): Promise<unknown> {
     try {
-      guardRequest(event, services, def.bodyTypes, def.bodylessWithKey);
+      guardRequest(event, services, def.bodyTypes, def.bodylessWithKey, def.sideEffects);
       const auth = authorize(def.tier, event, services);
       const limit = bodyLimitFor(def, services);
       const declared = event.req.headers.get('content-length');

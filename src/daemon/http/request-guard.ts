@@ -13,7 +13,8 @@ import { RouterError } from './errors.js';
  * - Host: only loopback names and addresses, the listen host and the allowedOrigins hosts. A rebinding
  *   page reaches router under its own domain name, so its requests carry that name as Host.
  * - Origin (Sec-Fetch-Site when a browser sends no Origin): a state-changing request from another origin
- *   (another port of 127.0.0.1 is one) is refused whatever credentials it carries.
+ *   (another port of 127.0.0.1 is one) is refused whatever credentials it carries. GET routes flagged
+ *   `sideEffects` (OAuth logins and their listeners, the memory round trip, an export) count as state-changing.
  * - Content-Type: a POST must say application/json, which a page cannot send cross-origin without a
  *   preflight. PUT, PATCH and DELETE always need a preflight, so their bodies are checked by readJsonBody.
  *   Upload routes (database import) name the other types they take (`bodyTypes`); those are honoured only
@@ -145,7 +146,7 @@ const forbidden = (message: string) => new RouterError(403, message);
  * Runs before every route's authorization (see the comment at the top of this file). On the proxy hot
  * path it costs a few header reads, a set lookup and a string compare.
  */
-export function guardRequest(event: H3Event, services: Services, bodyTypes?: readonly string[], bodylessWithKey?: boolean): void {
+export function guardRequest(event: H3Event, services: Services, bodyTypes?: readonly string[], bodylessWithKey?: boolean, sideEffects?: boolean): void {
   const headers = event.req.headers;
   // Every browser sends Host (HTTP/1.1 requires it); a request without one is no page's, so nothing to check.
   const host = headers.get('host');
@@ -156,7 +157,8 @@ export function guardRequest(event: H3Event, services: Services, bodyTypes?: rea
     );
   }
   const method = event.req.method;
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return;
+  // A GET with side effects (a route's `sideEffects` flag: OAuth logins, listeners) is checked like a POST.
+  if (method === 'OPTIONS' || ((method === 'GET' || method === 'HEAD') && !sideEffects)) return;
   const origin = headers.get('origin');
   if (origin !== null) {
     // `Origin: null` (sandboxed frames, file: pages, redirects) is never router's own page: refused too.

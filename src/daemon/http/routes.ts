@@ -55,6 +55,12 @@ export interface RouteDef<B = any, Q = any> {
    * add to a cross-origin request without a CORS preflight (request-guard.ts).
    */
   bodylessWithKey?: boolean;
+  /**
+   * A GET that changes state or starts work (binds a port, writes, calls a provider, runs a program): the
+   * browser guard checks its Origin and Sec-Fetch-Site as it does a POST's, so a page elsewhere cannot set
+   * it off with an `<img>` or a no-cors fetch (request-guard.ts). The method stays GET where CONTRACT fixes it.
+   */
+  sideEffects?: boolean;
   /** Body limit of this route in bytes, instead of the tier's setting (large uploads stream to disk). */
   bodyLimit?: number;
   /** Documented success status (default 200). */

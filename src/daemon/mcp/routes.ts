@@ -71,6 +71,7 @@ export const mcpRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/mcp/sse',
+    sideEffects: true,
     tier: 'management',
     tag: 'mcp',
     summary: 'MCP SSE transport (2024-11-05): the event stream; its `endpoint` event names the message URL',

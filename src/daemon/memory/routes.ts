@@ -134,6 +134,7 @@ export const memoryRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/memory/health',
+    sideEffects: true,
     tier: 'management',
     tag: 'memory',
     summary: 'Memory store health: a real create, list and delete round trip',

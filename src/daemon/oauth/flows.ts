@@ -14,6 +14,13 @@ import { newPkce, newState } from './pkce.js';
 
 /** A browser login's state and verifier live this long (a callback after it is refused). */
 export const LOGIN_TTL_MS = 5 * 60_000;
+/**
+ * Loopback callback listeners open at once. A user logs in to one provider at a time; a retry on the same
+ * port replaces its own earlier listener, so the cap only stops a caller binding port after port.
+ */
+export const MAX_CALLBACK_LISTENERS = 4;
+/** Logins in progress at once (browser and device); each holds a verifier or device code for minutes. */
+export const MAX_PENDING_LOGINS = 32;
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** A login in progress, kept in memory only (the verifier never leaves the daemon). */
@@ -27,6 +34,8 @@ interface PendingLogin {
   connection?: Connection;
   error?: string;
   server?: Server;
+  /** The loopback port its listener holds (set before the listener starts, cleared once it is done). */
+  port?: number;
   deviceCode?: string;
   interval?: number;
   /** A device poll is in flight: a second one waits its turn (answers pending). */
@@ -97,14 +106,46 @@ export class OAuthLogins {
     return url.toString();
   }
 
-  /** Starts a browser login whose code the user brings back to `exchange` (pasted, or from a redirect). */
+  /**
+   * Starts a browser login whose code the user brings back to `exchange` (pasted, or from a redirect). The
+   * reply is what the client needs to open the login page; the PKCE verifier stays in `pending`.
+   */
   authorize(def: ProviderDef): OAuthAuthorizeReply {
     const cfg = this.config(def, 'browser');
     const redirectUri = cfg.pasteRedirectUri ?? loopbackUri(cfg, cfg.redirect!.port);
-    return this.begin(def, cfg, redirectUri);
+    const { authUrl, state } = this.begin(def, cfg, redirectUri);
+    return { authUrl, state, redirectUri };
+  }
+
+  /** Refuses a new login past MAX_PENDING_LOGINS (expired ones are swept first). */
+  private admit(): void {
+    if (this.pending.size < MAX_PENDING_LOGINS) return;
+    this.sweep();
+    if (this.pending.size >= MAX_PENDING_LOGINS) {
+      throw new RouterError(429, `${MAX_PENDING_LOGINS} logins are already in progress; finish or cancel one, or wait ${LOGIN_TTL_MS / 60_000} minutes.`, { code: 'too_many_logins' });
+    }
+  }
+
+  /**
+   * Makes room for a listener on `port`: an earlier login of this provider on the same port (a retry after
+   * an abandoned attempt) is replaced; past MAX_CALLBACK_LISTENERS other listeners, a 429.
+   */
+  private listenerSlot(def: ProviderDef, port: number): void {
+    let open = 0;
+    for (const [state, login] of this.pending) {
+      if (login.port === undefined) continue;
+      if (login.port === port && login.provider === def.id) this.forget(state, login);
+      else open++;
+    }
+    if (open >= MAX_CALLBACK_LISTENERS) {
+      throw new RouterError(429, `${MAX_CALLBACK_LISTENERS} login listeners are already open; finish or cancel a login first (they close after ${LOGIN_TTL_MS / 60_000} minutes).`, {
+        code: 'too_many_listeners',
+      });
+    }
   }
 
   private begin(def: ProviderDef, cfg: OAuthConfig, redirectUri: string, server?: Server): OAuthAuthorizeReply & { login: PendingLogin } {
+    this.admit();
     const { verifier, challenge } = newPkce();
     const state = newState();
     const login: PendingLogin = { provider: def.id, kind: 'browser', verifier, redirectUri, expiresAt: Date.now() + LOGIN_TTL_MS, status: 'pending', server };
@@ -121,10 +162,18 @@ export class OAuthLogins {
     const cfg = this.config(def, 'browser');
     if (!cfg.redirect) throw badRequest(`Provider '${def.id}' has no loopback redirect; use authorize.`, 'provider');
     const listenPort = port ?? cfg.redirect.port;
+    this.listenerSlot(def, listenPort);
     const started = this.begin(def, cfg, loopbackUri(cfg, listenPort));
     const { state, login } = started;
+    login.port = listenPort;
     try {
-      login.server = await startCallbackListener({ port: listenPort, path: cfg.redirect.path, state, onResult: (r) => this.onCallback(def, state, r) });
+      const server = await startCallbackListener({ port: listenPort, path: cfg.redirect.path, state, onResult: (r) => this.onCallback(def, state, r) });
+      if (this.pending.get(state) !== login) {
+        // Cancelled or replaced by a retry while the listener was starting.
+        closeListener(server);
+        throw new RouterError(409, 'This login was cancelled or replaced by a newer one while it started.', { code: 'login_replaced' });
+      }
+      login.server = server;
     } catch (err) {
       this.pending.delete(state);
       throw err;
@@ -136,6 +185,7 @@ export class OAuthLogins {
     const login = this.pending.get(state);
     if (login?.status !== 'pending' || login.expiresAt <= Date.now()) return { ok: false, message: 'This login expired; start it again.' };
     login.server = undefined;
+    login.port = undefined;
     if ('error' in result) {
       Object.assign(login, { status: 'error', error: result.error });
       return { ok: false, message: `The provider refused the login: ${result.error}.` };
@@ -240,6 +290,7 @@ export class OAuthLogins {
   /** Starts a device login: the provider's user code and where to enter it. */
   async deviceCode(def: ProviderDef): Promise<OAuthDeviceCodeReply> {
     const cfg = this.config(def, 'device');
+    this.admit();
     const fields: Record<string, string> = { client_id: cfg.clientId };
     if (cfg.deviceScope) fields.scope = cfg.deviceScope;
     const pkce = cfg.devicePkce ? newPkce() : undefined;

@@ -94,6 +94,7 @@ export const oauthRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/oauth/:provider/authorize',
+    sideEffects: true,
     tier: 'management',
     tag: 'oauth',
     summary: 'Start a browser login (PKCE S256): {authUrl, state, redirectUri}; bring the code back to exchange',
@@ -116,6 +117,7 @@ export const oauthRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/oauth/:provider/start-callback-server',
+    sideEffects: true,
     tier: 'management',
     tag: 'oauth',
     summary: "Start a browser login with a loopback listener on the provider's redirect port: {authUrl, redirectUri, state}",
@@ -143,6 +145,7 @@ export const oauthRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/oauth/:provider/device-code',
+    sideEffects: true,
     tier: 'management',
     tag: 'oauth',
     summary: 'Start a device login (RFC 8628): {state, user_code, verification_uri, interval, expires_in}',
