@@ -61,7 +61,8 @@ const nodeFields = {
     .refine((h) => Object.keys(h).length <= 30, 'at most 30 headers')
     .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.has(k.toLowerCase())), 'framing and hop-by-hop headers cannot be set'),
 };
-const createNode = z.object(nodeFields).partial({ apiType: true, completions: true, rerankFormat: true, customHeaders: true }).strict();
+/** A new node as the route (and a sync) accepts it. */
+export const createNode = z.object(nodeFields).partial({ apiType: true, completions: true, rerankFormat: true, customHeaders: true }).strict();
 const updateNode = z.object(nodeFields).partial().strict();
 
 /** expiresAt as one canonical UTC ISO string: epoch seconds (or milliseconds) and offset timestamps alike. */

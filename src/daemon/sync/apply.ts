@@ -4,6 +4,8 @@ import { checkCombo, comboBody } from '../combos/validate.js';
 import { tokenLimits as tokenLimitsSchema } from '../keys/routes.js';
 import { normalizeScopes, SCOPE_RE } from '../keys/store.js';
 import type { Connection } from '../providers/connections.js';
+import { normalizeNodeBaseUrl } from '../providers/nodes.js';
+import { createNode } from '../providers/routes.js';
 import type { AuthKind, Credential } from '../providers/types.js';
 import type { Services } from '../services.js';
 import { settingsPatchSchema, type Settings } from '../settings/store.js';
@@ -97,21 +99,24 @@ export function applySnapshot(services: Services, snap: WireSnapshot, opts: Appl
 }
 
 function applyNode(services: Services, n: WireSnapshot['nodes'][number], opts: ApplyOptions, report: SyncReport): void {
-  const { baseUrl, customHeaders } = nodeSecretsSchema.parse(open(opts.secret, n.secrets));
-  const local = services.nodes.byPrefix(n.prefix);
-  const plain = { name: n.name, type: n.type, apiType: n.apiType, completions: n.completions, rerankFormat: n.rerankFormat };
+  const sealed = nodeSecretsSchema.parse(open(opts.secret, n.secrets));
+  // The same rules as a node made by hand (prefix grammar, http(s) URL, no framing headers).
+  const { baseUrl, customHeaders = {}, prefix, ...plain } = createNode.parse({
+    name: n.name, prefix: n.prefix, type: n.type, baseUrl: sealed.baseUrl, apiType: n.apiType, completions: n.completions, rerankFormat: n.rerankFormat, customHeaders: sealed.customHeaders,
+  });
+  const local = services.nodes.byPrefix(prefix);
   const note = (result: SyncChange['result'], reason?: string) => void report.changes.push({ kind: 'node', name: n.prefix, result, ...(reason ? { reason } : {}) });
   if (!local) {
     // A new node is a new place prompts (through combos) and keys (through its connections) may be sent.
     if (!opts.applySecurityChanges) return note('skipped', needsTrust('a new endpoint'));
-    if (services.providers.provider(n.prefix)) throw new Error(`prefix ${n.prefix} is already a provider id, alias or prefix here`);
+    if (services.providers.provider(prefix)) throw new Error(`prefix ${prefix} is already a provider id, alias or prefix here`);
     const withHeaders = opts.overwriteCredentials || Object.keys(customHeaders).length === 0;
-    services.nodes.create({ ...plain, prefix: n.prefix, baseUrl, customHeaders: withHeaders ? customHeaders : {} });
+    services.nodes.create({ ...plain, prefix, baseUrl, customHeaders: withHeaders ? customHeaders : {} });
     return note('created', withHeaders ? undefined : 'custom headers not applied (overwriteCredentials is off)');
   }
-  const urlChange = local.baseUrl !== baseUrl;
+  const urlChange = local.baseUrl !== normalizeNodeBaseUrl(plain.type, baseUrl);
   const headersChange = !same(local.customHeaders, customHeaders);
-  const plainChange = !same([local.name, local.type, local.apiType, local.completions, local.rerankFormat], Object.values(plain));
+  const plainChange = !same([local.name, local.type, local.apiType, local.completions, local.rerankFormat], [plain.name, plain.type, plain.apiType, plain.completions, plain.rerankFormat]);
   if (!urlChange && !headersChange && !plainChange) return void report.unchanged++;
   if (local.updatedAt >= n.updatedAt) return note('kept-local', 'changed here more recently');
   // The base URL receives every prompt and the key of each connection of the node.
