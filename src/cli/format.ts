@@ -23,6 +23,16 @@ export function usd(n: number): string {
   return `$${int(Math.floor(n))}.${n.toFixed(2).split('.')[1]}`;
 }
 
+/** A row's cost: US dollars, or `unpriced` when no price is known (null), never a made-up $0. */
+export function cost(n: number | null | undefined): string {
+  return n === null || n === undefined ? 'unpriced' : usd(n);
+}
+
+/** A total's cost with its unpriced rows named: `$1.2000 (3 requests unpriced)`. */
+export function costTotal(n: number, unpriced: number | undefined): string {
+  return unpriced ? `${usd(n)} (${int(unpriced)} request${unpriced === 1 ? '' : 's'} unpriced)` : usd(n);
+}
+
 /** Milliseconds: 850ms, 1.2s, 2m 5s. */
 export function ms(n: number | null | undefined): string {
   if (n === null || n === undefined) return '-';

@@ -20,6 +20,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['providers', () => import('./commands/providers.js')],
   ['combos', () => import('./commands/combos.js')],
   ['models', () => import('./commands/models.js')],
+  ['catalog', () => import('./commands/catalog.js')],
   ['settings', () => import('./commands/settings.js')],
   ['usage', () => import('./commands/usage.js')],
   ['logs', () => import('./commands/logs.js')],

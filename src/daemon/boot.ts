@@ -21,6 +21,7 @@ import { migrate } from './store/migrate.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
+import { CatalogService } from './catalog/service.js';
 import { UsageService } from './usage/service.js';
 import { LiveHub } from './live/hub.js';
 import { ResponsesSocketServer } from './responses-ws/server.js';
@@ -113,7 +114,8 @@ export function bootServices(opts: BootOptions): Services {
   events.labelProviders((id) => providerDirectory.label(id));
   webhooks.attach(events);
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
-  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1' });
+  const catalog = new CatalogService({ file: paths.catalog, log });
+  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });
   const cacheModes = new CacheKeyModes(db);
@@ -179,6 +181,7 @@ export function bootServices(opts: BootOptions): Services {
     events,
     webhooks,
     usage,
+    catalog,
     live: new LiveHub({ usage, log, label: (id) => providerDirectory.label(id), startedAt: Date.now(), version: VERSION }),
     responsesSocket: new ResponsesSocketServer(),
     cliToken,

@@ -41,9 +41,10 @@ import { insightRoutes } from './insights/routes.js';
 import { evalRoutes } from './evals/routes.js';
 import { vaultRoutes } from './vault/routes.js';
 import { oauthCatalogRoutes } from './oauth/catalog.js';
+import { catalogRoutes } from './catalog/routes.js';
 
 /**
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...catalogRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];

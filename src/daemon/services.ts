@@ -38,6 +38,7 @@ import type { ReasoningCache } from './reasoning/cache.js';
 import type { McpService } from './mcp/server.js';
 import type { SkillCatalog } from './skills/catalog.js';
 import type { BatchService } from './batches/service.js';
+import type { CatalogService } from './catalog/service.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -99,6 +100,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Usage rows (batched writes), pricing, the in-flight tracker; fed by recordOutcome. */
   usage: UsageService;
+  /** The model catalog (models.dev data), loaded on first use. */
+  catalog: CatalogService;
   /** Prometheus metrics (GET /metrics): counted from usage records and Server-Timing, snapshots read at scrape. */
   metrics: Metrics;
   /** OpenTelemetry trace export; absent when no OTLP endpoint is configured (zero cost). */

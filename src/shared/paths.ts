@@ -23,6 +23,8 @@ export function statePaths(home: string) {
     secretKey: join(home, 'secret.key'),
     /** Database backups (folder 0700, files 0600): `router backup`, daily and before migrations. */
     backups: join(home, 'backups'),
+    /** The model catalog fetched by `router catalog update` (docs/catalog.md); absent: the shipped one. */
+    catalog: join(home, 'catalog.json'),
   };
 }
 export type StatePaths = ReturnType<typeof statePaths>;

@@ -71,6 +71,12 @@ export interface CooldownView extends CooldownEntry {
   remainingSeconds: number;
 }
 
+/**
+ * Where a row's cost came from: `reported` (the provider's own figure in its reply), `computed` (tokens
+ * times the price of `priceVersion`), `unpriced` (no price known: `costUsd` is null, never a silent 0).
+ */
+export type CostSource = 'reported' | 'computed' | 'unpriced';
+
 /** One recorded proxied attempt. */
 export interface UsageRecord {
   /** Unix ms when the attempt finished. */
@@ -95,7 +101,12 @@ export interface UsageRecord {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
-  costUsd: number;
+  /** USD; null when unpriced. */
+  costUsd: number | null;
+  /** Null only on rows recorded before router kept cost sources. */
+  costSource: CostSource | null;
+  /** The price table that priced a computed row: `override`, `router@<month>` (shipped) or the catalog's `models.dev@<date>`. */
+  priceVersion: string | null;
   streamed: boolean;
   /** Tokens were counted by the router because the upstream reported none. */
   estimated: boolean;
@@ -130,7 +141,10 @@ export interface Totals {
   /** Attempts with status >= 400. */
   errors: number;
   tokens: TokenTotals;
+  /** Sum over priced rows; unpriced ones are counted in `unpricedRequests`, not as $0. */
   costUsd: number;
+  /** Rows with no known price (their cost is unknown, not 0). */
+  unpricedRequests: number;
   avgLatencyMs: number | null;
 }
 

@@ -296,11 +296,12 @@ describe('human output (snapshots with fixed data)', () => {
     forwardedFor: null,
     ...over,
   });
-  const totals = (requests: number, errors: number, input: number, output: number, costUsd: number, avg: number | null) => ({
+  const totals = (requests: number, errors: number, input: number, output: number, costUsd: number, avg: number | null, unpricedRequests = 0) => ({
     requests,
     errors,
     tokens: { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: input + output },
     costUsd,
+    unpricedRequests,
     avgLatencyMs: avg,
   });
 
@@ -334,8 +335,8 @@ describe('human output (snapshots with fixed data)', () => {
     ).toMatchSnapshot();
     expect(
       formatUsage({
-        summary: { from: '2025-06-01T00:00:00.000Z', to: '2025-06-02T00:00:00.000Z', traces: 118, streamed: 90, estimated: 3, ...totals(120, 4, 1_234_567, 89_012, 12.3456, 812.5) },
-        breakdown: { by: 'provider', rows: [{ key: 'anthropic', ...totals(70, 1, 1_000_000, 50_000, 11.5, 900) }, { key: 'openai', ...totals(50, 3, 234_567, 39_012, 0.8456, 700.25) }] },
+        summary: { from: '2025-06-01T00:00:00.000Z', to: '2025-06-02T00:00:00.000Z', traces: 118, streamed: 90, estimated: 3, ...totals(120, 4, 1_234_567, 89_012, 12.3456, 812.5, 2) },
+        breakdown: { by: 'provider', rows: [{ key: 'anthropic', ...totals(70, 1, 1_000_000, 50_000, 11.5, 900) }, { key: 'openai', ...totals(50, 3, 234_567, 39_012, 0.8456, 700.25, 2) }] },
       }),
     ).toMatchSnapshot();
     expect(formatUsage({ summary: { from: '2025-06-01T00:00:00.000Z', to: '2025-06-02T00:00:00.000Z', traces: 0, streamed: 0, estimated: 0, ...totals(0, 0, 0, 0, 0, null) }, breakdown: { by: 'model', rows: [] } })).toMatchSnapshot();

@@ -28,7 +28,7 @@ function record(i: number): UsageRecord {
     ts: Date.now(), traceId: `t${i}`, apiKeyId: `key-${i}`, endpoint: '/v1/chat/completions', clientFormat: 'openai-chat',
     provider: 'openai', model: `model-${i}`, requestedModel: `openai/model-${i}`, connectionId: null, combo: `combo-${i}`,
     status: 200, latencyMs: 12, upstreamMs: 10, tokensIn: 3, tokensOut: 5, cacheReadTokens: 0, cacheWriteTokens: 0,
-    reasoningTokens: 0, costUsd: 0.001, streamed: false, estimated: false, finishReason: 'stop', error: null,
+    reasoningTokens: 0, costUsd: 0.001, costSource: 'computed', priceVersion: 'router@2026-11', streamed: false, estimated: false, finishReason: 'stop', error: null,
     userAgent: null, forwardedFor: null, notes: null,
   };
 }

@@ -326,6 +326,9 @@ describe('GET /api/logs', () => {
       cacheWriteTokens: top.cw,
       reasoningTokens: top.rs,
       costUsd: top.cost,
+      // rows written straight to the table here carry no cost source (as rows recorded before migration 0021)
+      costSource: null,
+      priceVersion: null,
       streamed: top.streamed === 1,
       estimated: false,
       finishReason: null,
@@ -442,7 +445,7 @@ describe('pricing routes', () => {
     const put = await send('PUT', '/api/pricing/groq/openai/gpt-oss-120b', { input: 1, output: 2, cacheRead: 0.5 });
     expect(put.status).toBe(200);
     expect(put.json).toEqual({ provider: 'groq', model: 'openai/gpt-oss-120b', input: 1, output: 2, cacheRead: 0.5, cacheWrite: null, reasoning: null, source: 'override', hasDefault: true });
-    expect(services.usage.pricing.cost('groq', 'openai/gpt-oss-120b', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toBe(3);
+    expect(services.usage.pricing.cost('groq', 'openai/gpt-oss-120b', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toEqual({ costUsd: 3, costSource: 'computed', priceVersion: 'override' });
     const del = await send('DELETE', '/api/pricing/groq/openai/gpt-oss-120b');
     expect(del.json).toMatchObject({ deleted: true, pricing: { source: 'default', input: before.json.input } });
     expect((await send('DELETE', '/api/pricing/groq/openai/gpt-oss-120b')).status).toBe(404);

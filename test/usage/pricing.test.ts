@@ -98,7 +98,7 @@ describe('model id normalization (fallback only)', () => {
       expect(store.lookup('openai', 'gpt-4o-2024-08-06')).toEqual(DEFAULT_PRICES.openai!['gpt-4o']);
       expect(store.lookup('anthropic', 'claude-sonnet-4-5-20250929')).toEqual(DEFAULT_PRICES.anthropic!['claude-sonnet-4-5']);
       expect(store.lookup('openai', 'no-such-model')).toBeUndefined();
-      expect(store.cost('openai', 'no-such-model', { inputTokens: 5, outputTokens: 5 })).toBe(0);
+      expect(store.cost('openai', 'no-such-model', { inputTokens: 5, outputTokens: 5 })).toEqual({ costUsd: null, costSource: 'unpriced', priceVersion: null });
       // An exact entry wins over normalization.
       store.set('openai', 'gpt-4o-2024-05-13', { input: 5, output: 15 });
       expect(store.lookup('openai', 'gpt-4o-2024-05-13')).toEqual({ input: 5, output: 15 });

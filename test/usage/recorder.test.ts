@@ -148,7 +148,7 @@ describe('events', () => {
       {
         event: 'request.completed',
         timestamp: expect.any(String),
-        data: { trace_id: o.traceId, api_key_id: 'key-1', provider: 'openai', provider_id: 'openai', model: 'openai/gpt-4o', status: 200, tokens_in: 1000, tokens_out: 100, cost_usd: (1000 * 2.5 + 100 * 10) / 1e6 },
+        data: { trace_id: o.traceId, api_key_id: 'key-1', provider: 'openai', provider_id: 'openai', model: 'openai/gpt-4o', status: 200, tokens_in: 1000, tokens_out: 100, cost_usd: (1000 * 2.5 + 100 * 10) / 1e6, cost_source: 'computed', price_version: 'router@2026-11' },
       },
     ]);
   });

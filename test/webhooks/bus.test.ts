@@ -11,6 +11,8 @@ const completed = {
   tokens_in: 10,
   tokens_out: 5,
   cost_usd: 0.001,
+  cost_source: 'computed' as const,
+  price_version: 'router@2026-11',
 };
 
 describe('event bus', () => {

@@ -12,6 +12,8 @@ const completed = {
   tokens_in: 12,
   tokens_out: 34,
   cost_usd: 0.0021,
+  cost_source: 'computed' as const,
+  price_version: 'router@2026-11',
 };
 
 let d: TestDaemon;

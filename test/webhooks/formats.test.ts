@@ -13,6 +13,8 @@ const completed = {
   tokens_in: 1200,
   tokens_out: 340,
   cost_usd: 0.0123,
+  cost_source: 'computed' as const,
+  price_version: 'router@2026-11',
 };
 
 let d: TestDaemon;

@@ -119,7 +119,7 @@ describe('delivery-time check on the resolved address', () => {
     ws.store.recordAttempt = (id, status, at) => (attempts.push(status), orig(id, status, at));
     const before = rx.requests.length;
     d.services.events.emit('request.completed', {
-      trace_id: 't', api_key_id: 'k', provider: 'p', model: 'm', status: 200, tokens_in: 1, tokens_out: 1, cost_usd: 0,
+      trace_id: 't', api_key_id: 'k', provider: 'p', model: 'm', status: 200, tokens_in: 1, tokens_out: 1, cost_usd: 0, cost_source: 'computed', price_version: null,
     });
     await ws.idle();
     ws.store.recordAttempt = orig;

@@ -51,7 +51,7 @@ export function Home() {
         <Stat label="Requests, 24 h" value={fmt.int(d?.summary.requests)} sub={d ? `${fmt.int(d.summary.errors)} errors` : undefined} />
         <Stat label="Avg latency, 24 h" value={fmt.ms(d?.summary.avgLatencyMs)} />
         <Stat label="Tokens, 24 h" value={fmt.int(d?.summary.tokens.total)} sub={d ? `${fmt.int(d.summary.tokens.input)} in · ${fmt.int(d.summary.tokens.output)} out` : undefined} />
-        <Stat label="Cost, 24 h" value={fmt.usd(d?.summary.costUsd)} />
+        <Stat label="Cost, 24 h" value={fmt.usd(d?.summary.costUsd)} sub={fmt.unpriced(d?.summary.unpricedRequests)} />
       </div>
       <DoctorPanel />
       <Section title="Last 24 hours">

@@ -94,7 +94,7 @@ function RequestLog({ search }: { search: URLSearchParams }) {
                   <td>
                     {fmt.int(r.tokensIn)} / {fmt.int(r.tokensOut)}
                   </td>
-                  <td>{fmt.usd(r.costUsd)}</td>
+                  <td>{fmt.cost(r.costUsd)}</td>
                 </tr>
               ))}
             </tbody>
@@ -166,7 +166,10 @@ function RequestDetail({ traceId }: { traceId: string }) {
               {a.tokensIn} in, {a.tokensOut} out, {a.cacheReadTokens} cache read, {a.reasoningTokens} reasoning {a.estimated ? '(estimated)' : ''}
             </dd>
             <dt>Cost</dt>
-            <dd>{fmt.usd(a.costUsd)}</dd>
+            <dd>
+              {fmt.cost(a.costUsd)}
+              {a.costSource ? ` (${a.costSource}${a.priceVersion ? `, ${a.priceVersion}` : ''})` : ''}
+            </dd>
             {a.error ? (
               <>
                 <dt>Error</dt>

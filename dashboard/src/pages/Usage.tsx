@@ -126,7 +126,7 @@ export function Usage() {
         <Stat label="Requests" value={fmt.int(d?.summary.requests)} sub={d ? `${fmt.int(d.summary.errors)} errors` : undefined} />
         <Stat label="Input tokens" value={fmt.int(d?.summary.tokens.input)} sub={d ? `${fmt.int(d.summary.tokens.cacheRead)} cache read` : undefined} />
         <Stat label="Output tokens" value={fmt.int(d?.summary.tokens.output)} sub={d ? `${fmt.int(d.summary.tokens.reasoning)} reasoning` : undefined} />
-        <Stat label="Cost" value={fmt.usd(d?.summary.costUsd)} />
+        <Stat label="Cost" value={fmt.usd(d?.summary.costUsd)} sub={fmt.unpriced(d?.summary.unpricedRequests)} />
         <Stat label="Avg latency" value={fmt.ms(d?.summary.avgLatencyMs)} />
       </div>
       <div className="grid2">
@@ -238,7 +238,10 @@ function BreakdownTable({ rows, group }: { rows: BreakdownRow[]; group: Group })
             <td>{fmt.int(r.tokens.output)}</td>
             <td>{fmt.int(r.tokens.cacheRead)}</td>
             <td>{fmt.int(r.tokens.reasoning)}</td>
-            <td>{fmt.usd(r.costUsd)}</td>
+            <td>
+              {fmt.usd(r.costUsd)}
+              {r.unpricedRequests ? ` (+${r.unpricedRequests} unpriced)` : ''}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -149,6 +149,10 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 export const fmt = {
   int: (n: number | null | undefined) => (n == null ? '–' : Math.round(n).toLocaleString('en-US')),
   usd: (n: number | null | undefined) => (n == null ? '–' : `$${n < 0.01 && n > 0 ? n.toFixed(5) : n.toFixed(2)}`),
+  /** A row's cost: `unpriced` when no price is known (null), never a made-up $0. */
+  cost: (n: number | null | undefined) => (n === null ? 'unpriced' : fmt.usd(n)),
+  /** How many requests a total leaves out for want of a price. */
+  unpriced: (n: number | undefined) => (n ? `${n} request${n === 1 ? '' : 's'} unpriced` : undefined),
   ms: (n: number | null | undefined) => (n == null ? '–' : n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${Math.round(n)} ms`),
   time: (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '–'),
   pct: (n: number | null | undefined) => (n == null ? '–' : `${(n * 100).toFixed(1)}%`),

@@ -5,7 +5,7 @@
  */
 import type { DaemonClient } from '../client.js';
 import { readCliConfig } from '../config.js';
-import { clock, int, tokens, usd } from '../format.js';
+import { clock, int, tokens, costTotal } from '../format.js';
 import { table } from '../io.js';
 import { entryKey, openLive, SeenSet, type LiveFeed } from '../live.js';
 import type { CommandContext } from '../common.js';
@@ -102,22 +102,23 @@ export async function usageLive(ctx: CommandContext, opts: any): Promise<number>
   if (ctx.io.interactive && !opts.json) return tui(client, 'usage');
   const interrupted = untilInterrupted();
   const seconds = Number(opts.interval ?? 10);
-  let win = { requests: 0, errors: 0, tokens: 0, costUsd: 0 };
-  const total = { requests: 0, errors: 0, tokens: 0, costUsd: 0 };
+  let win = { requests: 0, errors: 0, tokens: 0, costUsd: 0, unpricedRequests: 0 };
+  const total = { requests: 0, errors: 0, tokens: 0, costUsd: 0, unpricedRequests: 0 };
   await client.request('GET', '/api/system/status', undefined, 5_000);
   const feed = await openFeed(ctx, client, (m) => {
     for (const t of [win, total]) {
       t.requests++;
       t.errors += m.status >= 400 ? 1 : 0;
       t.tokens += m.tokensIn + m.tokensOut;
-      t.costUsd += m.costUsd;
+      if (m.costUsd === null) t.unpricedRequests++;
+      else t.costUsd += m.costUsd;
     }
   });
   const timer = setInterval(() => {
     const time = new Date().toISOString();
     if (opts.json) ctx.io.out(JSON.stringify({ time, intervalSeconds: seconds, ...win, total }));
-    else ctx.io.out(`${clock(time)}  ${int(win.requests)} req  ${int(win.errors)} err  ${tokens(win.tokens)} tok  ${usd(win.costUsd)}   (since start: ${int(total.requests)} req, ${usd(total.costUsd)})`);
-    win = { requests: 0, errors: 0, tokens: 0, costUsd: 0 };
+    else ctx.io.out(`${clock(time)}  ${int(win.requests)} req  ${int(win.errors)} err  ${tokens(win.tokens)} tok  ${costTotal(win.costUsd, win.unpricedRequests)}   (since start: ${int(total.requests)} req, ${costTotal(total.costUsd, total.unpricedRequests)})`);
+    win = { requests: 0, errors: 0, tokens: 0, costUsd: 0, unpricedRequests: 0 };
   }, seconds * 1000);
   await interrupted;
   clearInterval(timer);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { query } from '../client.js';
 import { CliError, table } from '../io.js';
-import { clock, ms, parseSpan, stamp, tokens, usd } from '../format.js';
+import { clock, ms, parseSpan, stamp, tokens, cost } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 import type { LogEntry, RequestEntry } from '../types.js';
 
@@ -46,7 +46,7 @@ function asked(e: RequestEntry): string {
 export function formatLogLine(e: RequestEntry): string {
   const via = asked(e);
   const error = e.error ? `  ${e.error}` : '';
-  return `${clock(e.timestamp)}  ${e.status}  ${e.provider}/${e.model}${via ? ` (${via})` : ''}  ${tokens(e.tokensIn)} -> ${tokens(e.tokensOut)} tok  ${usd(e.costUsd)}  ${ms(e.latencyMs)}${error}`;
+  return `${clock(e.timestamp)}  ${e.status}  ${e.provider}/${e.model}${via ? ` (${via})` : ''}  ${tokens(e.tokensIn)} -> ${tokens(e.tokensOut)} tok  ${cost(e.costUsd)}  ${ms(e.latencyMs)}${error}`;
 }
 
 /** The request log as a table, oldest first like a tail. */
@@ -59,7 +59,7 @@ export function formatLogs(entries: LogEntry[]): string {
     asked(e) || '-',
     tokens(e.tokensIn),
     tokens(e.tokensOut),
-    usd(e.costUsd),
+    cost(e.costUsd),
     ms(e.latencyMs),
     e.error ?? '',
   ]);

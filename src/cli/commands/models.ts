@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { table } from '../io.js';
-import { int, ms, usd } from '../format.js';
+import { cost, int, ms } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
 /** One model of the catalog as `GET /api/models` lists it. */
@@ -39,7 +39,8 @@ interface ModelTest {
   latencyMs: number;
   tokensIn?: number;
   tokensOut?: number;
-  costUsd?: number;
+  /** Null when no price is known for the model. */
+  costUsd?: number | null;
   error?: string;
 }
 
@@ -47,7 +48,7 @@ export function formatModelTest(r: ModelTest): string {
   if (!r.ok) return `failed: ${r.model}: ${r.error} (${ms(r.latencyMs)})`;
   const via = r.served!.model === r.model ? '' : ` for ${r.model}`;
   const account = r.served!.connectionName ? ` (account ${r.served!.connectionName})` : '';
-  return `ok: ${r.served!.model}${account} answered${via} in ${ms(r.latencyMs)}, ${r.tokensIn}>${r.tokensOut} tok, ${usd(r.costUsd ?? 0)}`;
+  return `ok: ${r.served!.model}${account} answered${via} in ${ms(r.latencyMs)}, ${r.tokensIn}>${r.tokensOut} tok, ${cost(r.costUsd)}`;
 }
 
 export function register(program: Command, ctx: CommandContext): void {

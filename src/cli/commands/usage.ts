@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { query } from '../client.js';
 import { CliError, table } from '../io.js';
-import { int, ms, parseSpan, stamp, tokens, usd } from '../format.js';
+import { costTotal, int, ms, parseSpan, stamp, tokens } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 import type { BreakdownRow, Summary } from '../types.js';
 
@@ -32,7 +32,7 @@ export function formatUsage(r: UsageReport): string {
     `usage ${stamp(s.from)} .. ${stamp(s.to)} UTC`,
     `requests ${int(s.requests)} (client requests ${int(s.traces)}, errors ${int(s.errors)}, streamed ${int(s.streamed)})`,
     `tokens   ${int(s.tokens.input)} in, ${int(s.tokens.output)} out (cache read ${int(s.tokens.cacheRead)}, reasoning ${int(s.tokens.reasoning)})${s.estimated ? `; ${int(s.estimated)} estimated` : ''}`,
-    `cost     ${usd(s.costUsd)}   avg latency ${ms(s.avgLatencyMs)}`,
+    `cost     ${costTotal(s.costUsd, s.unpricedRequests)}   avg latency ${ms(s.avgLatencyMs)}`,
   ];
   if (r.breakdown.rows.length === 0) return [...head, '', 'no requests in this period'].join('\n');
   const rows = r.breakdown.rows.map((b) => [
@@ -41,7 +41,7 @@ export function formatUsage(r: UsageReport): string {
     int(b.errors),
     tokens(b.tokens.input),
     tokens(b.tokens.output),
-    usd(b.costUsd),
+    costTotal(b.costUsd, b.unpricedRequests),
     ms(b.avgLatencyMs),
   ]);
   const t = table([r.breakdown.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'IN', 'OUT', 'COST', 'AVG LATENCY'], rows, [1, 2, 3, 4, 5, 6], { flex: [0] });

@@ -1,5 +1,5 @@
 /** The inspector's text: metadata, and client/upstream exchanges side by side (pure; no Ink). */
-import { cell, int, ms, stamp, usd } from '../format.js';
+import { cell, int, ms, stamp, cost } from '../format.js';
 import type { ExchangeSide, RequestEntry, TraceDetail } from '../types.js';
 import { maskBody, maskHeaders } from './state.js';
 
@@ -29,7 +29,7 @@ export function metadataLines(e: RequestEntry): string[] {
     `status     ${e.status}${e.finishReason ? `  finish ${e.finishReason}` : ''}`,
     `latency    ${ms(e.latencyMs)} total, ${ms(e.upstreamMs)} upstream`,
     `tokens     ${int(e.tokensIn)} in (cache read ${int(e.cacheReadTokens)}, write ${int(e.cacheWriteTokens)}), ${int(e.tokensOut)} out (reasoning ${int(e.reasoningTokens)})${e.estimated ? ', estimated' : ''}`,
-    `cost       ${usd(e.costUsd)}`,
+    `cost       ${cost(e.costUsd)}${e.costSource ? ` (${e.costSource}${e.priceVersion ? `, ${e.priceVersion}` : ''})` : ''}`,
     `api key    ${e.apiKeyId ?? '-'}    connection ${e.connectionId ?? '-'}`,
   ];
   if (e.userAgent) lines.push(`client     ${e.userAgent}`);

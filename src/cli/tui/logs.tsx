@@ -2,7 +2,7 @@
 import { Box, Text } from 'ink';
 import { useEffect, useMemo, useState } from 'react';
 import { query } from '../client.js';
-import { cell, clock, ms, tokens, usd } from '../format.js';
+import { cell, clock, ms, tokens, cost } from '../format.js';
 import type { LogEntry, RequestEntry } from '../types.js';
 import { addEntries, applyFilter, cycle, distinct, fromLog, STATUS_CHOICES, type RequestFilter } from './state.js';
 import type { TuiSource } from './source.js';
@@ -40,7 +40,7 @@ export function logRow(e: RequestEntry, width: number): [string, string, string]
   const c = logColumns(width);
   const served = `${e.provider}/${e.model}`;
   const via = e.requestedModel && e.requestedModel !== served ? `via ${e.requestedModel}` : '';
-  const tail = [cell(served, c.model), cell(tokens(e.tokensIn), c.tin, 'right'), cell(tokens(e.tokensOut), c.tout, 'right'), cell(usd(e.costUsd), c.cost, 'right'), cell(ms(e.latencyMs), c.latency, 'right')];
+  const tail = [cell(served, c.model), cell(tokens(e.tokensIn), c.tin, 'right'), cell(tokens(e.tokensOut), c.tout, 'right'), cell(cost(e.costUsd), c.cost, 'right'), cell(ms(e.latencyMs), c.latency, 'right')];
   if (c.error > 0) tail.push(cell(e.error ?? via, c.error));
   return [`${cell(clock(e.timestamp), c.time)} `, cell(String(e.status), c.status), ` ${tail.join(' ')}`];
 }

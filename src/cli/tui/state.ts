@@ -107,7 +107,7 @@ function groupOf(map: Map<string, Group>, key: string): Group {
 /** Adds one live request to the totals and the per-minute series (mutates a copy-on-write shell). */
 export function addRequest(s: UsageState, e: RequestEntry): UsageState {
   const minute = Math.floor(Date.parse(e.timestamp) / 60_000);
-  const add: Bucket = { requests: 1, errors: e.status >= 400 ? 1 : 0, tokens: e.tokensIn + e.tokensOut, costUsd: e.costUsd };
+  const add: Bucket = { requests: 1, errors: e.status >= 400 ? 1 : 0, tokens: e.tokensIn + e.tokensOut, costUsd: e.costUsd ?? 0 };
   bump(s.total, minute, add);
   bump(groupOf(s.provider, e.provider), minute, add);
   bump(groupOf(s.model, `${e.provider}/${e.model}`), minute, add);

@@ -79,7 +79,8 @@ export class EvalService {
         latencyMs,
         tokensIn: usage.inputTokens,
         tokensOut: usage.outputTokens,
-        costUsd: services.usage.pricing.cost(r.target.provider.id, r.target.model, usage),
+        // Evals keep a number (their table's cost is NOT NULL): an unpriced model adds 0 there.
+        costUsd: services.usage.pricing.cost(r.target.provider.id, r.target.model, usage).costUsd ?? 0,
         provider: services.providers.label(r.target.provider.id),
         traceId: r.traceId,
       };

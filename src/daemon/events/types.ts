@@ -19,7 +19,12 @@ export interface RequestCompletedData {
   status: number;
   tokens_in: number;
   tokens_out: number;
-  cost_usd: number;
+  /** USD; null when no price is known for the model (cost_source `unpriced`). */
+  cost_usd: number | null;
+  /** `reported` (the provider's figure), `computed` (tokens x price) or `unpriced`. */
+  cost_source: 'reported' | 'computed' | 'unpriced' | null;
+  /** The price table of a computed cost (`override`, `router@<month>`, `models.dev@<date>`). */
+  price_version: string | null;
 }
 
 /** A proxied request failed after all retries and fallback (shape decided here). */

@@ -240,10 +240,11 @@ export class Tracing {
       'gen_ai.usage.input_tokens': rec.tokensIn,
       'gen_ai.usage.output_tokens': rec.tokensOut,
       'http.response.status_code': rec.status,
-      'router.cost_usd': rec.costUsd,
+      'router.cost_source': rec.costSource ?? 'unpriced',
       'router.estimated_tokens': rec.estimated,
       'router.streamed': rec.streamed,
     };
+    if (rec.costUsd !== null) attrs['router.cost_usd'] = rec.costUsd;
     if (rec.finishReason) attrs['gen_ai.response.finish_reasons'] = [rec.finishReason];
     if (rec.combo) attrs['router.combo'] = rec.combo;
     if (rec.connectionId) attrs['router.account'] = rec.connectionId;

@@ -113,7 +113,7 @@ export const healthRoutes: RouteDef[] = [
           upstreamMs: Math.round(r.upstreamMs),
           tokensIn: usage.inputTokens,
           tokensOut: usage.outputTokens,
-          costUsd: services.usage.pricing.cost(r.target.provider.id, r.target.model, usage),
+          costUsd: services.usage.pricing.cost(r.target.provider.id, r.target.model, usage).costUsd,
           reply: r.value.slice(0, 200),
           traceId: r.traceId,
         };

@@ -24,6 +24,13 @@ export const settingsSchema = z.object({
   keychainLegacyImport: z.boolean().default(false),
   /** Extra browser origins router trusts besides its loopback ones: state-changing requests, the live WebSocket, and their hosts as Host names (docs/security.md). */
   allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
+  /** Where `router catalog update` fetches the model catalog: a models.dev api.json document (docs/catalog.md). */
+  catalogUrl: z
+    .string()
+    .url()
+    .max(500)
+    .regex(/^https?:\/\//, 'expected an http:// or https:// URL')
+    .default('https://models.dev/api.json'),
   /** Days usage rows (request log, analytics) are kept; older rows are pruned at start and daily. */
   usageRetentionDays: z.number().int().min(1).max(3650).default(30),
   /**

@@ -202,12 +202,30 @@ export interface IrRequest {
 /** Normalized reasons a reply ended. */
 export type IrFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'stop_sequence' | 'pause' | 'error';
 
+/**
+ * Token counts of one reply in one convention whatever the provider's (docs/usage.md, "One usage model"):
+ * `inputTokens` includes cache reads, cache writes, audio and image input; `outputTokens` includes
+ * reasoning, audio and image output. Each codec converts its provider's convention on decode.
+ */
 export interface IrUsage {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens?: number;
+  /** Cache writes, all durations (5-minute and 1-hour). */
   cacheWriteTokens?: number;
+  /** The part of cacheWriteTokens written for one hour (Anthropic `ephemeral_1h_input_tokens`), billed at its own rate. */
+  cacheWrite1hTokens?: number;
   reasoningTokens?: number;
+  /** Audio input tokens (part of inputTokens). */
+  audioInputTokens?: number;
+  /** Audio output tokens (part of outputTokens). */
+  audioOutputTokens?: number;
+  /** Image input tokens (part of inputTokens). */
+  imageInputTokens?: number;
+  /** Image output tokens (part of outputTokens). */
+  imageOutputTokens?: number;
+  /** The provider's own charge for the reply in USD, when its reply states one (OpenRouter `usage.cost`). */
+  costUsd?: number;
 }
 
 export interface IrResponse {

@@ -228,43 +228,95 @@ interface OverrideRow {
 
 const MEMO_MAX = 4096;
 
+/** Where a row's cost came from (CONTRACT "Model catalog and cost"). */
+export type CostSource = 'reported' | 'computed' | 'unpriced';
+
+/** A price and the version of the table that holds it (`override`, BUILTIN_PRICE_VERSION or the catalog's). */
+export interface Priced {
+  price: Price;
+  version: string;
+}
+
+/** A row's cost: USD (null when unpriced, never a silent 0), its source and the price version used. */
+export interface RowCost {
+  costUsd: number | null;
+  costSource: CostSource;
+  priceVersion: string | null;
+}
+
+/** The version of the shipped table above (the month its prices were checked). */
+export const BUILTIN_PRICE_VERSION = 'router@2026-11';
+/** The version of a user's price. */
+export const OVERRIDE_PRICE_VERSION = 'override';
+
+/** The model catalog as pricing reads it (catalog/service.ts): consulted after overrides and the shipped table. */
+export interface PriceCatalog {
+  get(): { version: string; price(provider: string, model: string): Price | undefined };
+  onChange(fn: () => void): void;
+}
+
+const UNPRICED: RowCost = Object.freeze({ costUsd: null, costSource: 'unpriced', priceVersion: null }) as RowCost;
+
 /**
- * The effective price table: shipped defaults with the user's overrides on top (kept in memory, written
- * through to `pricing_overrides`). `lookup` is a Map read after the first call for a model, so the proxy
- * can price every reply without touching the database.
+ * The effective price table: the user's overrides, then the shipped defaults, then the model catalog
+ * (models.dev; docs/catalog.md). Overrides are kept in memory and written through to `pricing_overrides`.
+ * `resolve` is a Map read after the first call for a model, so the proxy prices every reply without
+ * touching the database (the catalog is read from memory too, loaded on the first model it is asked for).
  */
 export class PricingStore {
   private readonly overrides = new Map<string, Map<string, Price>>();
   /** provider -> model -> price (null: none). Two levels, so a lookup builds no key string to hash. */
-  private readonly memo = new Map<string, Map<string, Price | null>>();
+  private readonly memo = new Map<string, Map<string, Priced | null>>();
   private memoSize = 0;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly catalog?: PriceCatalog,
+  ) {
     const rows = db.prepare('SELECT provider, model, input, output, cache_read, cache_write, reasoning, units FROM pricing_overrides').all() as OverrideRow[];
     for (const r of rows) this.put(r.provider, r.model, fromRow(r));
+    catalog?.onChange(() => this.clearMemo());
   }
 
-  /** The price for a provider's model: exact match first (override, then default), then the normalized id. */
+  /** The price for a provider's model (see `resolve`). */
   lookup(provider: string, model: string): Price | undefined {
+    return this.resolve(provider, model)?.price;
+  }
+
+  /**
+   * The price for a provider's model and its version: exact match first (override, then default), then the
+   * normalized id, then the catalog. A user's price always wins over the catalog.
+   */
+  resolve(provider: string, model: string): Priced | undefined {
     let byModel = this.memo.get(provider);
     const hit = byModel?.get(model);
     if (hit !== undefined) return hit ?? undefined;
-    let price = this.exact(provider, model);
-    if (!price) {
+    let priced = this.exact(provider, model);
+    if (!priced) {
       const normalized = normalizeModelId(model);
-      if (normalized) price = this.exact(provider, normalized) ?? this.exact(provider, normalizeModelId(normalized) ?? '');
+      if (normalized) priced = this.exact(provider, normalized) ?? this.exact(provider, normalizeModelId(normalized) ?? '');
+    }
+    if (!priced && this.catalog) {
+      const catalog = this.catalog.get();
+      const price = catalog.price(provider, model);
+      if (price) priced = { price, version: catalog.version };
     }
     if (this.memoSize >= MEMO_MAX) {
       this.clearMemo();
       byModel = undefined;
     }
     if (!byModel) {
-      byModel = new Map<string, Price | null>();
+      byModel = new Map<string, Priced | null>();
       this.memo.set(provider, byModel);
     }
-    byModel.set(model, price ?? null);
+    byModel.set(model, priced ?? null);
     this.memoSize++;
-    return price;
+    return priced;
+  }
+
+  /** The user's own price of exactly this provider and model, if set. */
+  override(provider: string, model: string): Price | undefined {
+    return this.overrides.get(provider)?.get(model);
   }
 
   private clearMemo(): void {
@@ -272,10 +324,11 @@ export class PricingStore {
     this.memoSize = 0;
   }
 
-  /** Cost in USD of a reply, 0 when the model has no known price. */
-  cost(provider: string, model: string, usage: CostUsage): number {
-    const price = this.lookup(provider, model);
-    return price ? computeCost(price, usage) : 0;
+  /** Cost of a reply: computed with the price in effect, or unpriced (`costUsd: null`) when none is known. */
+  cost(provider: string, model: string, usage: CostUsage, factor = 1): RowCost {
+    const priced = this.resolve(provider, model);
+    if (!priced) return UNPRICED;
+    return { costUsd: computeCost(priced.price, usage) * factor, costSource: 'computed', priceVersion: priced.version };
   }
 
   /** Every effective entry (defaults and overrides), sorted by provider then model. */
@@ -336,8 +389,11 @@ export class PricingStore {
     return true;
   }
 
-  private exact(provider: string, model: string): Price | undefined {
-    return this.overrides.get(provider)?.get(model) ?? DEFAULT_PRICES[provider]?.[model];
+  private exact(provider: string, model: string): Priced | undefined {
+    const override = this.overrides.get(provider)?.get(model);
+    if (override) return { price: override, version: OVERRIDE_PRICE_VERSION };
+    const def = DEFAULT_PRICES[provider]?.[model];
+    return def && { price: def, version: BUILTIN_PRICE_VERSION };
   }
 
   private put(provider: string, model: string, price: Price): void {

@@ -20,7 +20,8 @@ export const MAX_POINTS = 2_000;
 const TOTALS_SQL = `COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
   COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
   COALESCE(SUM(cache_read_tokens), 0) AS tcr, COALESCE(SUM(cache_write_tokens), 0) AS tcw,
-  COALESCE(SUM(reasoning_tokens), 0) AS trs, COALESCE(SUM(cost_usd), 0) AS cost, AVG(latency_ms) AS lat`;
+  COALESCE(SUM(reasoning_tokens), 0) AS trs, COALESCE(SUM(cost_usd), 0) AS cost,
+  COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced, AVG(latency_ms) AS lat`;
 
 interface TotalsRow {
   requests: number;
@@ -31,6 +32,7 @@ interface TotalsRow {
   tcw: number;
   trs: number;
   cost: number;
+  unpriced: number;
   lat: number | null;
 }
 
@@ -40,6 +42,7 @@ function totals(r: TotalsRow): Totals {
     errors: r.errors,
     tokens: { input: r.tin, output: r.tout, cacheRead: r.tcr, cacheWrite: r.tcw, reasoning: r.trs, total: r.tin + r.tout },
     costUsd: roundUsd(r.cost),
+    unpricedRequests: r.unpriced,
     avgLatencyMs: r.lat === null ? null : Math.round(r.lat * 100) / 100,
   };
 }

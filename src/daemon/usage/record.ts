@@ -24,6 +24,8 @@ export interface UsageRow {
   cache_write_tokens: number;
   reasoning_tokens: number;
   cost_usd: number;
+  cost_source?: string | null;
+  price_version?: string | null;
   streamed: number;
   estimated: number;
   finish_reason: string | null;
@@ -67,7 +69,10 @@ export function logEntry(row: UsageRow): LogEntry {
     cacheReadTokens: row.cache_read_tokens,
     cacheWriteTokens: row.cache_write_tokens,
     reasoningTokens: row.reasoning_tokens,
-    costUsd: row.cost_usd,
+    // An unpriced row stores 0 (the column is NOT NULL) and reads back as null: never a silent $0.
+    costUsd: row.cost_source === 'unpriced' ? null : row.cost_usd,
+    costSource: (row.cost_source ?? null) as LogEntry['costSource'],
+    priceVersion: row.price_version ?? null,
     streamed: row.streamed === 1,
     estimated: row.estimated === 1,
     finishReason: row.finish_reason,

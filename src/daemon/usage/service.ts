@@ -10,7 +10,8 @@ import type { WireFormat } from '../translate/ir.js';
 import { promptTokens, requestText, TokenEstimator } from './estimate.js';
 import { holdReplyEnd } from './durable-reply.js';
 import { InflightTracker } from './inflight.js';
-import { PricingStore } from './pricing.js';
+import { PricingStore, type PriceCatalog } from './pricing.js';
+import { CACHE_HIT, NOTHING_BILLED, setCost, usageOf } from './row-cost.js';
 import { BoundedQueue } from './queue.js';
 import type { UsageRecord } from './record.js';
 import { sanitizeHeaderValue } from './sanitize.js';
@@ -57,6 +58,8 @@ export interface UsageOptions {
    * Null or absent: rows are written on the main thread in slices.
    */
   writerUrl?: URL | null;
+  /** The model catalog, consulted for models neither an override nor the shipped table prices. */
+  catalog?: PriceCatalog;
 }
 
 interface Meta {
@@ -145,7 +148,7 @@ export class UsageService {
 
   constructor(private readonly opts: UsageOptions) {
     this.enabled = opts.enabled ?? true;
-    this.pricing = new PricingStore(opts.db);
+    this.pricing = new PricingStore(opts.db, opts.catalog);
     this.queue = new BoundedQueue(opts.capacity ?? 10_000);
     this.batchSize = opts.batchSize ?? 500;
     this.maxEstimating = opts.maxEstimating ?? 256;
@@ -207,7 +210,9 @@ export class UsageService {
       cacheReadTokens: u ? count(u.cacheReadTokens) : 0,
       cacheWriteTokens: u ? count(u.cacheWriteTokens) : 0,
       reasoningTokens: u ? count(u.reasoningTokens) : 0,
-      costUsd: 0,
+      costUsd: null,
+      costSource: 'unpriced',
+      priceVersion: null,
       streamed: o.streamed === true,
       estimated: false,
       finishReason: o.finishReason ?? null,
@@ -218,11 +223,22 @@ export class UsageService {
       sessionId: o.session === undefined ? null : sanitizeHeaderValue(o.session),
     };
     const meta: Meta = { publicModel: target.publicModel, t0 };
-    // A cache hit spent nothing upstream: costUsd stays 0; its tokens are those of the cached reply.
-    if (x.cacheHit) return this.commit(rec, meta);
-    // An endpoint that priced its reply itself (images, audio): that cost, and no token estimation.
-    if (o.costUsd !== undefined) {
-      rec.costUsd = o.costUsd;
+    // A cache hit spent nothing upstream: it costs 0 for certain; its tokens are those of the cached reply.
+    if (x.cacheHit) {
+      setCost(rec, CACHE_HIT);
+      return this.commit(rec, meta);
+    }
+    // An endpoint that priced its reply itself (images, audio; null when it knows no price): that cost, and
+    // no token estimation.
+    const priced = o.costUsd;
+    if (priced !== undefined) {
+      if (priced !== null) setCost(rec, { costUsd: priced, costSource: 'computed', priceVersion: this.pricing.resolve(rec.provider, rec.model)?.version ?? null });
+      return this.commit(rec, meta);
+    }
+    // The provider's own figure for the reply (OpenRouter's usage.cost) wins over any computed one.
+    const reportedCost = u?.costUsd;
+    if (typeof reportedCost === 'number' && Number.isFinite(reportedCost) && reportedCost >= 0) {
+      setCost(rec, { costUsd: reportedCost * (x.costFactor ?? 1), costSource: 'reported', priceVersion: null });
       return this.commit(rec, meta);
     }
     if (!reported && status < 400) {
@@ -235,7 +251,9 @@ export class UsageService {
       this.estimationSkipped++;
       this.warnRateLimited('usage estimation backlog full: row stored without token counts', { skipped: this.estimationSkipped });
     }
-    rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec)) * (x.costFactor ?? 1);
+    // A failed attempt with no tokens was billed nothing, whatever the model's price (requests refused
+    // before any upstream attempt too): a certain $0, not an unknown.
+    setCost(rec, status >= 400 && rec.tokensIn === 0 && rec.tokensOut === 0 ? NOTHING_BILLED : this.pricing.cost(rec.provider, rec.model, usageOf(rec), x.costFactor ?? 1));
     this.commit(rec, meta);
   }
 
@@ -415,7 +433,7 @@ export class UsageService {
       job.done = true;
       this.jobs.delete(job);
       this.opts.log.warn('usage estimation failed', { error: err instanceof Error ? err.message : String(err) });
-      job.rec.costUsd = this.pricing.cost(job.rec.provider, job.rec.model, usageOf(job.rec));
+      setCost(job.rec, this.pricing.cost(job.rec.provider, job.rec.model, usageOf(job.rec)));
       this.commit(job.rec, job.meta);
       job.queued?.resolve();
     }
@@ -426,7 +444,7 @@ export class UsageService {
     rec.tokensIn = input;
     rec.tokensOut = output;
     rec.estimated = true;
-    rec.costUsd = this.pricing.cost(rec.provider, rec.model, usageOf(rec));
+    setCost(rec, this.pricing.cost(rec.provider, rec.model, usageOf(rec)));
     this.commit(rec, job.meta);
     job.queued?.resolve();
   }
@@ -470,6 +488,8 @@ export class UsageService {
           tokens_in: rec.tokensIn,
           tokens_out: rec.tokensOut,
           cost_usd: rec.costUsd,
+          cost_source: rec.costSource,
+          price_version: rec.priceVersion,
         });
       }
       return;
@@ -558,6 +578,7 @@ export class UsageService {
 
 function noop(): void {}
 
+
 /** A promise that settles when an estimation job's row is queued (made on first use). */
 function queuedPromise(job: Job): Promise<void> {
   if (!job.queued) {
@@ -574,14 +595,4 @@ function count(n: number | undefined): number {
 
 function round2(n: number): number {
   return Math.round(n * 100) / 100;
-}
-
-function usageOf(r: UsageRecord) {
-  return {
-    inputTokens: r.tokensIn,
-    outputTokens: r.tokensOut,
-    cacheReadTokens: r.cacheReadTokens,
-    cacheWriteTokens: r.cacheWriteTokens,
-    reasoningTokens: r.reasoningTokens,
-  };
 }

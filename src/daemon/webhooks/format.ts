@@ -73,7 +73,7 @@ function describe(ev: AnyRouterEvent): string {
   switch (ev.event) {
     case 'request.completed': {
       const d = ev.data;
-      return `${head}: ${d.provider}/${d.model} -> ${d.status}, ${d.tokens_in} in / ${d.tokens_out} out tokens, ${usd(d.cost_usd)} (trace ${d.trace_id})`;
+      return `${head}: ${d.provider}/${d.model} -> ${d.status}, ${d.tokens_in} in / ${d.tokens_out} out tokens, ${d.cost_usd === null ? 'unpriced' : usd(d.cost_usd)} (trace ${d.trace_id})`;
     }
     case 'request.failed': {
       const d = ev.data;

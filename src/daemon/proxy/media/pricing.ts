@@ -27,10 +27,10 @@ export function perImagePrice(perImage: Price['perImage'], quality: string | und
 /**
  * Cost of an image reply: by its reported tokens (text input at `input`, image input at `imageInput`,
  * image output at `imageOutput`) when the price has image token rates or no per-image price; else per
- * image by quality and size (n images); 0 for an unpriced model.
+ * image by quality and size (n images); null (unpriced) for a model without a price.
  */
-export function imageCost(price: Price | undefined, opts: { n: number; size?: string; quality?: string; tokens?: ImageTokenUsage }): number {
-  if (!price) return 0;
+export function imageCost(price: Price | undefined, opts: { n: number; size?: string; quality?: string; tokens?: ImageTokenUsage }): number | null {
+  if (!price) return null;
   const t = opts.tokens;
   if (t && (price.imageOutput !== undefined || price.perImage === undefined)) {
     return (t.textIn * price.input + t.imageIn * (price.imageInput ?? price.input) + t.imageOut * (price.imageOutput ?? price.output)) / PER;
@@ -42,10 +42,10 @@ export function imageCost(price: Price | undefined, opts: { n: number; size?: st
 /**
  * Cost of a transcription or translation: by reported tokens when the price has an audio token rate
  * (text input at `input`, audio input at `audioInput`, text output at `output`), else per minute of audio
- * (at least `minAudioSeconds`), else by tokens at the text rates; 0 otherwise.
+ * (at least `minAudioSeconds`), else by tokens at the text rates; 0 otherwise; null for a model without a price.
  */
-export function transcriptionCost(price: Price | undefined, opts: { seconds?: number; tokens?: { textIn: number; audioIn: number; textOut: number } }): number {
-  if (!price) return 0;
+export function transcriptionCost(price: Price | undefined, opts: { seconds?: number; tokens?: { textIn: number; audioIn: number; textOut: number } }): number | null {
+  if (!price) return null;
   const t = opts.tokens;
   const byTokens = (): number => (t!.textIn * price.input + t!.audioIn * (price.audioInput ?? price.input) + t!.textOut * price.output) / PER;
   if (t && price.audioInput !== undefined) return byTokens();
@@ -54,8 +54,8 @@ export function transcriptionCost(price: Price | undefined, opts: { seconds?: nu
 }
 
 /** Cost of a speech reply: by the characters of its input text, else by the tokens its SSE stream reported. */
-export function speechCost(price: Price | undefined, characters: number, tokens?: { inputTokens: number; outputTokens: number }): number {
-  if (!price) return 0;
+export function speechCost(price: Price | undefined, characters: number, tokens?: { inputTokens: number; outputTokens: number }): number | null {
+  if (!price) return null;
   if (price.perMillionCharacters !== undefined) return (characters * price.perMillionCharacters) / PER;
   return tokens ? (tokens.inputTokens * price.input + tokens.outputTokens * (price.audioOutput ?? price.output)) / PER : 0;
 }

@@ -38,7 +38,7 @@ function settle(services: Services, outcome: Outcome, reply: RerankReply): { inp
   if (reply.searchUnits !== undefined) {
     // Cohere bills search units (`perSearchUnit` in the price table: usage/media-prices.ts, or the user's override).
     const price = services.usage.pricing.lookup(outcome.target.provider.id, outcome.target.model)?.perSearchUnit;
-    outcome.costUsd = price !== undefined ? reply.searchUnits * price : 0;
+    outcome.costUsd = price !== undefined ? reply.searchUnits * price : null;
     outcome.notes = { ...outcome.notes, searchUnits: reply.searchUnits };
     return usage ?? { inputTokens: 0, outputTokens: 0 };
   }

@@ -40,6 +40,9 @@ export function decodeChatUsage(raw: unknown): IrUsage | undefined {
   const reasoning = isRecord(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : undefined;
   if (cached !== undefined) usage.cacheReadTokens = cached;
   if (reasoning !== undefined) usage.reasoningTokens = reasoning;
+  // OpenRouter states what it charged for the reply (USD; docs openrouter.ai/docs/use-cases/usage-accounting).
+  const cost = count(raw.cost);
+  if (cost !== undefined && cost >= 0) usage.costUsd = cost;
   return usage;
 }
 
