@@ -125,3 +125,15 @@ describe('assistant from a non-loopback address', () => {
     expect((await call('/api/copilot/chat', LO, {}, chat)).status).toBe(401);
   });
 });
+
+describe('CLI-tool change log', () => {
+  it('is loopback-only like the other CLI-tool runtime routes: a manage key from another address is refused', async () => {
+    const change = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tool: 'codex', action: 'apply', files: [] }) };
+    expect((await call('/api/cli-tools/logs', REMOTE, bearer(manageKey))).status).toBe(403);
+    expect((await call('/api/cli-tools/logs', REMOTE, bearer(manageKey), change)).status).toBe(403);
+    expect((await call('/api/cli-tools/logs', LO, bearer(manageKey), change)).status).toBe(201);
+    const list = await call('/api/cli-tools/logs', LO, bearer(manageKey));
+    expect(list.status).toBe(200);
+    expect(JSON.parse(list.text).changes).toHaveLength(1);
+  });
+});

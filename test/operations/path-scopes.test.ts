@@ -71,6 +71,38 @@ describe('path-scoped keys', () => {
     expect((await get('/api/providers')).status).toBe(403);
   });
 
+  it('a path-scoped manage key creates and changes keys only within its own scopes', async () => {
+    const created = await router.manage('POST', '/api/keys', { name: 'key-admin', scopes: ['manage', 'path:/api/keys'] });
+    const admin = created.json.key as string;
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${router.url}${path}`, { method, headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(
+        async (r) => ({ status: r.status, json: await r.json().catch(() => null) }),
+      );
+    // Each of these would be a way out of path:/api/keys.
+    for (const scopes of [['manage'], ['proxy'], ['manage', 'path:/api'], ['manage', 'path:/api/keysX'], undefined]) {
+      const r = await call('POST', '/api/keys', { name: 'escape', ...(scopes ? { scopes } : {}) });
+      expect(r.status, JSON.stringify(scopes)).toBe(403);
+      expect(r.json.error).toMatchObject({ code: 'scope_not_allowed', type: 'permission_error' });
+    }
+    // Within its scope: allowed, and the new key is as confined.
+    const inner = await call('POST', '/api/keys', { name: 'inner', scopes: ['manage', 'path:/api/keys/'] });
+    expect(inner.status, JSON.stringify(inner.json)).toBe(201);
+    // It cannot widen a key (its own or another) nor touch a key broader than itself.
+    expect((await call('PATCH', `/api/keys/${inner.json.id}`, { scopes: ['manage'] })).status).toBe(403);
+    expect((await call('PATCH', `/api/keys/${created.json.id}`, { scopes: ['manage', 'proxy'] })).status).toBe(403);
+    const owner = await router.manage('POST', '/api/keys', { name: 'owner-proxy', scopes: ['proxy'] });
+    expect((await call('PATCH', `/api/keys/${owner.json.id}`, { isActive: false })).status).toBe(403);
+    expect((await call('DELETE', `/api/keys/${owner.json.id}`)).status).toBe(403);
+    expect((await call('PATCH', `/api/keys/${inner.json.id}`, { name: 'inner-renamed' })).status).toBe(200);
+    const keys = (await router.manage('GET', '/api/keys')).json.keys as Array<{ name: string; scopes: string[]; isActive: boolean }>;
+    expect(keys.filter((k) => k.name === 'escape')).toEqual([]);
+    expect(keys.find((k) => k.name === 'owner-proxy')!.isActive).toBe(true);
+    // An unconfined manage key (the owner's automation) still creates proxy keys.
+    const open = (await router.manage('POST', '/api/keys', { name: 'automation', scopes: ['manage'] })).json.key as string;
+    const minted = await fetch(`${router.url}/api/keys`, { method: 'POST', headers: { authorization: `Bearer ${open}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'user-key' }) });
+    expect(minted.status).toBe(201);
+  });
+
   it('bad path scopes are refused with 400', async () => {
     for (const scope of ['path:v1/embeddings', 'path:/v1/<x>', 'path:/a b']) {
       const r = await router.manage('POST', '/api/keys', { name: 'bad', scopes: [scope] });

@@ -198,7 +198,7 @@ export const insightRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/api/cli-tools/logs',
-    tier: 'management',
+    tier: 'local',
     tag: 'observability',
     summary: 'What `router config-tool` changed in coding agents\' settings and when (tool, files, action, backup), newest first; paged by cursor',
     query: cliLogsQuery,
@@ -207,7 +207,7 @@ export const insightRoutes: RouteDef[] = [
   route({
     method: 'POST',
     path: '/api/cli-tools/logs',
-    tier: 'management',
+    tier: 'local',
     tag: 'observability',
     summary: 'Record a change `router config-tool` made (the CLI calls this after writing or restoring a tool\'s settings)',
     status: 201,

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
-import { publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type TokenLimit } from './store.js';
+import { checkGrant } from './delegate.js';
+import { DEFAULT_SCOPES, publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type TokenLimit } from './store.js';
 
 const name = z.string().trim().min(1).max(100);
 const scopes = z.array(z.string().regex(SCOPE_RE, 'unknown scope (use proxy, manage, model:<pattern> or path:/<route prefix>)')).max(20);
@@ -67,8 +68,10 @@ export const keyRoutes: RouteDef[] = [
     summary: 'Create an API key (the whole key is in this reply only)',
     body: createBody,
     status: 201,
-    handler: ({ services, body }) =>
-      json(201, services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits })),
+    handler: ({ services, body, auth }) => {
+      checkGrant(auth, body.scopes ?? DEFAULT_SCOPES, 'create');
+      return json(201, services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits }));
+    },
   }),
   route({
     method: 'GET',
@@ -97,8 +100,13 @@ export const keyRoutes: RouteDef[] = [
     tag: 'keys',
     summary: 'Rename an API key and/or change its scopes, active flag and limits, applied together',
     body: patchBody,
-    handler: ({ services, params, body }) => {
-      const rec = services.keys.update(keyId(params), body);
+    handler: ({ services, params, body, auth }) => {
+      const id = keyId(params);
+      const current = services.keys.get(id);
+      if (!current) throw new RouterError(404, 'API key not found.');
+      checkGrant(auth, current.scopes, 'change');
+      if (body.scopes) checkGrant(auth, body.scopes, 'change');
+      const rec = services.keys.update(id, body);
       if (!rec) throw new RouterError(404, 'API key not found.');
       return publicKey(rec);
     },
@@ -110,8 +118,11 @@ export const keyRoutes: RouteDef[] = [
     tag: 'keys',
     summary: 'Delete an API key',
     status: 204,
-    handler: ({ services, params }) => {
-      if (!services.keys.remove(keyId(params))) throw new RouterError(404, 'API key not found.');
+    handler: ({ services, params, auth }) => {
+      const id = keyId(params);
+      const current = services.keys.get(id);
+      if (current) checkGrant(auth, current.scopes, 'change');
+      if (!services.keys.remove(id)) throw new RouterError(404, 'API key not found.');
       return noContent();
     },
   }),
