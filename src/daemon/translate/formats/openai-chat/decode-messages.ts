@@ -1,5 +1,6 @@
 import type { IrMessage, IrPart, TextPart, ToolResultPart } from '../../ir.js';
 import { decodeError } from '../../errors.js';
+import { cacheMarkerOf, markLastPart } from '../../util/cache.js';
 import { sourceFromUrl } from '../../util/media.js';
 import { splitLeadingSystem } from '../../util/system.js';
 import type { ChatAssistantMessage, ChatMessage, ChatThinkingBlock, ChatUserPart } from './schema.js';
@@ -11,28 +12,28 @@ export interface DecodedConversation {
   messages: IrMessage[];
 }
 
-/** Text of a `string | text part[]` content as IR text parts (empty strings dropped). */
-export function textParts(content: string | Array<{ text: string }>): TextPart[] {
+/** Text of a `string | text part[]` content as IR text parts (empty strings dropped; cache markers kept). */
+export function textParts(content: string | Array<{ text: string; cache_control?: unknown }>): TextPart[] {
   const parts = typeof content === 'string' ? [{ text: content }] : content;
-  return parts.filter((p) => p.text !== '').map((p) => ({ type: 'text', text: p.text }));
+  return parts.filter((p) => p.text !== '').map((p) => ({ type: 'text', text: p.text, ...cacheMarkerOf(p.cache_control) }));
 }
 
 /** One user content part. A file part needs `file_id` or `file_data`. */
 export function decodeUserPart(part: ChatUserPart, param: string): IrPart {
   switch (part.type) {
     case 'text':
-      return { type: 'text', text: part.text };
+      return { type: 'text', text: part.text, ...cacheMarkerOf(part.cache_control) };
     case 'image_url': {
       const detail = part.image_url.detail ?? undefined;
-      return { type: 'image', source: sourceFromUrl(part.image_url.url, 'image/png'), ...(detail ? { detail } : {}) };
+      return { type: 'image', source: sourceFromUrl(part.image_url.url, 'image/png'), ...(detail ? { detail } : {}), ...cacheMarkerOf(part.cache_control) };
     }
     case 'input_audio':
       return { type: 'audio', data: part.input_audio.data, format: part.input_audio.format };
     case 'file': {
       const { file_id, file_data, filename } = part.file;
-      const name = filename ? { filename } : {};
-      if (file_id) return { type: 'document', source: { kind: 'file', fileId: file_id }, ...name };
-      if (file_data) return { type: 'document', source: sourceFromUrl(file_data, 'application/pdf'), ...name };
+      const flags = { ...(filename ? { filename } : {}), ...cacheMarkerOf(part.cache_control) };
+      if (file_id) return { type: 'document', source: { kind: 'file', fileId: file_id }, ...flags };
+      if (file_data) return { type: 'document', source: sourceFromUrl(file_data, 'application/pdf'), ...flags };
       throw decodeError("A file content part needs 'file_id' or 'file_data'.", `${param}.file`);
     }
   }
@@ -55,7 +56,7 @@ export function decodeAssistant(message: ChatAssistantMessage): IrPart[] {
   }
   const content = message.content ?? [];
   for (const p of typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content) {
-    if (p.type === 'text' && p.text !== '') parts.push({ type: 'text', text: p.text });
+    if (p.type === 'text' && p.text !== '') parts.push({ type: 'text', text: p.text, ...cacheMarkerOf(p.cache_control) });
     if (p.type === 'refusal') parts.push({ type: 'refusal', text: p.refusal });
   }
   if (message.refusal) parts.push({ type: 'refusal', text: message.refusal });
@@ -84,18 +85,27 @@ export function decodeMessages(input: ChatMessage[]): DecodedConversation {
     const name = 'name' in m && typeof m.name === 'string' && m.name ? { name: m.name } : {};
     if (m.role === 'system' || m.role === 'developer') {
       const parts = textParts(m.content);
+      markLastPart(parts, m.cache_control);
       if (parts.length) messages.push({ role: 'system', parts, ...(m.role === 'developer' ? { developer: true } : {}) });
-    }
-    else if (m.role === 'user') messages.push({ role: 'user', parts: userParts(m.content, param), ...name });
-    else if (m.role === 'assistant') {
+    } else if (m.role === 'user') {
+      const parts = userParts(m.content, param);
+      markLastPart(parts, m.cache_control);
+      messages.push({ role: 'user', parts, ...name });
+    } else if (m.role === 'assistant') {
       for (const c of m.tool_calls ?? []) toolNames.set(c.id, c.function.name);
-      messages.push({ role: 'assistant', parts: decodeAssistant(m), ...name });
-    } else if (m.role === 'tool') appendToolResult(messages, toolResult(m.tool_call_id, m.content, toolNames));
+      const parts = decodeAssistant(m);
+      markLastPart(parts, m.cache_control);
+      messages.push({ role: 'assistant', parts, ...name });
+    } else if (m.role === 'tool') {
+      const part = toolResult(m.tool_call_id, m.content, toolNames);
+      markLastPart([part], m.cache_control);
+      appendToolResult(messages, part);
+    }
   });
   return splitLeadingSystem(messages);
 }
 
-function toolResult(id: string, content: string | Array<{ text: string }>, names: Map<string, string>): ToolResultPart {
+function toolResult(id: string, content: string | Array<{ text: string; cache_control?: unknown }>, names: Map<string, string>): ToolResultPart {
   const name = names.get(id);
   return { type: 'tool_result', toolCallId: id, ...(name ? { name } : {}), content: textParts(content) };
 }

@@ -1,4 +1,5 @@
 import type { IrRequest, IrResponseFormat, IrTool, IrToolChoice } from '../../ir.js';
+import { cacheMarkerOf } from '../../util/cache.js';
 import { noteDropped } from '../../util/dropped.js';
 import { parseAt, parseBody } from '../../util/validate.js';
 import { decodeMessages } from './decode-messages.js';
@@ -18,6 +19,7 @@ function decodeTools(tools: ChatRequest['tools']): IrTool[] | undefined {
       ...(f.description != null ? { description: f.description } : {}),
       ...(f.parameters ? { parameters: f.parameters } : {}),
       ...(f.strict != null ? { strict: f.strict } : {}),
+      ...cacheMarkerOf(raw.cache_control),
     };
   });
 }
