@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EncodeOptions } from '../codec.js';
+import type { IrRequest } from '../ir.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -20,4 +21,12 @@ export function idFactory(options?: EncodeOptions): (prefix: string) => string {
 /** The current time in Unix seconds, from the caller's clock when one is given. */
 export function nowSeconds(options?: EncodeOptions): number {
   return options?.now ? options.now() : Math.floor(Date.now() / 1000);
+}
+
+/**
+ * The model a reply names: the one the upstream reported, else (an upstream that leaves it out) the model
+ * the request was sent for, as streams do; never an empty string.
+ */
+export function replyModel(reported: string | undefined, request: IrRequest): string {
+  return reported || request.model;
 }

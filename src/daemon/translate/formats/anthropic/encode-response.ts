@@ -1,6 +1,6 @@
 import type { EncodeOptions } from '../../codec.js';
 import type { IrFinishReason, IrPart, IrRequest, IrResponse } from '../../ir.js';
-import { idFactory } from '../../util/ids.js';
+import { idFactory, replyModel } from '../../util/ids.js';
 import { signatureForClient } from '../../util/signature.js';
 import { argumentsToObject } from '../../util/json.js';
 import { encodeAnthropicUsage, encodeStopReason, type AnthropicStopReason } from './usage.js';
@@ -35,8 +35,8 @@ export function replyStopReason(reason: IrFinishReason, calledTools: boolean, re
   return refused ? 'refusal' : mapped;
 }
 
-/** IR reply -> Messages `message`. The id is router's own; the model is the one the upstream reported. */
-export function encodeMessagesResponse(response: IrResponse, _request: IrRequest, options?: EncodeOptions): Record<string, unknown> {
+/** IR reply -> Messages `message`. The id is router's own; the model is the one the upstream reported (else the one asked for). */
+export function encodeMessagesResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): Record<string, unknown> {
   const content = response.parts.flatMap((p): Block[] => {
     const block = replyBlock(p);
     return block ? [block] : [];
@@ -48,7 +48,7 @@ export function encodeMessagesResponse(response: IrResponse, _request: IrRequest
     id: idFactory(options)('msg_'),
     type: 'message',
     role: 'assistant',
-    model: response.model,
+    model: replyModel(response.model, request),
     content,
     stop_reason: stopReason,
     stop_sequence: stopReason === 'stop_sequence' ? (response.stopSequence ?? null) : null,

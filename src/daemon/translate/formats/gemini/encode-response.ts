@@ -1,6 +1,6 @@
 import type { EncodeOptions } from '../../codec.js';
 import type { IrRequest, IrResponse } from '../../ir.js';
-import { idFactory } from '../../util/ids.js';
+import { idFactory, replyModel } from '../../util/ids.js';
 import { modelParts } from './encode-contents.js';
 import { encodeFinish, encodeUsage } from './usage.js';
 
@@ -22,7 +22,7 @@ export function encodeGeminiResponse(response: IrResponse, request: IrRequest, o
   const content = parts.length ? { content: { role: 'model', parts } } : {};
   const body: Record<string, unknown> = { candidates: [{ ...content, finishReason: encodeFinish(response.finishReason), index: 0 }] };
   if (response.usage) body.usageMetadata = encodeUsage(response.usage);
-  body.modelVersion = response.model;
+  body.modelVersion = replyModel(response.model, request);
   body.responseId = idFactory(options)('');
   return body;
 }

@@ -1,6 +1,6 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrError, IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
-import { idFactory } from '../../util/ids.js';
+import { idFactory, replyModel } from '../../util/ids.js';
 import { argumentsToObject } from '../../util/json.js';
 import { encodeGeminiStreamError } from './errors.js';
 import { encodeFinish, encodeUsage } from './usage.js';
@@ -33,13 +33,16 @@ class GeminiStreamEncoder implements StreamEncoder {
   private usage: Partial<IrUsage> = {};
   private done = false;
 
-  constructor(private readonly options?: EncodeOptions) {}
+  constructor(
+    private readonly request: IrRequest,
+    private readonly options?: EncodeOptions,
+  ) {}
 
   write(event: IrStreamEvent): SseMessage[] {
     if (this.done) return [];
     this.responseId ??= idFactory(this.options)('');
     if (event.type === 'start') {
-      this.model = event.model;
+      this.model = replyModel(event.model, this.request);
       if (event.usage) Object.assign(this.usage, event.usage);
     } else if (event.type === 'usage') Object.assign(this.usage, event.usage);
     else if (event.type === 'finish') this.finish(event.finishReason, event.usage);
@@ -154,6 +157,6 @@ class GeminiStreamEncoder implements StreamEncoder {
 }
 
 /** Creates the stream encoder for one Gemini reply. */
-export function createGeminiStreamEncoder(_request: IrRequest, options?: EncodeOptions): StreamEncoder {
-  return new GeminiStreamEncoder(options);
+export function createGeminiStreamEncoder(request: IrRequest, options?: EncodeOptions): StreamEncoder {
+  return new GeminiStreamEncoder(request, options);
 }

@@ -1,6 +1,6 @@
 import type { EncodeOptions } from '../../codec.js';
 import type { IrPart, IrRequest, IrResponse } from '../../ir.js';
-import { idFactory, nowSeconds } from '../../util/ids.js';
+import { idFactory, nowSeconds, replyModel } from '../../util/ids.js';
 import { encodeChatFinish, encodeChatUsage } from './usage.js';
 import { signatureForClient } from '../../util/signature.js';
 
@@ -50,14 +50,14 @@ export function chatReplyMessage(parts: IrPart[]): ChatReplyMessage {
 
 /**
  * IR reply -> `chat.completion`. The id and `created` are router's own (the client talks to router); the
- * model is the one the upstream reported.
+ * model is the one the upstream reported (else the one asked for).
  */
-export function encodeChatResponse(response: IrResponse, _request: IrRequest, options?: EncodeOptions): Record<string, unknown> {
+export function encodeChatResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): Record<string, unknown> {
   const body: Record<string, unknown> = {
     id: idFactory(options)('chatcmpl-'),
     object: 'chat.completion',
     created: nowSeconds(options),
-    model: response.model,
+    model: replyModel(response.model, request),
     choices: [{ index: 0, message: chatReplyMessage(response.parts), logprobs: null, finish_reason: encodeChatFinish(response.finishReason) }],
   };
   if (response.usage) body.usage = encodeChatUsage(response.usage);

@@ -1,6 +1,6 @@
 import type { EncodeOptions } from '../../codec.js';
 import type { IrFinishReason, IrRequest, IrResponse, IrUsage } from '../../ir.js';
-import { idFactory, nowSeconds } from '../../util/ids.js';
+import { idFactory, nowSeconds, replyModel } from '../../util/ids.js';
 
 /** IR finish reason -> legacy `finish_reason` (only stop, length and content_filter exist there). */
 export function completionFinish(reason: IrFinishReason): 'stop' | 'length' | 'content_filter' {
@@ -25,7 +25,7 @@ export function encodeCompletionResponse(response: IrResponse, request: IrReques
     id: idFactory(options)('cmpl-'),
     object: 'text_completion',
     created: nowSeconds(options),
-    model: response.model,
+    model: replyModel(response.model, request),
     choices: [{ text: echo + text, index: 0, logprobs: null, finish_reason: completionFinish(response.finishReason) }],
   };
   if (response.usage) body.usage = completionUsage(response.usage);

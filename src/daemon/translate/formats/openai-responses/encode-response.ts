@@ -1,6 +1,6 @@
 import type { EncodeOptions } from '../../codec.js';
 import type { IrFinishReason, IrRequest, IrResponse, IrUsage } from '../../ir.js';
-import { idFactory, nowSeconds } from '../../util/ids.js';
+import { idFactory, nowSeconds, replyModel } from '../../util/ids.js';
 import { encodeTextFormat } from './encode-request.js';
 import { outputItems, type OutputItem } from './output-items.js';
 import { encodeToolChoice, encodeTools } from './tools.js';
@@ -74,7 +74,7 @@ export function encodeResponsesResponse(response: IrResponse, request: IrRequest
   const state: ResponseState = {
     id: responseId(response.id, newId),
     createdAt: nowSeconds(options),
-    model: response.model,
+    model: replyModel(response.model, request),
     output: outputItems(response.parts, messageStatus, newId),
     finish: response.finishReason,
     ...(response.usage ? { usage: response.usage } : {}),

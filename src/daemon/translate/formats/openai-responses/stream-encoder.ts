@@ -1,7 +1,7 @@
 import type { EncodeOptions, StreamEncoder } from '../../codec.js';
 import type { IrError, IrFinishReason, IrRequest, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { encodeResponsesStreamError, responsesErrorCode } from './errors.js';
-import { idFactory, nowSeconds } from '../../util/ids.js';
+import { idFactory, nowSeconds, replyModel } from '../../util/ids.js';
 import { responseId, responseObject, type ResponseState } from './encode-response.js';
 import { ItemWriter, type Emit } from './stream-items.js';
 import { signatureForClient } from '../../util/signature.js';
@@ -51,7 +51,7 @@ class ResponsesStreamEncoder implements StreamEncoder {
 
   private start(id: string, model: string, usage?: Partial<IrUsage>): void {
     if (this.state) return;
-    const state: ResponseState = { id: responseId(id, this.newId), createdAt: nowSeconds(this.options), model, output: [] };
+    const state: ResponseState = { id: responseId(id, this.newId), createdAt: nowSeconds(this.options), model: replyModel(model, this.request), output: [] };
     this.state = state;
     this.items = new ItemWriter(state.output, this.newId, this.emit);
     if (usage) Object.assign(this.usage, usage);
