@@ -50,6 +50,11 @@ export interface ProviderNode {
   completions: boolean;
   /** OpenAI-compatible nodes: the shape of `{base}/rerank`, Cohere/Jina (vLLM, Infinity) or Text Embeddings Inference. */
   rerankFormat?: 'cohere' | 'tei';
+  /**
+   * Chat Completions nodes: the output-limit field sent upstream. `auto` (default): `max_completion_tokens`
+   * for OpenAI reasoning models (o-series, gpt-5), which refuse `max_tokens`, else `max_tokens`.
+   */
+  tokenLimitField?: 'auto' | 'max_tokens' | 'max_completion_tokens';
   customHeaders: Record<string, string>;
   createdAt: string;
   updatedAt: string;

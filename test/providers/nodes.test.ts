@@ -102,6 +102,33 @@ describe('provider nodes', () => {
     expect(lastRequest('openai.chat').headers.authorization).toBeUndefined();
   });
 
+  it("tokenLimitField: translated requests to a node send max_completion_tokens to OpenAI reasoning models (auto) or as the node says (issue 27 item 8)", async () => {
+    const node = await createNode({ name: 'Reasoning node', prefix: 'rnode', type: 'openai-compatible', baseUrl: mock.openaiBase });
+    expect(node.tokenLimitField).toBe('auto');
+    const ask = async (model: string) => {
+      const r = await call(router.url, key, 'POST', '/v1/messages', { model, max_tokens: 321, messages: [{ role: 'user', content: 'hi' }] });
+      expect(r.status, r.text).toBe(200);
+      const sent = lastRequest('openai.chat').json;
+      expect(sent.model).toBe(model.slice('rnode/'.length));
+      return sent;
+    };
+    // auto: a reasoning model gets the field it accepts, any other model max_tokens.
+    const reasoning = await ask('rnode/gpt-5-mini');
+    expect(reasoning.max_completion_tokens).toBe(321);
+    expect(reasoning).not.toHaveProperty('max_tokens');
+    expect((await ask('rnode/o3')).max_completion_tokens).toBe(321);
+    const plain = await ask('rnode/llama-3.1-8b');
+    expect(plain.max_tokens).toBe(321);
+    expect(plain).not.toHaveProperty('max_completion_tokens');
+    // Chosen for the node: every model gets that field.
+    expect((await router.manage('PUT', `/api/provider-nodes/${node.id}`, { tokenLimitField: 'max_completion_tokens' })).json.tokenLimitField).toBe('max_completion_tokens');
+    expect((await ask('rnode/llama-3.1-8b')).max_completion_tokens).toBe(321);
+    expect((await router.manage('PUT', `/api/provider-nodes/${node.id}`, { tokenLimitField: 'max_tokens' })).status).toBe(200);
+    expect((await ask('rnode/gpt-5-mini')).max_tokens).toBe(321);
+    expectErrorBody(await router.manage('PUT', `/api/provider-nodes/${node.id}`, { tokenLimitField: 'max_output_tokens' }), 400);
+    expect((await router.manage('DELETE', `/api/provider-nodes/${node.id}`)).status).toBe(204);
+  });
+
   it('openai-compatible (responses): chat requests are sent to /responses', async () => {
     await createNode({ name: 'Resp node', prefix: 'respnode', type: 'openai-compatible', apiType: 'responses', baseUrl: mock.openaiBase });
     const r = await call(router.url, key, 'POST', '/v1/chat/completions', chatBody('respnode/gpt-x'));

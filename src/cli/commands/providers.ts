@@ -250,11 +250,13 @@ function registerNodes(providers: Command, ctx: CommandContext): void {
     .requiredOption('--base-url <url>', 'base URL including the version segment (e.g. https://host/v1)')
     .option('--api-type <type>', 'chat (default) or responses (OpenAI-compatible only)')
     .option('--header <name=value>', 'extra header sent upstream; repeatable', collect)
+    .option('--token-limit-field <field>', 'output-limit field of chat requests: auto (default: max_completion_tokens for OpenAI reasoning models), max_tokens or max_completion_tokens')
     .option('--json', 'print the created node as JSON')
     .action(
       ctx.run(async (opts) => {
         const body: Record<string, unknown> = { name: opts.name, prefix: opts.prefix, type: opts.type, baseUrl: opts.baseUrl };
         if (opts.apiType) body.apiType = opts.apiType;
+        if (opts.tokenLimitField) body.tokenLimitField = opts.tokenLimitField;
         if (opts.header) {
           const headers: Record<string, string> = {};
           for (const h of opts.header as string[]) {

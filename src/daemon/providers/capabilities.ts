@@ -6,6 +6,8 @@ export interface ModelCapabilities {
   reasoningEffort: boolean;
   /** The most output tokens one reply may have; undefined when unknown. */
   maxOutputTokens?: number;
+  /** Refuses Chat Completions `max_tokens` and takes only `max_completion_tokens` (OpenAI's reasoning models). */
+  completionTokensOnly: boolean;
 }
 
 /**
@@ -14,6 +16,8 @@ export interface ModelCapabilities {
  * 400 at most OpenAI-compatible servers, a missing one is not).
  */
 const REASONING_NAME = /(^|\/)(o[1-9](-|$)|gpt-5|gpt-oss|grok-3-mini)/i;
+/** OpenAI's reasoning families, which refuse `max_tokens` on any server that checks like OpenAI's (Azure...). */
+const COMPLETION_TOKENS_NAME = /(^|\/)(o[1-9](-|$)|gpt-5)/i;
 const OUTPUT_BY_NAME: Array<[RegExp, number]> = [
   [/claude-(opus|sonnet|haiku)-4-[5-9]/i, 64_000],
   [/claude-sonnet-4|claude-3-7-sonnet/i, 64_000],
@@ -25,11 +29,11 @@ const cache = new WeakMap<ProviderDef, Map<string, ModelCapabilities>>();
 
 function fromName(model: string): ModelCapabilities {
   const out = OUTPUT_BY_NAME.find(([re]) => re.test(model))?.[1];
-  return { reasoningEffort: REASONING_NAME.test(model), ...(out ? { maxOutputTokens: out } : {}) };
+  return { reasoningEffort: REASONING_NAME.test(model), completionTokensOnly: COMPLETION_TOKENS_NAME.test(model), ...(out ? { maxOutputTokens: out } : {}) };
 }
 
 function fromEntry(entry: ModelInfo): ModelCapabilities {
-  return { reasoningEffort: entry.reasoning === true, ...(entry.maxOutputTokens ? { maxOutputTokens: entry.maxOutputTokens } : {}) };
+  return { reasoningEffort: entry.reasoning === true, completionTokensOnly: COMPLETION_TOKENS_NAME.test(entry.id), ...(entry.maxOutputTokens ? { maxOutputTokens: entry.maxOutputTokens } : {}) };
 }
 
 /** A model's capabilities from its provider's catalog entry, else from its family name. Cached per provider. */

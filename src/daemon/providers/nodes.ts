@@ -6,10 +6,11 @@ import type { ProviderNode } from '../../shared/records.js';
 
 export type { ProviderNode };
 
-export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'completions' | 'rerankFormat' | 'customHeaders'> & {
+export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'apiType' | 'completions' | 'rerankFormat' | 'tokenLimitField' | 'customHeaders'> & {
   apiType?: ProviderNode['apiType'];
   completions?: boolean;
   rerankFormat?: ProviderNode['rerankFormat'];
+  tokenLimitField?: ProviderNode['tokenLimitField'];
   customHeaders?: Record<string, string>;
 };
 
@@ -22,6 +23,7 @@ interface Row {
   api_type: ProviderNode['apiType'];
   completions: number;
   rerank_format: string;
+  token_limit_field: string;
   custom_headers: string;
   created_at: string;
   updated_at: string;
@@ -36,6 +38,7 @@ const fromRow = (r: Row): ProviderNode => ({
   apiType: r.api_type,
   completions: r.completions !== 0,
   rerankFormat: r.rerank_format === 'tei' ? 'tei' : 'cohere',
+  tokenLimitField: r.token_limit_field === 'max_tokens' || r.token_limit_field === 'max_completion_tokens' ? r.token_limit_field : 'auto',
   customHeaders: JSON.parse(r.custom_headers) as Record<string, string>,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -82,8 +85,14 @@ export function nodeProvider(node: ProviderNode): ProviderDef {
         },
     // vLLM and Infinity serve `{base}/rerank` in the Cohere/Jina shape; Text Embeddings Inference its own.
     ...(anthropic ? {} : { rerank: { dialect: node.rerankFormat === 'tei' ? 'tei' : 'jina', path: 'rerank' } }),
+    ...(anthropic ? {} : tokenLimit(node.tokenLimitField)),
     models: [],
   };
+}
+
+/** A Chat Completions node's output-limit field: the one its owner chose, else by model (`auto`). */
+function tokenLimit(field: ProviderNode['tokenLimitField']): Pick<ProviderDef, 'chatTokenLimit' | 'chatTokenLimitByModel'> {
+  return field === 'max_tokens' || field === 'max_completion_tokens' ? { chatTokenLimit: field } : { chatTokenLimitByModel: true };
 }
 
 /** Custom provider nodes, cached in memory. */
@@ -122,7 +131,7 @@ export class NodeStore {
     const id = randomUUID();
     this.db
       .prepare(
-        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, completions, rerank_format, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, completions, rerank_format, token_limit_field, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         id,
@@ -133,6 +142,7 @@ export class NodeStore {
         input.apiType ?? 'chat',
         input.completions === false ? 0 : 1,
         input.rerankFormat ?? 'cohere',
+        input.tokenLimitField ?? 'auto',
         JSON.stringify(input.customHeaders ?? {}),
         now,
         now,
@@ -147,8 +157,8 @@ export class NodeStore {
     const next = { ...cur, ...patch };
     next.baseUrl = normalizeNodeBaseUrl(next.type, next.baseUrl);
     this.db
-      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, completions = ?, rerank_format = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
-      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, next.completions ? 1 : 0, next.rerankFormat ?? 'cohere', JSON.stringify(next.customHeaders), new Date().toISOString(), id);
+      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, completions = ?, rerank_format = ?, token_limit_field = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, next.completions ? 1 : 0, next.rerankFormat ?? 'cohere', next.tokenLimitField ?? 'auto', JSON.stringify(next.customHeaders), new Date().toISOString(), id);
     this.reload();
     return this.get(id);
   }

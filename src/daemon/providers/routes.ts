@@ -56,13 +56,14 @@ const nodeFields = {
   apiType: z.enum(['chat', 'responses']),
   completions: z.boolean(),
   rerankFormat: z.enum(['cohere', 'tei']),
+  tokenLimitField: z.enum(['auto', 'max_tokens', 'max_completion_tokens']),
   customHeaders: z
     .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(2000))
     .refine((h) => Object.keys(h).length <= 30, 'at most 30 headers')
     .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.has(k.toLowerCase())), 'framing and hop-by-hop headers cannot be set'),
 };
 /** A new node as the route (and a sync) accepts it. */
-export const createNode = z.object(nodeFields).partial({ apiType: true, completions: true, rerankFormat: true, customHeaders: true }).strict();
+export const createNode = z.object(nodeFields).partial({ apiType: true, completions: true, rerankFormat: true, tokenLimitField: true, customHeaders: true }).strict();
 const updateNode = z.object(nodeFields).partial().strict();
 
 /** expiresAt as one canonical UTC ISO string: epoch seconds (or milliseconds) and offset timestamps alike. */

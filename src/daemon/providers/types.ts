@@ -58,6 +58,11 @@ export interface ProviderDef {
    * OpenAI itself takes `max_completion_tokens` (its reasoning models refuse `max_tokens`).
    */
   chatTokenLimit?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * Without `chatTokenLimit`: choose the field by model (provider nodes' `auto`): `max_completion_tokens`
+   * for OpenAI reasoning models, which refuse `max_tokens` wherever they are served.
+   */
+  chatTokenLimitByModel?: boolean;
   /** Static model list, replaced in the catalog by synced models when those exist. */
   models: ModelInfo[];
   /** How to log in and refresh an OAuth access token (the public client of the provider's own CLI). */

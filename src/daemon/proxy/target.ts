@@ -31,13 +31,14 @@ export interface Target {
 
 /**
  * How requests to this target are spelled where servers of one format differ: OpenAI takes
- * `max_completion_tokens`, every other Chat Completions server `max_tokens` (ProviderDef.chatTokenLimit);
+ * `max_completion_tokens`, every other Chat Completions server `max_tokens` (ProviderDef.chatTokenLimit), a
+ * provider node what its `tokenLimitField` says (`auto`: by model, OpenAI's reasoning models refuse `max_tokens`);
  * and what its model accepts (providers/capabilities.ts): `reasoning_effort`, its output maximum.
  */
 export function encodeOptionsFor(target: Target): UpstreamEncodeOptions {
   const caps = modelCapabilities(target.provider, target.model);
   return {
-    tokenLimitField: target.provider.chatTokenLimit ?? 'max_tokens',
+    tokenLimitField: target.provider.chatTokenLimit ?? (target.provider.chatTokenLimitByModel && caps.completionTokensOnly ? 'max_completion_tokens' : 'max_tokens'),
     // OpenAI's own API is the Chat Completions server known to take the `developer` role.
     developerRole: target.provider.id === 'openai',
     reasoningEffort: caps.reasoningEffort,
