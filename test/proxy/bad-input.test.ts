@@ -94,6 +94,25 @@ describe('bad input', () => {
     expect(daemonLog()).not.toMatch(/unhandled error|RangeError|Maximum call stack/);
   }, 30_000);
 
+  it('deep JSON is the same 400 with traffic capture on (issue 27 item 6: it was a 500)', async () => {
+    expect((await router.manage('PATCH', '/api/settings', { captureTraffic: true })).status).toBe(200);
+    try {
+      const body = `{"model":"openai/gpt-4o","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nested(5000)}}}]}`;
+      for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/responses']) {
+        const r = await post(path, path === '/v1/messages' ? body.replace('"tools"', '"max_tokens":10,"tools"') : body);
+        expect(r.status, `${path}: ${r.text}`).toBe(400);
+        expectStandardError(r);
+      }
+      const deep = await post('/v1/chat/completions', `{"model":"openai/gpt-4o","messages":[{"role":"user","content":"hi","x":${nested(5000)}}]}`);
+      expect(deep.status, deep.text).toBe(400);
+      expect(deep.json.error.code).toBe('nesting_too_deep');
+      // The daemon still captures and serves the next request.
+      expect((await post('/v1/chat/completions', JSON.stringify(chat))).status).toBe(200);
+    } finally {
+      await router.manage('PATCH', '/api/settings', { captureTraffic: false });
+    }
+  }, 30_000);
+
   it('a client that aborts its upload leaves an info line in the log, not an unhandled error', async () => {
     const head =
       `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +

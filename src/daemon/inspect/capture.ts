@@ -90,6 +90,19 @@ export class TraceRecorder {
  * 1 MiB by default: coding agents send 75-120 KB requests). Off by default: capturing costs memory
  * and copies bodies, and request bodies may hold data users do not want kept.
  */
+/**
+ * A parsed body as text for the capture. Input nested too deeply for JSON.stringify (JSON.parse accepts
+ * it; the request itself is then refused with a 400) is noted instead: the capture must never turn a bad
+ * request into a 500.
+ */
+function serialized(body: unknown): string {
+  try {
+    return JSON.stringify(body) ?? '';
+  } catch {
+    return '(not captured: the body could not be serialized, e.g. nested too deeply)';
+  }
+}
+
 export class TrafficCapture {
   private readonly ring = new Map<string, TraceDetail>();
   private readonly recorders = new Map<string, TraceRecorder>();
@@ -111,7 +124,7 @@ export class TrafficCapture {
     this.recorders.set(traceId, recorder);
     detail.client.request.headers = maskHeaders(headers);
     if (body !== undefined) {
-      const text = JSON.stringify(body);
+      const text = serialized(body);
       detail.client.request.truncated = text.length > max;
       detail.client.request.body = text.slice(0, max);
     }
