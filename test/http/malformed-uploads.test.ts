@@ -135,3 +135,62 @@ describe('other malformed multipart bodies', () => {
     }
   });
 });
+
+describe('a chunked upload over the size limit on a keep-alive connection (issue 27 item 6)', () => {
+  /**
+   * Sends a whole chunked request on a raw socket, reads its reply, then sends a second request on the same
+   * connection: the connection must answer it or close; it once stalled (the rest of the body never read).
+   */
+  async function overLimitThenNext(path: string, type: string, body: string): Promise<{ first: string; next: string }> {
+    const { connect } = await import('node:net');
+    const socket = connect(router.port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    let received = '';
+    let closed = false;
+    socket.on('data', (c: Buffer) => {
+      received += c.toString('latin1');
+    });
+    socket.on('close', () => {
+      closed = true;
+    });
+    socket.on('error', () => undefined);
+    const chunked = body.match(/[\s\S]{1,65536}/g)!.map((c) => `${Buffer.byteLength(c).toString(16)}\r\n${c}\r\n`).join('') + '0\r\n\r\n';
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`);
+    const complete = () => {
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return false;
+      const length = Number(/content-length: (\d+)/i.exec(received.slice(0, end))?.[1] ?? 0);
+      return received.length >= end + 4 + length;
+    };
+    await expect.poll(complete, { timeout: 5000 }).toBe(true);
+    const first = received;
+    received = '';
+    if (!socket.destroyed && socket.writable) socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    // Answered or closed, within a deadline: never left hanging.
+    await expect.poll(() => closed || /^HTTP\/1\.1 200 /.test(received), { timeout: 5000 }).toBe(true);
+    socket.destroy();
+    return { first, next: received };
+  }
+
+  it('JSON, multipart and /v1/files: 413 with the standard body, then the connection answers or closes', async () => {
+    const limits = { maxRequestBodyBytes: 64 * 1024, batchFileMaxBytes: 64 * 1024 };
+    expect((await router.manage('PATCH', '/api/settings', limits)).status).toBe(200);
+    try {
+      const big = 'z'.repeat(512 * 1024);
+      const cases: Array<[string, string, string]> = [
+        ['/v1/chat/completions', 'application/json', `{"model":"openai/gpt-4o","messages":[{"role":"user","content":"${big}"}]}`],
+        ['/v1/images/edits', TYPE['content-type'], `${head(UPLOADS[2]!.fields, UPLOADS[2]!.file)}${big}\r\n--XBOUNDARY--\r\n`],
+        ['/v1/files', TYPE['content-type'], `${head(UPLOADS[3]!.fields, UPLOADS[3]!.file)}${UPLOADS[3]!.content.repeat(20)}\r\n--XBOUNDARY--\r\n`],
+      ];
+      for (const [path, type, body] of cases) {
+        const { first } = await overLimitThenNext(path, type, body);
+        expect(first, path).toMatch(/^HTTP\/1\.1 413 /);
+        const json = JSON.parse(first.slice(first.indexOf('\r\n\r\n') + 4));
+        expect(json.error).toMatchObject({ type: expect.any(String), code: expect.any(String), message: expect.stringMatching(/limit/) });
+      }
+      await expectAlive();
+    } finally {
+      await router.manage('PATCH', '/api/settings', { maxRequestBodyBytes: 32 * 1024 * 1024, batchFileMaxBytes: 200_000_000 });
+    }
+  }, 60_000);
+});

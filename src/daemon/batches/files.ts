@@ -6,7 +6,7 @@ import { StringDecoder } from 'node:string_decoder';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
 import { FastResponse } from 'srvx';
-import { badRequest, RouterError } from '../http/errors.js';
+import { badRequest, CLOSE_AFTER_REPLY, RouterError } from '../http/errors.js';
 import { HEADER } from '../../shared/headers.js';
 import { malformedMultipart } from '../proxy/media/multipart.js';
 import { JsonlChecker } from './jsonl.js';
@@ -40,7 +40,7 @@ function notFound(id: string): RouterError {
 }
 
 function tooLarge(limit: number): RouterError {
-  return new RouterError(413, `The file exceeds the limit of ${limit} bytes (setting batchFileMaxBytes).`);
+  return new RouterError(413, `The file exceeds the limit of ${limit} bytes (setting batchFileMaxBytes).`, { headers: { ...CLOSE_AFTER_REPLY } });
 }
 
 export class FileService {

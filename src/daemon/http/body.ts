@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
-import { RouterError, badRequest } from './errors.js';
+import { CLOSE_AFTER_REPLY, RouterError, badRequest } from './errors.js';
 import { isJsonMediaType } from './request-guard.js';
 
 /**
@@ -84,7 +84,7 @@ function uploadAborted(): RouterError {
 }
 
 function tooLarge(limit: number): RouterError {
-  return new RouterError(413, `Request body exceeds the limit of ${limit} bytes.`);
+  return new RouterError(413, `Request body exceeds the limit of ${limit} bytes.`, { headers: { ...CLOSE_AFTER_REPLY } });
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

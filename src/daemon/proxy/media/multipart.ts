@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
-import { badRequest, RouterError } from '../../http/errors.js';
+import { badRequest, CLOSE_AFTER_REPLY, RouterError } from '../../http/errors.js';
 import { mediaTypeEssence } from '../../http/request-guard.js';
 
 /** One uploaded file of a multipart body, held in memory (bounded by the route's limits). */
@@ -31,7 +31,7 @@ export interface MultipartLimits {
 const FIELD_BYTES = 1024 * 1024;
 
 function tooLarge(what: string, limit: number): RouterError {
-  return new RouterError(413, `${what} exceeds the limit of ${limit} bytes.`);
+  return new RouterError(413, `${what} exceeds the limit of ${limit} bytes.`, { headers: { ...CLOSE_AFTER_REPLY } });
 }
 
 /**
