@@ -53,7 +53,7 @@ export interface ResilienceReply {
 }
 
 /** `{type:'request'}` on the live WebSocket: one recorded proxied attempt (src/daemon/live/hub.ts). */
-export type LiveRequest = { type: 'request'; timestamp: string } & Omit<UsageRecord, 'ts'>;
+export type LiveRequest = { type: 'request'; timestamp: string; apiKeyName?: string | null; connectionName?: string | null } & Omit<UsageRecord, 'ts'>;
 
 /** `{type:'status'}` on the live WebSocket: sent on connect and every two seconds. */
 export interface LiveStatus {

@@ -134,8 +134,8 @@ export function bootServices(opts: BootOptions): Services {
     return { maxEntries: s.reasoningCacheMaxEntries, maxBytes: s.reasoningCacheMaxBytes, ttlMs: s.reasoningCacheTtlSeconds * 1000 };
   }, opts.clock);
   stages.register(reasoningStage(reasoningCache, settings), REASONING_STAGE_ORDER);
-  const resilience = new Resilience(db, connections, settings, events, log);
   const label = (id: string) => providerDirectory.label(id);
+  const resilience = new Resilience(db, connections, settings, events, log, label);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
   if (tracing?.capturesContent) stages.register(traceContentStage(tracing), TRACE_CONTENT_STAGE_ORDER);
   const knownModel = (providerId: string, model: string) => {
@@ -182,7 +182,7 @@ export function bootServices(opts: BootOptions): Services {
     webhooks,
     usage,
     catalog,
-    live: new LiveHub({ usage, log, label: (id) => providerDirectory.label(id), startedAt: Date.now(), version: VERSION }),
+    live: new LiveHub({ usage, log, names: { label, keys, connections }, startedAt: Date.now(), version: VERSION }),
     responsesSocket: new ResponsesSocketServer(),
     cliToken,
     log,

@@ -129,7 +129,12 @@ export interface UsageRecord {
  * A request-log entry as the API returns it (`GET /api/logs`, the live channel): `provider` as people read it
  * (a provider node's prefix), `providerId` the stored id (a node's UUID; a built-in id twice).
  */
-export type LogEntry = { id: number; timestamp: string; providerId: string } & Omit<UsageRecord, 'ts'>;
+export type LogEntry = { id: number; timestamp: string; providerId: string } & Omit<UsageRecord, 'ts'> & {
+  /** The API key's name (null when none was used or the key is deleted); `GET /api/logs` and the live channel. */
+  apiKeyName?: string | null;
+  /** The connection's name (null when none served it or it is deleted). */
+  connectionName?: string | null;
+};
 
 export interface TokenTotals {
   input: number;

@@ -198,7 +198,7 @@ describe('router providers', () => {
   });
 
   it('reset closes a circuit; an unknown connection is a one-line error', async () => {
-    expect((await ok('providers', 'reset', 'openai')).stdout).toBe('circuit of openai closed\n');
+    expect((await ok('providers', 'reset', 'openai')).stdout).toBe('no circuit of openai was open\n');
     const r = await R('providers', 'test', 'nope');
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toBe("router: no such connection 'nope'; see `router providers list`\n");

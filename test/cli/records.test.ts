@@ -49,7 +49,7 @@ describe('inputs that name nothing fail', () => {
       [['keys', 'disable', 'nope'], /^router: no such API key 'nope'/],
       [['keys', 'enable', 'nope'], /^router: no such API key 'nope'/],
       [['keys', 'limits', 'nope'], /^router: no such API key 'nope'/],
-      [['providers', 'reset', 'nope'], /^router: no such provider 'nope'; see `router providers catalog`\n$/],
+      [['providers', 'reset', 'nope'], /^router: no such provider 'nope'; see `router providers catalog` and `router providers nodes list`\n$/],
       [['providers', 'rm', 'nope'], /^router: no such connection 'nope'/],
       [['providers', 'test', 'nope'], /^router: no such connection 'nope'/],
       [['providers', 'nodes', 'rm', 'nope'], /^router: no such provider node 'nope'/],
@@ -66,7 +66,7 @@ describe('inputs that name nothing fail', () => {
   });
 
   it('providers reset accepts an alias and names the provider it closed', async () => {
-    expect((await ok('providers', 'reset', 'oai')).stdout).toBe('circuit of openai closed\n');
+    expect((await ok('providers', 'reset', 'oai')).stdout).toBe('no circuit of openai was open\n');
   });
 
   it('nodes rm says it removed the node\'s connections too, as its help does', async () => {
@@ -83,7 +83,7 @@ describe('inputs that name nothing fail', () => {
     const first = json(await ok('keys', 'add', '--name', 'twin', '--json'));
     const again = await R('keys', 'add', '--name', 'twin');
     expect(again.exitCode, show(again)).toBe(1);
-    expect(again.stderr).toBe(`router: an API key named 'twin' already exists (${first.id}); choose another name or pass --force\n`);
+    expect(again.stderr).toBe(`router: An API key named 'twin' already exists (${first.id}); choose another name, or pass --force\n`);
     const other = json(await ok('keys', 'add', '--name', 'other', '--json'));
     expect((await R('keys', 'rename', 'other', 'twin')).exitCode).toBe(1);
     const forced = json(await ok('keys', 'add', '--name', 'twin', '--force', '--json'));

@@ -20,8 +20,9 @@ afterAll(async () => {
   await mock?.close();
 });
 
+let keysMade = 0;
 async function createKey(body: Record<string, unknown>): Promise<string> {
-  const r = await router.manage('POST', '/api/keys', { name: 'q', ...body });
+  const r = await router.manage('POST', '/api/keys', { name: `q-${++keysMade}`, ...body });
   expect(r.status, JSON.stringify(r.json)).toBe(201);
   return r.json.key;
 }

@@ -127,7 +127,7 @@ describe('key limits on the key routes', () => {
     const created = await call('POST', '/api/keys', { name: 'x', ...fields });
     expect(created.status, JSON.stringify(created.body)).toBe(400);
     expect(created.body.error).toMatchObject({ type: 'invalid_request_error', code: expect.any(String), message: expect.any(String) });
-    const { body: k } = await call('POST', '/api/keys', { name: 'valid' });
+    const { body: k } = await call('POST', '/api/keys', { name: `valid: ${_name}` });
     const patched = await call('PATCH', `/api/keys/${k.id}`, fields);
     expect(patched.status, JSON.stringify(patched.body)).toBe(400);
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,7 +68,7 @@ export async function startRouter(
     cliToken,
     manage,
     async createKey(scopes = ['proxy']) {
-      const r = await manage('POST', '/api/keys', { name: 'test', scopes });
+      const r = await manage('POST', '/api/keys', { name: `test-${randomBytes(4).toString('hex')}`, scopes });
       if (r.status !== 201) throw new Error(`key create failed: ${JSON.stringify(r.json)}`);
       return r.json.key as string;
     },

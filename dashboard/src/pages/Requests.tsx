@@ -55,7 +55,7 @@ function RequestLog({ search }: { search: URLSearchParams }) {
         {FILTERS.map((f) => (
           <label key={f}>
             {f}{' '}
-            <input value={draft[f]} size={10} placeholder={f === 'status' ? '4xx, error…' : 'any'} onChange={(e) => setDraft({ ...draft, [f]: e.target.value.trim() })} />
+            <input value={draft[f]} size={10} placeholder={f === 'status' ? '4xx, error…' : f === 'key' ? 'name or id' : 'any'} onChange={(e) => setDraft({ ...draft, [f]: e.target.value.trim() })} />
           </label>
         ))}
         <button type="submit">Filter</button>

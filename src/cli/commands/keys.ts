@@ -31,10 +31,17 @@ export async function findKey(c: DaemonClient, ref: string): Promise<KeyView> {
   throw new CliError(`no such API key '${ref}'; see \`router keys list\``);
 }
 
-/** Refuses a name another key already has, unless --force: names are how people tell keys apart. */
-function checkUniqueName(keys: KeyView[], name: string, force: boolean | undefined, self?: string): void {
-  const other = keys.find((k) => k.name === name && k.id !== self);
-  if (other && !force) throw new CliError(`an API key named '${name}' already exists (${other.id}); choose another name or pass --force`);
+/**
+ * Sends a create or rename; the daemon refuses a name another key has (409 `key_name_taken`, for the
+ * dashboard too) unless --force asks for it, and the CLI adds how to override.
+ */
+async function withName<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof CliError && err.status === 409) throw new CliError(`${err.message.replace(/\.$/, '')}, or pass --force`, 1, undefined, 409);
+    throw err;
+  }
 }
 
 // Option parsers check the text and return it as is: commander replaces a parsed null (or 0) by its own
@@ -174,10 +181,11 @@ function registerBasics(program: Command, ctx: CommandContext): void {
     .action(
       ctx.run(async (opts) => {
         const c = ctx.client(opts);
-        checkUniqueName(await listKeys(c), opts.name, opts.force);
         const paths = (opts.path ?? []).map((p: string) => `path:${p}`);
         const scopes = opts.scope || paths.length ? [...(opts.scope ?? []), ...paths] : undefined;
-        const created = await c.request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes });
+        const created = await withName(() =>
+          c.request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes, ...(opts.force ? { allowDuplicateName: true } : {}) }),
+        );
         if (opts.json) io.out(JSON.stringify({ id: created.id, name: created.name, key: created.key, scopes: created.scopes }));
         else io.out(`created key ${created.name} (${created.id}), scopes ${created.scopes.join(', ')}\n\n  ${created.key}\n\nStore it now: it is not shown again.`);
         return 0;
@@ -202,8 +210,9 @@ function registerBasics(program: Command, ctx: CommandContext): void {
       ctx.run(async (opts, ref: string, name: string) => {
         const c = ctx.client(opts);
         const key = await findKey(c, ref);
-        checkUniqueName(await listKeys(c), name, opts.force, key.id);
-        const rec = await c.request<ApiKeyRecord>('PATCH', `/api/keys/${encodeURIComponent(key.id)}`, { name });
+        const rec = await withName(() =>
+          c.request<ApiKeyRecord>('PATCH', `/api/keys/${encodeURIComponent(key.id)}`, { name, ...(opts.force ? { allowDuplicateName: true } : {}) }),
+        );
         io.out(`renamed key ${key.name} (${rec.id}) to ${rec.name}`);
         return 0;
       }),

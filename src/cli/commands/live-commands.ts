@@ -3,7 +3,7 @@
  * runs. On a terminal they start a TUI (Ink and React are imported here, never by plain commands);
  * without one they print plain lines (or JSON lines) until interrupted.
  */
-import type { DaemonClient } from '../client.js';
+import { query, type DaemonClient } from '../client.js';
 import { readCliConfig } from '../config.js';
 import { clock, int, tokens, costTotal } from '../format.js';
 import { table } from '../io.js';
@@ -63,10 +63,26 @@ const plainEntry = (e: RequestEntry) => {
   return rest;
 };
 
+/**
+ * The key id live entries are matched against for `--key` (an id or a name). The daemon's request log
+ * resolves the same way and refuses a name no key has (404), so a typo is an error, not an empty feed.
+ */
+async function keyIdOf(client: DaemonClient, ref: string): Promise<string> {
+  const { findKey } = await import('./keys.js');
+  try {
+    return (await findKey(client, ref)).id;
+  } catch {
+    // Not a current key: a deleted key's id still names its requests; anything else the daemon refuses.
+    await client.request('GET', `/api/logs${query({ key: ref, limit: 1 })}`);
+    return ref;
+  }
+}
+
 /** `router logs -f`. */
 export async function followLogs(ctx: CommandContext, opts: any, q: string): Promise<number> {
   const client = ctx.client(opts);
-  const filter: RequestFilter = { provider: opts.provider, model: opts.model, status: opts.status, key: opts.key };
+  const key = opts.key === undefined ? undefined : await keyIdOf(client, opts.key);
+  const filter: RequestFilter = { provider: opts.provider, model: opts.model, status: opts.status, key };
   if (ctx.io.interactive && !opts.json) return tui(client, 'logs', filter);
   const interrupted = untilInterrupted();
   // Every request is printed once: the history, live messages and a reconnect's backfill may overlap.

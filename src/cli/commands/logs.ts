@@ -79,7 +79,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--provider <provider>', 'only this provider')
     .option('--model <model>', 'only this model (upstream id, <provider>/<model> or the requested name)')
     .option('--status <status>', 'only this status: 429, a class (2xx, 4xx, 5xx), error or success')
-    .option('--key <keyId>', 'only requests made with this API key id')
+    .option('--key <key>', 'only requests made with this API key (id or name)')
     .option('--since <span>', 'only requests in the last span (15m, 1h, 7d)')
     .option('-f, --follow', 'keep printing new requests as they are recorded')
     .option('--json', 'print JSON (an array, newest first; with -f one JSON object per line)')

@@ -208,17 +208,17 @@ export function register(program: Command, ctx: CommandContext): void {
     .description("close a provider's circuit breakers, its models' included (all of them when no provider is given)")
     .action(
       ctx.run(async (opts, ref?: string) => {
-        const c = ctx.client(opts);
-        let provider: string | undefined;
-        if (ref !== undefined) {
-          // The daemon would accept any name and close nothing: a typo must not look like a success.
-          const { providers: catalog } = await c.request<{ providers: CatalogProvider[] }>('GET', '/api/providers/catalog');
-          const def = catalog.find((p) => p.id === ref || p.aliases.includes(ref));
-          if (!def) throw new CliError(`no such provider '${ref}'; see \`router providers catalog\``);
-          provider = def.id;
-        }
-        await c.request('POST', '/api/resilience/reset', provider ? { provider } : {});
-        io.out(provider ? `circuit of ${provider} closed` : 'every circuit closed');
+        // The daemon resolves the name (id, alias or node prefix) and refuses one that names nothing.
+        const r = await ctx
+          .client(opts)
+          .request<{ provider: string | null; closed: number }>('POST', '/api/resilience/reset', ref === undefined ? {} : { provider: ref })
+          .catch((err: unknown) => {
+            if ((err as CliError).status === 404) throw new CliError(`no such provider '${ref}'; see \`router providers catalog\` and \`router providers nodes list\``);
+            throw err;
+          });
+        const count = `${r.closed} circuit${r.closed === 1 ? '' : 's'}`;
+        if (r.provider === null) io.out(r.closed ? `closed ${count}` : 'no circuit was open');
+        else io.out(r.closed ? `closed ${count} of ${r.provider}` : `no circuit of ${r.provider} was open`);
         return 0;
       }),
     );

@@ -18,6 +18,16 @@ export function isTraceDetail(x: unknown): x is TraceDetail {
   return Boolean(d?.client && d.upstream && isSide(d.client.request) && isSide(d.client.response) && isSide(d.upstream.request) && isSide(d.upstream.response));
 }
 
+/**
+ * A key or connection as people read it: its name; its id when deleted since (null) or when the daemon
+ * sent no names (undefined: an older daemon); `-` when unset.
+ */
+function named(name: string | null | undefined, id: string | null): string {
+  if (!id) return '-';
+  if (name === undefined) return id;
+  return name ?? `${id} (deleted)`;
+}
+
 /** Lines of metadata every request has (from the usage record). */
 export function metadataLines(e: RequestEntry): string[] {
   const served = `${e.provider}/${e.model}`;
@@ -30,7 +40,7 @@ export function metadataLines(e: RequestEntry): string[] {
     `latency    ${ms(e.latencyMs)} total, ${ms(e.upstreamMs)} upstream`,
     `tokens     ${int(e.tokensIn)} in (cache read ${int(e.cacheReadTokens)}, write ${int(e.cacheWriteTokens)}), ${int(e.tokensOut)} out (reasoning ${int(e.reasoningTokens)})${e.estimated ? ', estimated' : ''}`,
     `cost       ${cost(e.costUsd)}${e.costSource ? ` (${e.costSource}${e.priceVersion ? `, ${e.priceVersion}` : ''})` : ''}`,
-    `api key    ${e.apiKeyId ?? '-'}    connection ${e.connectionId ?? '-'}`,
+    `api key    ${named(e.apiKeyName, e.apiKeyId)}    connection ${named(e.connectionName, e.connectionId)}`,
   ];
   if (e.userAgent) lines.push(`client     ${e.userAgent}`);
   if (e.error) lines.push(`error      ${e.error}`);

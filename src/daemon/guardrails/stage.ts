@@ -17,7 +17,7 @@ function record(ctx: StageContext, direction: Direction, findings: Finding[]): v
   const summary = summarize(findings);
   const notes = (ctx.notes.guardrails ??= {}) as Record<string, unknown>;
   notes[direction] = summary;
-  ctx.services.log.info('guardrail findings', { traceId: ctx.traceId, keyId: ctx.auth.key?.id, direction, findings: summary });
+  ctx.services.log.info('guardrail findings', { traceId: ctx.traceId, key: ctx.auth.key?.name, keyId: ctx.auth.key?.id, direction, findings: summary });
 }
 
 /** Runs the policy over every text of a request: redacts, or throws the 400 when a block-mode guardrail fires. */
@@ -36,7 +36,7 @@ export function guardRequest(ir: IrRequest, ctx: StageContext, service: Guardrai
     record(ctx, 'request', findings);
     const block = firstBlock(findings);
     if (block) {
-      ctx.services.log.warn('guardrail blocked a request', { traceId: ctx.traceId, keyId: ctx.auth.key?.id, guardrail: block.guardrail, kind: block.kind });
+      ctx.services.log.warn('guardrail blocked a request', { traceId: ctx.traceId, key: ctx.auth.key?.name, keyId: ctx.auth.key?.id, guardrail: block.guardrail, kind: block.kind });
       throw guardrailBlocked(block, 'request');
     }
     return out;

@@ -4,6 +4,7 @@ import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { MAX_POINTS, pointCount, type Range } from '../usage/queries.js';
 import { ident, ordered, orderedMsg, time } from '../usage/routes.js';
+import { keyIdFor } from '../keys/lookup.js';
 import { diversity } from './diversity.js';
 import { decodeCursor, listSessions, sessionRequests } from './sessions.js';
 import { storageHealth, vacuum } from './storage.js';
@@ -49,6 +50,27 @@ const diversityQuery = z
   })
   .strict()
   .refine(ordered, orderedMsg);
+
+/**
+ * How each diversity group is shown: provider nodes by prefix (`prefix/model` by model), connections by
+ * name (with the start of the id when two groups share a name, so no two groups merge); ids beside them.
+ */
+function diversityNames(services: Services, by: 'provider' | 'model' | 'account', keys: Array<string | null>) {
+  const out = new Map<string, { label: string; ids: { providerId?: string; connectionId?: string } }>();
+  for (const key of keys) {
+    if (key === null) continue;
+    if (by === 'provider') out.set(key, { label: services.providers.label(key), ids: { providerId: key } });
+    else if (by === 'model') {
+      const slash = key.indexOf('/');
+      const providerId = key.slice(0, slash);
+      out.set(key, { label: `${services.providers.label(providerId)}${key.slice(slash)}`, ids: { providerId } });
+    } else out.set(key, { label: services.connections.get(key)?.name ?? key, ids: { connectionId: key } });
+  }
+  const seen = new Map<string, number>();
+  for (const v of out.values()) seen.set(v.label, (seen.get(v.label) ?? 0) + 1);
+  for (const [key, v] of out) if ((seen.get(v.label) ?? 0) > 1) v.label = `${v.label} (${key.slice(0, 8)})`;
+  return out;
+}
 
 const cliLogsQuery = z
   .object({
@@ -113,7 +135,7 @@ export const insightRoutes: RouteDef[] = [
       await fresh(services);
       const page = listSessions(
         services.db,
-        { from: query.from, to: query.to, provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key, q: query.q },
+        { from: query.from, to: query.to, provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key && keyIdFor(services.keys, query.key), q: query.q },
         { limit: query.limit, after, perSession: query.perSession },
       );
       for (const s of page.sessions) {
@@ -155,13 +177,8 @@ export const insightRoutes: RouteDef[] = [
       }
       await fresh(services);
       const result = diversity(services.db, query.by, query.metric, query.bucket, r);
-      const label = (key: string | null): { label: string | null; providerId?: string } => {
-        if (key === null) return { label: null };
-        if (query.by === 'provider') return { label: services.providers.label(key), providerId: key };
-        if (query.by === 'account') return { label: services.connections.get(key)?.name ?? null };
-        const slash = key.indexOf('/');
-        return { label: `${services.providers.label(key.slice(0, slash))}${key.slice(slash)}`, providerId: key.slice(0, slash) };
-      };
+      const names = diversityNames(services, query.by, result.groups.map((g) => g.key));
+      const shown = (key: string | null) => (key === null ? null : (names.get(key)?.label ?? key));
       return {
         by: query.by,
         metric: query.metric,
@@ -169,7 +186,10 @@ export const insightRoutes: RouteDef[] = [
         from: new Date(r.from).toISOString(),
         to: new Date(r.to).toISOString(),
         ...result,
-        groups: result.groups.map((g) => ({ ...g, ...label(g.key) })),
+        // Groups and the series' shares are keyed by what people read (a node's prefix, a connection's
+        // name); the stored id stays beside it (providerId, connectionId).
+        groups: result.groups.map((g) => ({ ...g, key: shown(g.key), label: shown(g.key), ...(g.key === null ? {} : names.get(g.key)?.ids) })),
+        series: result.series.map((p) => ({ ...p, shares: Object.fromEntries(Object.entries(p.shares).map(([k, v]) => [shown(k || null) ?? '', v])) })),
       };
     },
   }),

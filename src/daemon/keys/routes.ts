@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
 import { checkGrant } from './delegate.js';
+import { checkKeyName } from './lookup.js';
 import { DEFAULT_SCOPES, publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type TokenLimit } from './store.js';
 
 const name = z.string().trim().min(1).max(100);
@@ -38,8 +39,10 @@ export const tokenLimits = z
     });
   });
 
+/** Gives a name another key already has (refused with 409 `key_name_taken` otherwise). */
+const allowDuplicateName = z.boolean().optional();
 const createBody = z
-  .object({ name, scopes: scopes.optional(), dailyRequestLimit: dailyRequestLimit.optional(), tokenLimits: tokenLimits.optional() })
+  .object({ name, scopes: scopes.optional(), dailyRequestLimit: dailyRequestLimit.optional(), tokenLimits: tokenLimits.optional(), allowDuplicateName })
   .strict();
 const patchBody = z
   .object({
@@ -48,9 +51,10 @@ const patchBody = z
     isActive: z.boolean().optional(),
     dailyRequestLimit: dailyRequestLimit.optional(),
     tokenLimits: tokenLimits.optional(),
+    allowDuplicateName,
   })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, 'at least one of name, scopes, isActive, dailyRequestLimit, tokenLimits is required');
+  .refine((b) => Object.keys(b).some((k) => k !== 'allowDuplicateName'), 'at least one of name, scopes, isActive, dailyRequestLimit, tokenLimits is required');
 
 function keyId(params: Record<string, string>): string {
   const id = params.id ?? '';
@@ -70,6 +74,7 @@ export const keyRoutes: RouteDef[] = [
     status: 201,
     handler: ({ services, body, auth }) => {
       checkGrant(auth, body.scopes ?? DEFAULT_SCOPES, 'create');
+      checkKeyName(services.keys, body.name, body.allowDuplicateName);
       return json(201, services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits }));
     },
   }),
@@ -106,7 +111,9 @@ export const keyRoutes: RouteDef[] = [
       if (!current) throw new RouterError(404, 'API key not found.');
       checkGrant(auth, current.scopes, 'change');
       if (body.scopes) checkGrant(auth, body.scopes, 'change');
-      const rec = services.keys.update(id, body);
+      if (body.name !== undefined) checkKeyName(services.keys, body.name, body.allowDuplicateName, id);
+      const { allowDuplicateName: _allow, ...patch } = body;
+      const rec = services.keys.update(id, patch);
       if (!rec) throw new RouterError(404, 'API key not found.');
       return publicKey(rec);
     },

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../logger.js';
 import { publicRecord, type UsageRecord } from '../usage/record.js';
+import { entryNames, type NameSources } from '../usage/names.js';
 import type { UsageService } from '../usage/service.js';
 import { acceptValue, WsConnection } from './websocket.js';
 
@@ -12,8 +13,8 @@ export const MAX_LIVE_CLIENTS = 64;
 export interface LiveHubOptions {
   usage: UsageService;
   log: Logger;
-  /** A stored provider id as people read it (a node's prefix). */
-  label?: (id: string) => string;
+  /** A recorded request's names: provider as people read it (a node's prefix), key and connection names. */
+  names?: NameSources;
   /** Unix ms when the daemon started. */
   startedAt: number;
   version: string;
@@ -90,8 +91,15 @@ export class LiveHub {
     this.stop();
   }
 
+  /** A recorded request as the live channel sends it, with names next to ids. */
+  private requestMessage(rec: UsageRecord): Record<string, unknown> {
+    const names = this.opts.names;
+    const entry = publicRecord(rec, names?.label ?? String);
+    return { type: 'request', ...entry, ...(names ? entryNames(names, entry) : {}) };
+  }
+
   private start(): void {
-    this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast({ type: 'request', ...publicRecord(rec, this.opts.label ?? String) }));
+    this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast(this.requestMessage(rec)));
     this.timer = setInterval(() => this.broadcast(this.status()), this.opts.statusIntervalMs ?? STATUS_INTERVAL_MS);
     this.timer.unref();
   }

@@ -44,7 +44,7 @@ async function refreshed(services: Services, target: Target): Promise<Target> {
     return { ...target, credential: next.credential, expiresAt: built.expiresAt, baseUrl: built.baseUrl };
   } catch (err) {
     failedAt.set(conn.id, Date.now());
-    services.log.warn('token refresh before a request failed; sending with the current token', { connection: conn.id, error: (err as Error).message });
+    services.log.warn('token refresh before a request failed; sending with the current token', { provider: services.providers.label(conn.provider), connection: conn.name, connectionId: conn.id, error: (err as Error).message });
     return target;
   }
 }

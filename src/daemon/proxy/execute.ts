@@ -160,7 +160,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
     // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
     const gate = breakers.check(target.provider.id, target.model);
     if (!gate.allowed) {
-      refused ??= circuitOpenError(target.provider.id, gate.retryAfterSeconds, gate.model);
+      refused ??= circuitOpenError(services.providers.label(target.provider.id), gate.retryAfterSeconds, gate.model);
       continue;
     }
     const tAttempt = performance.now();

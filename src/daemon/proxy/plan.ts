@@ -122,7 +122,7 @@ function providerTargets(services: Services, model: string, acc: Collect, sessio
   // peek, not check: a half-open provider's probe slot is taken only when runChat actually calls it.
   const breaker = r.breakers.peek(split.def.id, split.model);
   if (!breaker.allowed) {
-    skip(acc, circuitOpenError(split.def.id, breaker.retryAfterSeconds, breaker.model));
+    skip(acc, circuitOpenError(services.providers.label(split.def.id), breaker.retryAfterSeconds, breaker.model));
     return;
   }
   if (all.length === 1 && all[0]!.connectionId === undefined) {

@@ -112,7 +112,7 @@ export async function confirmAuthFailure(services: AuthCheckServices, target: At
       await refreshConnection(target.provider, conn, services);
       return;
     } catch (err) {
-      services.log.warn('token refresh after an auth failure failed', { connection: conn.id, error: (err as Error).message });
+      services.log.warn('token refresh after an auth failure failed', { provider: services.providers.label(conn.provider), connection: conn.name, connectionId: conn.id, error: (err as Error).message });
     }
   }
   try {
@@ -125,7 +125,7 @@ export async function confirmAuthFailure(services: AuthCheckServices, target: At
     if (!fresh || JSON.stringify(fresh.credential) !== JSON.stringify(target.credential)) return;
     const expired = services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
     services.events.emit('connection.expired', { connection_id: conn.id, provider: conn.provider, name: conn.name, reason: expired?.lastError ?? 'authentication failed' });
-    services.log.warn('connection expired after a confirmed auth failure', { connection: conn.id, provider: conn.provider });
+    services.log.warn('connection expired after a confirmed auth failure', { provider: services.providers.label(conn.provider), connection: conn.name, connectionId: conn.id });
   }
 }
 

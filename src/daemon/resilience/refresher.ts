@@ -39,7 +39,7 @@ export class TokenRefresher {
         refreshed++;
       } catch (err) {
         this.deps.connections.update(c.id, { lastError: (err as Error).message });
-        this.log.warn('proactive token refresh failed; will retry', { connection: c.id, error: (err as Error).message });
+        this.log.warn('proactive token refresh failed; will retry', { connection: c.name, connectionId: c.id, error: (err as Error).message });
       }
     }
     return refreshed;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 
 const resetBody = z.object({ provider: z.string().min(1).max(200).optional() }).strict();
@@ -62,14 +63,26 @@ export const resilienceRoutes: RouteDef[] = [
     path: '/api/resilience/reset',
     tier: 'management',
     tag: 'resilience',
-    summary: "Close a provider's circuit breakers, its models' included, and end its accounts' demotions (or every one when no provider is given)",
+    summary:
+      "Close a provider's circuit breakers, its models' included, and end its accounts' demotions (or every one when no provider is given); the provider by id, alias or node prefix; answers how many circuits were not closed",
     body: resetBody,
     handler: ({ services, body }) => {
-      services.resilience.breakers.reset(body.provider);
-      const ids = body.provider === undefined ? undefined : services.connections.list().filter((c) => c.provider === body.provider).map((c) => c.id);
+      const breakers = services.resilience.breakers;
+      let id: string | undefined;
+      if (body.provider !== undefined) {
+        // A deleted node's leftover circuits are keyed by its id, which still names them.
+        id = services.providers.provider(body.provider)?.id ?? breakers.snapshot().find((b) => b.provider === body.provider)?.provider;
+        if (id === undefined) {
+          throw new RouterError(404, `Unknown provider '${body.provider}'.`, { code: 'provider_not_found', extra: { param: 'provider' } });
+        }
+      }
+      for (const b of breakers.snapshot()) breakers.state(b.provider, b.model);
+      const closed = breakers.snapshot().filter((b) => (id === undefined || b.provider === id) && b.state !== 'closed').length;
+      breakers.reset(id);
+      const ids = id === undefined ? undefined : services.connections.list().filter((c) => c.provider === id).map((c) => c.id);
       services.resilience.health.clear(ids);
       services.resilience.touch();
-      return { ok: true };
+      return { ok: true, provider: id === undefined ? null : services.providers.label(id), closed };
     },
   }),
 ];

@@ -41,6 +41,8 @@ export class Resilience {
     settings: SettingsStore,
     private readonly events: EventBus,
     private readonly log: Logger,
+    /** A stored provider id as the log shows it (a node's prefix). */
+    private readonly label: (providerId: string) => string = String,
   ) {
     this.breakers = new CircuitBreakers(breakerConfig(settings.get()));
     this.accounts = new AccountSelector({ cooldowns: this.cooldowns, affinity: new SessionAffinity(), health: this.health });
@@ -78,7 +80,7 @@ export class Resilience {
 
   private onBreakerChange(e: BreakerEvent): void {
     this.dirty = true;
-    this.log.info('circuit breaker', { provider: e.provider, model: e.model, from: e.from, to: e.to, failures: e.consecutiveFailures });
+    this.log.info('circuit breaker', { provider: this.label(e.provider), model: e.model, from: e.from, to: e.to, failures: e.consecutiveFailures });
     if (e.to === 'closed' && e.from !== 'closed') {
       this.events.emit('provider.recovered', {
         provider: e.provider,

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
+import { keyIdFor } from '../keys/lookup.js';
+import { entryNames } from './names.js';
 import type { Services } from '../services.js';
 import type { GroupLabel } from '../../shared/records.js';
 import { processStats } from './process-stats.js';
@@ -53,7 +55,7 @@ const timeseriesQuery = z
     ...rangeFields,
     provider: ident.optional(),
     model: ident.optional(),
-    /** An API key id (the request log's `key`). */
+    /** An API key's id or name. */
     key: ident.optional(),
     /** A combo name. */
     combo: ident.optional(),
@@ -92,6 +94,9 @@ const logsQuery = z
   .refine(ordered, orderedMsg);
 
 const telemetryQuery = z.object({ minutes: z.coerce.number().int().min(1).max(1440).default(60) }).strict();
+
+/** Where the request log's names come from. */
+export const nameSources = (services: Services) => ({ label: (id: string) => services.providers.label(id), keys: services.keys, connections: services.connections });
 
 /** Breakdown rows and series as people read them: provider nodes by prefix, connections and keys with their names. */
 function labelRows<T extends GroupLabel>(services: Services, by: string, rows: T[]): T[] {
@@ -214,7 +219,7 @@ export const usageRoutes: RouteDef[] = [
         throw badRequest(`The range holds more than ${MAX_POINTS} ${query.bucket} buckets; narrow it or use a larger bucket.`, 'bucket');
       }
       await fresh(services);
-      const filter = { provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key, combo: query.combo };
+      const filter = { provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key && keyIdFor(services.keys, query.key), combo: query.combo };
       const reply = {
         bucket: query.bucket,
         from: new Date(r.from).toISOString(),
@@ -231,7 +236,7 @@ export const usageRoutes: RouteDef[] = [
     path: '/api/logs',
     tier: 'management',
     tag: 'usage',
-    summary: 'Request log, newest first; filters provider, model, status, key, from, to; paged by cursor',
+    summary: 'Request log, newest first; filters provider, model, status, key (id or name), from, to; paged by cursor',
     query: logsQuery,
     handler: async ({ services, query }) => {
       await fresh(services);
@@ -239,13 +244,13 @@ export const usageRoutes: RouteDef[] = [
         provider: query.provider && services.providers.idFor(query.provider),
         model: query.model,
         status: query.status,
-        key: query.key,
+        key: query.key && keyIdFor(services.keys, query.key),
         from: query.from,
         to: query.to,
         limit: query.limit,
         before: query.cursor === undefined ? undefined : Number(query.cursor),
       });
-      for (const entry of page.logs) entry.provider = services.providers.label(entry.providerId);
+      for (const entry of page.logs) Object.assign(entry, entryNames(nameSources(services), entry));
       return page;
     },
   }),
