@@ -73,4 +73,65 @@ describe.skipIf(!CHROMIUM)('what users reach for, in the dashboard', () => {
     await form.waitFor({ state: 'detached' });
     await expect.poll(() => stored(id)).toMatchObject({ inject: true, extract: false });
   });
+
+  it('shows every setting of the schema by group, with its description, a typed control and its default', async () => {
+    const schema = (await router.manage('GET', '/api/settings/schema')).json as {
+      groups: Array<{ id: string; title: string; settings: Array<{ key: string; description: string }> }>;
+    };
+    await page.goto(`${router.url}/dashboard/settings`);
+    await page.getByRole('form', { name: schema.groups[0]!.title }).waitFor();
+    // Groups in the schema's order, each setting with its description.
+    const titles = await page.locator('main section.card h2').allTextContents();
+    expect(titles).toEqual(schema.groups.map((g) => g.title));
+    for (const g of schema.groups) {
+      for (const s of g.settings) {
+        const box = page.getByRole('form', { name: g.title }).locator(`[data-setting="${s.key}"]`);
+        expect(await box.count(), s.key).toBe(1);
+        expect(await box.textContent(), s.key).toContain(s.description);
+      }
+    }
+    // Typed controls and defaults.
+    const requireLogin = page.getByRole('switch', { name: 'requireLogin' });
+    expect(await requireLogin.isChecked()).toBe(true);
+    expect(await page.locator('[data-setting="requireLogin"]').textContent()).toContain('Default: on');
+    const cooldown = page.getByRole('spinbutton', { name: /breakerCooldownMs/ });
+    expect(await cooldown.getAttribute('min')).toBe('100');
+    expect(await cooldown.getAttribute('max')).toBe('3600000');
+    expect(await page.locator('[data-setting="breakerCooldownMs"]').textContent()).toContain('Default: 30,000 ms');
+    expect(await page.locator('[data-setting="maxRequestBodyBytes"]').textContent()).toContain('Default: 33,554,432 bytes (32 MiB)');
+    const durability = page.getByRole('combobox', { name: /usageDurability/ });
+    expect(await durability.locator('option').allTextContents()).toEqual(['batched', 'reply']);
+    expect(await page.getByLabel(/telegramBotToken/).getAttribute('type')).toBe('password');
+    expect(await page.getByLabel(/cloudSync\.secret|^secret/).first().getAttribute('type')).toBe('password');
+    expect(await page.locator('[data-setting="allowedOrigins"] textarea').count()).toBe(1);
+    await page.screenshot({ path: join(SHOTS, 'settings.png') });
+
+    // A value out of its bounds is refused by the control itself; a good one is saved.
+    const routing = page.getByRole('form', { name: 'Routing and resilience' });
+    const threshold = routing.getByRole('spinbutton', { name: /breakerFailureThreshold/ });
+    await threshold.fill('0');
+    await routing.getByRole('button', { name: /^Save/ }).click();
+    expect(await threshold.evaluate((el) => (el as HTMLInputElement).validity.rangeUnderflow)).toBe(true);
+    expect((await router.manage('GET', '/api/settings')).json.breakerFailureThreshold).toBe(5);
+    await threshold.fill('7');
+    await routing.getByRole('combobox', { name: /accountStrategy/ }).selectOption('round-robin');
+    await routing.getByRole('button', { name: /^Save/ }).click();
+    await routing.getByRole('status').waitFor();
+    const after = (await router.manage('GET', '/api/settings')).json;
+    expect(after).toMatchObject({ breakerFailureThreshold: 7, accountStrategy: 'round-robin', requireLogin: true });
+
+    // A switch and a sub-setting of an object setting.
+    const capture = page.getByRole('form', { name: 'Traffic capture' });
+    await capture.getByRole('switch', { name: 'captureTraffic' }).check();
+    await capture.getByRole('button', { name: /^Save/ }).click();
+    await capture.getByRole('status').waitFor();
+    const compression = page.getByRole('form', { name: 'Context compression' });
+    await compression.getByRole('switch', { name: 'enabled' }).check();
+    await compression.getByRole('spinbutton', { name: /toolOutputMaxTokens/ }).fill('3000');
+    await compression.getByRole('button', { name: /^Save/ }).click();
+    await compression.getByRole('status').waitFor();
+    const saved = (await router.manage('GET', '/api/settings')).json;
+    expect(saved.captureTraffic).toBe(true);
+    expect(saved.compression).toMatchObject({ enabled: true, toolOutputMaxTokens: 3000, reserveOutputTokens: 1024 });
+  });
 });

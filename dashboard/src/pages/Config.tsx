@@ -197,18 +197,6 @@ export function Cache() {
   );
 }
 
-/** Every setting, each editable in place (booleans, numbers, text; objects as JSON). */
-export function Settings() {
-  const s = useData(() => api('GET /api/settings'));
-  return (
-    <Section title="Settings">
-      <p className="muted">Changes apply at once. Secret values show masked; typing a new value replaces them.</p>
-      <ErrorBox error={s.error} />
-      {s.data ? <ObjectForm value={s.data as Record<string, unknown>} save={(v) => api('PATCH /api/settings', { body: v as never })} onSaved={s.reload} onlyChanged /> : null}
-    </Section>
-  );
-}
-
 /** A form for a flat object of settings; objects and arrays are edited as JSON. The daemon validates. */
 function ObjectForm({ value, save, onSaved, onlyChanged }: { value: Record<string, unknown>; save: (v: Record<string, unknown>) => Promise<unknown>; onSaved: () => void; onlyChanged?: boolean }) {
   const [draft, setDraft] = useState<Record<string, string | boolean>>(() =>

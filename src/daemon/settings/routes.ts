@@ -3,6 +3,7 @@ import { route, type RouteDef } from '../http/routes.js';
 import { maskTelegramToken, publicSettings, settingsPatchSchema } from './store.js';
 import { SECRET_MASK } from '../sync/settings.js';
 import { unmaskOutboundProxy } from '../net/settings.js';
+import { describeSettings } from './schema.js';
 
 /** Settings: read all, patch some (validated, unknown keys rejected). */
 export const settingsRoutes: RouteDef[] = [
@@ -13,6 +14,14 @@ export const settingsRoutes: RouteDef[] = [
     tag: 'settings',
     summary: 'All settings',
     handler: ({ services }) => publicSettings(services.settings.get()),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/settings/schema',
+    tier: 'management',
+    tag: 'settings',
+    summary: 'Every setting by group: description, JSON Schema (type, bounds, choices), default, whether it is secret',
+    handler: () => describeSettings(),
   }),
   route({
     method: 'PATCH',

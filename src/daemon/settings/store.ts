@@ -9,145 +9,321 @@ import { oauthEndpointsSchema } from '../oauth/settings.js';
 
 const MiB = 1024 * 1024;
 
-/** Every setting, its type, bounds and default. PATCH validates against this schema, unknown keys rejected. */
+/** The Settings page's groups, in the order it shows them (`GET /api/settings/schema`). */
+export const SETTING_GROUPS = {
+  access: 'Access and security',
+  routing: 'Routing and resilience',
+  limits: 'Limits',
+  usage: 'Usage records and backups',
+  capture: 'Traffic capture',
+  cache: 'Caches',
+  observability: 'Observability',
+  batches: 'Batches and files',
+  notifications: 'Notifications',
+  catalog: 'Model catalog',
+  compression: 'Context compression',
+  network: 'Network',
+  sync: 'Sync between machines',
+  agents: 'Agents and MCP',
+  accounts: 'Subscription accounts',
+} as const;
+
+/** What the Settings page and `GET /api/settings/schema` tell about a setting (zod metadata of its field). */
+export interface SettingMeta {
+  group: keyof typeof SETTING_GROUPS;
+  /** One or two sentences for the person changing it. */
+  description: string;
+  /** Replies mask it; the page shows it as a password field. */
+  secret?: boolean;
+  /** What a number counts: ms, seconds, bytes, days, ... */
+  unit?: string;
+}
+const about = (m: SettingMeta) => ({ ...m });
+
+/** Every setting, its type, bounds, default, group and description. PATCH validates against this schema, unknown keys rejected. */
 export const settingsSchema = z.object({
-  /** When false, loopback callers may use management routes without a credential (CONTRACT). */
-  requireLogin: z.boolean().default(true),
-  /** Skip the public-destination check for webhooks (receivers on this machine). Logged at start when on. */
-  allowPrivateWebhookDestinations: z.boolean().default(false),
-  /** Let manage-scope keys reach /api/copilot/* from non-loopback callers (spec, Authentication: /api/copilot/* is loopback-only unless a manage-scope key opts in). */
-  copilotAllowManageKey: z.boolean().default(false),
-  /**
-   * Legacy single-step keychain import (POST /api/providers/keychain/import without confirmedAccounts
-   * imports everything discovered). Deprecated, logged when used, to be removed (spec, Versioning 5).
-   */
-  keychainLegacyImport: z.boolean().default(false),
-  /** Extra browser origins router trusts besides its loopback ones: state-changing requests, the live WebSocket, and their hosts as Host names (docs/security.md). */
-  allowedOrigins: z.array(z.string().url().max(200)).max(50).default([]),
-  /** Where `router catalog update` fetches the model catalog: a models.dev api.json document (docs/catalog.md). */
+  /** CONTRACT: false lets loopback callers use management routes without a credential. */
+  requireLogin: z
+    .boolean()
+    .default(true)
+    .meta(about({ group: 'access', description: 'Ask for the dashboard password or a credential on management routes. Off: callers on this machine (loopback) need none.' })),
+  allowedOrigins: z
+    .array(z.string().url().max(200))
+    .max(50)
+    .default([])
+    .meta(about({ group: 'access', description: 'Browser origins trusted besides router\'s own loopback ones (state-changing requests, the live WebSocket, their hosts as Host names). One per line, e.g. https://router.example.com.' })),
+  allowPrivateWebhookDestinations: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'access', description: 'Let webhooks call receivers on this machine or a private network (the public-destination check is skipped; logged at start while on).' })),
+  /** Spec, Authentication: /api/copilot/* is loopback-only unless a manage-scope key opts in. */
+  copilotAllowManageKey: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'access', description: 'Let manage-scope API keys reach the assistant routes (/api/copilot/*) from other machines.' })),
+  /** Deprecated, logged when used, to be removed (spec, Versioning 5). */
+  keychainLegacyImport: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'access', description: 'Deprecated: a keychain import without confirmed accounts imports everything it discovers.' })),
+  metricsOpenOnLoopback: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'access', description: 'Let callers on this machine read /metrics without a credential (a local Prometheus).' })),
   catalogUrl: z
     .string()
     .url()
     .max(500)
     .regex(/^https?:\/\//, 'expected an http:// or https:// URL')
-    .default('https://models.dev/api.json'),
-  /** Days usage rows (request log, analytics) are kept; older rows are pruned at start and daily. */
-  usageRetentionDays: z.number().int().min(1).max(3650).default(30),
+    .default('https://models.dev/api.json')
+    .meta(about({ group: 'catalog', description: 'Where `router catalog update` fetches the model catalog: a models.dev api.json document (docs/catalog.md).' })),
+  accountStrategy: z
+    .enum(['fill-first', 'round-robin', 'least-used'])
+    .default('fill-first')
+    .meta(about({ group: 'routing', description: 'How the accounts of one provider are chosen: fill-first (by priority), round-robin, or least-used.' })),
+  breakerFailureThreshold: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(5)
+    .meta(about({ group: 'routing', description: "Failures in a row (network, timeout, 5xx) that open a provider's circuit." })),
+  breakerCooldownMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(30_000)
+    .meta(about({ group: 'routing', unit: 'ms', description: 'How long an open circuit stays open before one trial request.' })),
+  requestDeadlineMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .default(600_000)
+    .meta(about({ group: 'routing', unit: 'ms', description: 'Deadline of one client request across all failover attempts.' })),
+  /** A combo's targetTimeoutMs, when shorter, wins; an upstream silent for longer is treated as hung (504, failover). */
+  upstreamFirstByteTimeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .default(300_000)
+    .meta(about({ group: 'routing', unit: 'ms', description: "Longest wait for an upstream's first byte (reply headers, or a stream's first content). Reasoning models may think for minutes first." })),
+  /** docs/responses-websocket.md, "Upstream WebSocket". */
+  responsesUpstreamWebSocket: z
+    .enum(['auto', 'always', 'never'])
+    .default('auto')
+    .meta(about({ group: 'routing', description: "The Responses WebSocket towards providers that speak it (codex): auto for clients that came over router's own socket, always, or never." })),
+  /** Read each time a socket's idle timer is armed (docs/responses-websocket.md). */
+  responsesSocketIdleMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(86_400_000)
+    .default(600_000)
+    .meta(about({ group: 'routing', unit: 'ms', description: 'A Responses WebSocket with no response in progress and no frame either way for this long is closed.' })),
+  maxRequestBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * MiB)
+    .default(32 * MiB)
+    .meta(about({ group: 'limits', unit: 'bytes', description: 'Largest request body of the model routes (/v1/...).' })),
+  /** docs/security.md, "Bounds on uploads and upstream reads". */
+  maxUpstreamEventBytes: z
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(64 * MiB)
+    .default(16 * MiB)
+    .meta(about({ group: 'limits', unit: 'bytes', description: "Most bytes of one line or event of an upstream stream (and of what it may send before its first content); past it the request ends with the client format's error. 16 MiB holds a streamed base64 image." })),
+  maxManagementBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * MiB)
+    .default(1 * MiB)
+    .meta(about({ group: 'limits', unit: 'bytes', description: 'Largest request body of every other route.' })),
+  defaultDailyRequestLimit: z
+    .number()
+    .int()
+    .min(0)
+    .max(100_000_000)
+    .default(0)
+    .meta(about({ group: 'limits', description: 'Requests per UTC day of an API key without its own limit; 0 = unlimited.' })),
+  relayRequestsPerMinutePerKey: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(60)
+    .meta(about({ group: 'limits', description: 'Relay route: requests per minute per API key; 0 = no limit.' })),
+  relayRequestsPerMinutePerIp: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(120)
+    .meta(about({ group: 'limits', description: 'Relay route: requests per minute per client IP; 0 = no limit.' })),
+  usageRetentionDays: z
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(30)
+    .meta(about({ group: 'usage', unit: 'days', description: 'How long usage rows (request log, analytics) are kept; older ones are pruned at start and daily.' })),
   /**
-   * 'batched': usage rows are committed within about 100 ms of a request's end (a crash of the daemon loses
-   * at most the last ~200 ms of rows). 'reply': a proxied reply ends only once its row is committed and
-   * fsynced (costs latency per reply; docs/usage.md).
+   * 'batched': rows committed within about 100 ms of a request's end (a crash loses at most the last ~200
+   * ms of rows). 'reply': a reply ends only once its row is committed and fsynced (docs/usage.md).
    */
-  usageDurability: z.enum(['batched', 'reply']).default('batched'),
-  /** Body limit of client (proxy) routes. */
-  maxRequestBodyBytes: z.number().int().min(1024).max(256 * MiB).default(32 * MiB),
+  usageDurability: z
+    .enum(['batched', 'reply'])
+    .default('batched')
+    .meta(about({ group: 'usage', description: 'batched: usage rows are written within about 100 ms (a crash loses at most the last moments). reply: a reply ends only once its row is on disk (slower).' })),
+  dailyBackups: z
+    .boolean()
+    .default(true)
+    .meta(about({ group: 'usage', description: 'Back the database up every day (state folder backups/).' })),
+  backupRetention: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(10)
+    .meta(about({ group: 'usage', description: 'Automatic backups kept (daily, before a migration, before an import); manual ones stay.' })),
+  captureTraffic: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'capture', description: 'Keep the last 200 proxied requests with headers and bodies (secrets masked) for the request inspector.' })),
+  captureMaxBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * MiB)
+    .default(1 * MiB)
+    .meta(about({ group: 'capture', unit: 'bytes', description: 'Bytes kept of each captured body; longer ones are cut and marked truncated.' })),
+  translatorHistorySize: z
+    .number()
+    .int()
+    .min(0)
+    .max(200)
+    .default(100)
+    .meta(about({ group: 'capture', description: 'Translations kept for the request detail while traffic capture is on (0: none).' })),
+  cacheEnabled: z
+    .boolean()
+    .default(true)
+    .meta(about({ group: 'cache', description: 'Response cache on or off for every key (requests and keys still opt in; docs/cache.md).' })),
+  cacheTtlSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .default(3600)
+    .meta(about({ group: 'cache', unit: 'seconds', description: 'How long a cached reply is served after it was stored.' })),
+  cacheMaxEntries: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .meta(about({ group: 'cache', description: 'Cached replies held at most; the least recently used go first.' })),
+  cacheMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(4096 * MiB)
+    .default(64 * MiB)
+    .meta(about({ group: 'cache', unit: 'bytes', description: 'Bytes of cached replies held at most (memory and database).' })),
+  reasoningCacheEnabled: z
+    .boolean()
+    .default(true)
+    .meta(about({ group: 'cache', description: 'Keep the thinking of tool-call turns and put it back when a client drops it (docs/operations.md).' })),
+  reasoningCacheMaxEntries: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(5000)
+    .meta(about({ group: 'cache', description: 'Reasoning-cache entries held at most (one per assistant turn with tool calls).' })),
+  reasoningCacheMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * MiB)
+    .default(32 * MiB)
+    .meta(about({ group: 'cache', unit: 'bytes', description: 'Bytes of cached reasoning held at most.' })),
+  reasoningCacheTtlSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .default(86_400)
+    .meta(about({ group: 'cache', unit: 'seconds', description: 'How long a cached reasoning entry is kept after its reply.' })),
+  /** '' = off unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Read at start. */
+  otelEndpoint: z
+    .union([z.literal(''), z.string().url().max(500)])
+    .default('')
+    .meta(about({ group: 'observability', description: 'OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces; empty = off unless the OTEL_EXPORTER_OTLP_* environment names one. Read at start.' })),
+  /** '' takes OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. */
+  otelProtocol: z
+    .enum(['', 'http/protobuf', 'http/json'])
+    .default('')
+    .meta(about({ group: 'observability', description: 'Encoding of exported traces; empty = from the environment, else http/protobuf. Read at start.' })),
+  otelCaptureContent: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'observability', description: 'Export prompt content on request spans (credentials masked).' })),
+  otelPropagateTraceparent: z
+    .boolean()
+    .default(false)
+    .meta(about({ group: 'observability', description: "Send a W3C traceparent (router's request span) to upstream providers." })),
+  batchConcurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(8)
+    .meta(about({ group: 'batches', description: 'Batch requests run by router in flight at once, across every batch (docs/batch.md).' })),
+  batchFileMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(2048 * MiB)
+    .default(200 * 1000 * 1000)
+    .meta(about({ group: 'batches', unit: 'bytes', description: 'Largest file POST /v1/files takes (OpenAI\'s 200 MB by default).' })),
+  batchPollIntervalMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(30_000)
+    .meta(about({ group: 'batches', unit: 'ms', description: 'How often a batch run by its provider is polled.' })),
   /**
-   * Most bytes of one SSE line or event read from an upstream stream (and of what a stream may send before
-   * its first content). Past it the request ends with the client format's error (docs/security.md, "Bounds
-   * on uploads and upstream reads"). 16 MiB holds a streamed base64 image; raise it for larger ones.
-   */
-  maxUpstreamEventBytes: z.number().int().min(64 * 1024).max(64 * MiB).default(16 * MiB),
-  /** Consecutive breaker-eligible failures (network, timeout, 5xx) that open a provider's circuit. */
-  breakerFailureThreshold: z.number().int().min(1).max(1000).default(5),
-  /** How long an open circuit stays open before a half-open probe, ms. */
-  breakerCooldownMs: z.number().int().min(100).max(3_600_000).default(30_000),
-  /** How accounts of one provider are chosen: fill-first (priority), round-robin or least-used. */
-  accountStrategy: z.enum(['fill-first', 'round-robin', 'least-used']).default('fill-first'),
-  /** Deadline of one client request across all failover attempts, ms. */
-  requestDeadlineMs: z.number().int().min(1000).max(3_600_000).default(600_000),
-  /**
-   * Longest wait for an upstream's first byte, ms: a non-streaming reply's headers, a stream's first
-   * content. Inside combos too (a combo's targetTimeoutMs, when shorter, wins). Reasoning models may think
-   * for minutes before their first byte; an upstream silent for longer is treated as hung (504, failover).
-   */
-  upstreamFirstByteTimeoutMs: z.number().int().min(1000).max(3_600_000).default(300_000),
-  /** Requests per UTC day of an API key without its own dailyRequestLimit; 0 = unlimited. */
-  defaultDailyRequestLimit: z.number().int().min(0).max(100_000_000).default(0),
-  /** Relay route: requests per minute per API key; 0 = no per-key limit. */
-  relayRequestsPerMinutePerKey: z.number().int().min(0).max(1_000_000).default(60),
-  /** Relay route: requests per minute per client IP; 0 = no per-IP limit. */
-  relayRequestsPerMinutePerIp: z.number().int().min(0).max(1_000_000).default(120),
-  /**
-   * The Responses WebSocket towards providers that speak it (codex; docs/responses-websocket.md, "Upstream
-   * WebSocket"): 'auto' for responses whose client came over router's own Responses WebSocket (one upstream
-   * socket per client socket), 'always' for every streamed or reassembled Responses call to them, 'never'.
-   */
-  responsesUpstreamWebSocket: z.enum(['auto', 'always', 'never']).default('auto'),
-  /** Keep the last 200 proxied requests with headers and bodies for the traffic inspector (router inspect). */
-  captureTraffic: z.boolean().default(false),
-  /** Bytes of each captured body kept (client and upstream, request and response); longer ones are cut and marked truncated. */
-  captureMaxBodyBytes: z.number().int().min(1024).max(16 * MiB).default(1 * MiB),
-  /** Translations kept for GET /api/translator/history while captureTraffic is on (0: none). */
-  translatorHistorySize: z.number().int().min(0).max(200).default(100),
-  /** Body limit of every other route. */
-  maxManagementBodyBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
-  /**
-   * Telegram bot token used by webhooks of kind telegram (`<bot id>:<secret>`); '' when unset. Replies of
-   * the settings routes mask it (see `publicSettings`); the masked form is accepted here only so that a
-   * PATCH echoing a GET reply validates, and the route then keeps the stored token.
+   * `<bot id>:<secret>`, '' when unset. Replies mask it (see `publicSettings`); the masked form is accepted
+   * here only so that a PATCH echoing a GET reply validates, and the route then keeps the stored token.
    */
   telegramBotToken: z
     .string()
     .max(200)
     .regex(/^(\d+:[A-Za-z0-9_-]+|\S{0,10}\.\.\.)?$/, 'expected <bot id>:<token>')
-    .default(''),
-  /** Response cache on or off for every key (requests and keys still opt in; see docs/cache.md). */
-  cacheEnabled: z.boolean().default(true),
-  /** How long a cached reply is served after it was stored, seconds (1 s to 30 days). */
-  cacheTtlSeconds: z.number().int().min(1).max(30 * 86_400).default(3600),
-  /** Cached replies held at most; the least recently used are evicted beyond it. */
-  cacheMaxEntries: z.number().int().min(1).max(1_000_000).default(10_000),
-  /** Bytes of cached replies held at most (in memory and in the database); LRU eviction beyond it. */
-  cacheMaxBytes: z.number().int().min(1024).max(4096 * MiB).default(64 * MiB),
-  /** Reasoning cache: thinking and signatures of tool-call turns, re-inserted when a client drops them (docs/operations.md). */
-  reasoningCacheEnabled: z.boolean().default(true),
-  /** Reasoning-cache entries held at most (one per assistant turn that made tool calls); LRU beyond it. */
-  reasoningCacheMaxEntries: z.number().int().min(1).max(1_000_000).default(5000),
-  /** Bytes of cached reasoning held at most; LRU beyond it. */
-  reasoningCacheMaxBytes: z.number().int().min(1024).max(1024 * MiB).default(32 * MiB),
-  /** How long a cached reasoning entry is kept after its reply, seconds (default a day). */
-  reasoningCacheTtlSeconds: z.number().int().min(1).max(30 * 86_400).default(86_400),
-  /** A backup of the database every day (state folder `backups/`; docs/operations.md). */
-  dailyBackups: z.boolean().default(true),
-  /** Automatic backups (daily, before a migration, before an import) kept; older ones are removed. Manual ones stay. */
-  backupRetention: z.number().int().min(1).max(1000).default(10),
-  /** Let loopback callers read GET /metrics without a credential (a local Prometheus); off: management auth. */
-  metricsOpenOnLoopback: z.boolean().default(false),
-  /**
-   * OTLP/HTTP traces URL (e.g. `http://127.0.0.1:4318/v1/traces`); '' = off unless OTEL_EXPORTER_OTLP_ENDPOINT
-   * or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Read at start (docs/observability.md).
-   */
-  otelEndpoint: z.union([z.literal(''), z.string().url().max(500)]).default(''),
-  /**
-   * OTLP/HTTP encoding of exported traces: `http/protobuf` (the OpenTelemetry default) or `http/json`; ''
-   * takes OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. Read at start.
-   */
-  otelProtocol: z.enum(['', 'http/protobuf', 'http/json']).default(''),
-  /** Export prompt content on request spans (credentials masked as in traffic capture); off by default. */
-  otelCaptureContent: z.boolean().default(false),
-  /** Send a W3C traceparent (router's request span as parent) to upstream providers. */
-  otelPropagateTraceparent: z.boolean().default(false),
-  /** Batch requests (`/v1/batches` run by router) in flight at once, across every batch (docs/batch.md). */
-  batchConcurrency: z.number().int().min(1).max(256).default(8),
-  /** Largest file `POST /v1/files` takes, bytes (OpenAI's 200 MB by default); 413 past it. */
-  batchFileMaxBytes: z.number().int().min(1024).max(2048 * MiB).default(200 * 1000 * 1000),
-  /** How often a native-mode batch is polled at its provider, ms. */
-  batchPollIntervalMs: z.number().int().min(100).max(3_600_000).default(30_000),
-  /**
-   * A Responses WebSocket with no response in progress and no frame either way for this long is closed with
-   * 1000 `idle timeout`, ms (docs/responses-websocket.md). Read each time a socket's idle timer is armed.
-   */
-  responsesSocketIdleMs: z.number().int().min(1000).max(86_400_000).default(600_000),
-  /** Context compression: fit requests that would overflow the target model's context (docs/compression.md). */
-  compression: compressionSettingsSchema.prefault({}),
-  /** Outbound proxy for upstream, OAuth token and webhook calls (docs/operations.md "Outbound proxy"). */
-  outboundProxy: outboundProxySettingsSchema.prefault({}),
-  /** Sync with another router or an HTTPS endpoint (docs/operations.md "Sync between machines"). */
-  cloudSync: cloudSyncSettingsSchema.prefault({}),
-  /** MCP server limits and the models of the A2A agent and the assistant (docs/agents.md). */
-  agents: agentSettingsSchema.prefault({}),
-  /** OAuth endpoint overrides per provider: `{<provider>: {authorizeUrl?, tokenUrl?, deviceAuthorizationUrl?, apiBaseUrl?}}` (docs/accounts.md). */
-  oauthEndpoints: oauthEndpointsSchema,
+    .default('')
+    .meta(about({ group: 'notifications', secret: true, description: 'Telegram bot token (<bot id>:<token>) used by webhooks of kind telegram.' })),
+  compression: compressionSettingsSchema
+    .prefault({})
+    .meta(about({ group: 'compression', description: "Fit requests that would overflow the target model's context (docs/compression.md)." })),
+  outboundProxy: outboundProxySettingsSchema
+    .prefault({})
+    .meta(about({ group: 'network', description: 'Outbound proxy for upstream, OAuth token and webhook calls: url (http://, https:// or socks5://), noProxy exclusions, perProvider overrides (docs/operations.md).' })),
+  cloudSync: cloudSyncSettingsSchema
+    .prefault({})
+    .meta(about({ group: 'sync', description: 'Sync with another router or an HTTPS endpoint (docs/operations.md "Sync between machines"). The secret is shown masked.' })),
+  agents: agentSettingsSchema
+    .prefault({})
+    .meta(about({ group: 'agents', description: 'MCP server limits and the models of the A2A agent and the assistant (docs/agents.md).' })),
+  oauthEndpoints: oauthEndpointsSchema.meta(
+    about({ group: 'accounts', description: 'OAuth endpoint overrides per provider: {"<provider>": {authorizeUrl, tokenUrl, deviceAuthorizationUrl, apiBaseUrl}} (docs/accounts.md).' }),
+  ),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -183,7 +359,7 @@ type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
 /** Settings that hold credentials: stored encrypted (`{"enc": ...}`), never as plain text. */
 const SECRET_SETTINGS: ReadonlySet<string> = new Set<keyof Settings>(['telegramBotToken']);
 /** Object settings with one credential field, stored encrypted the same way. */
-const NESTED_SECRETS: Readonly<Record<string, string>> = { cloudSync: 'secret' };
+export const NESTED_SECRETS: Readonly<Record<string, string>> = { cloudSync: 'secret' };
 /** Object settings whose strings may carry credentials (a proxy URL's `user:password@`): the whole value stored encrypted. */
 const OBJECT_SECRETS: ReadonlySet<string> = new Set<keyof Settings>(['outboundProxy']);
 
