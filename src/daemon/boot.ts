@@ -115,6 +115,7 @@ export function bootServices(opts: BootOptions): Services {
   webhooks.attach(events);
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const catalog = new CatalogService({ file: paths.catalog, log });
+  providerDirectory.setCatalog(() => catalog.get());
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });

@@ -1,20 +1,11 @@
 import type { Price } from '../usage/pricing.js';
 import type { CatalogEntry, CatalogPrices } from '../../shared/catalog.js';
-import type { CompactModel, CompactProvider, Snapshot } from './snapshot.js';
+import { ROUTER_PROVIDER_ID, type CompactModel, type CompactProvider, type Snapshot } from './snapshot.js';
+
+export { ROUTER_PROVIDER_ID };
 
 export type { CatalogEntry, CatalogPrices };
 
-/**
- * models.dev's provider ids that router names differently (every other catalog id is router's id too).
- * The catalog's entries are listed and priced under router's id, so `gemini/gemini-2.5-pro` finds
- * models.dev's `google/gemini-2.5-pro`.
- */
-export const ROUTER_PROVIDER_ID: Readonly<Record<string, string>> = {
-  google: 'gemini',
-  'fireworks-ai': 'fireworks',
-  togetherai: 'together',
-  moonshotai: 'moonshot',
-};
 
 /** What the catalog knows of one model (see CompactModel). */
 export interface CatalogModel {

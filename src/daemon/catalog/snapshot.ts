@@ -6,6 +6,18 @@
  * The generator (scripts/catalog-generate.mjs) and `router catalog update` both go through `compactSnapshot`.
  */
 
+/**
+ * models.dev's provider ids that router names differently (every other catalog id is router's id too).
+ * The catalog's entries are listed and priced under router's id, so `gemini/gemini-2.5-pro` finds
+ * models.dev's `google/gemini-2.5-pro`.
+ */
+export const ROUTER_PROVIDER_ID: Readonly<Record<string, string>> = {
+  google: 'gemini',
+  'fireworks-ai': 'fireworks',
+  togetherai: 'together',
+  moonshotai: 'moonshot',
+};
+
 /** A provider of models.dev's api.json (only the fields router reads). */
 interface ModelsDevProvider {
   name?: unknown;
@@ -138,6 +150,51 @@ export function compactSnapshot(doc: unknown, source: string): Snapshot {
   }
   if (Object.keys(providers).length === 0) throw new CatalogFormatError('no provider with models');
   return { format: 1, version: `models.dev@${newest || 'unknown'}`, source, fields: MODEL_FIELDS, providers };
+}
+
+/** A catalog provider router serves as a built-in provider from data alone (catalog/providers.json). */
+export interface DataProvider {
+  /** router's id (ROUTER_PROVIDER_ID). */
+  id: string;
+  name: string;
+  /** The API base, as the AI SDK's own provider takes it: `{baseUrl}/chat/completions` (or `/messages`). */
+  baseUrl: string;
+  format: 'openai-chat' | 'anthropic';
+  /** Environment variables models.dev names for its API key. */
+  env: string[];
+  doc: string | null;
+}
+
+/** The wire formats router speaks by models.dev's AI SDK package name. */
+const DATA_FORMATS: Readonly<Record<string, DataProvider['format']>> = {
+  '@ai-sdk/openai-compatible': 'openai-chat',
+  '@ai-sdk/anthropic': 'anthropic',
+};
+
+/**
+ * The providers of a snapshot that speak an OpenAI- or Anthropic-compatible API at a known https base
+ * URL: each becomes a built-in provider as data (providers/catalog-providers.ts). Local servers
+ * (http://127.0.0.1...) are left out: router has its own local providers.
+ */
+export function dataProviders(s: Snapshot): DataProvider[] {
+  const out: DataProvider[] = [];
+  for (const [id, p] of Object.entries(s.providers)) {
+    const format = p.npm ? DATA_FORMATS[p.npm] : undefined;
+    if (!format || !p.api?.startsWith('https://')) continue;
+    out.push({ id: ROUTER_PROVIDER_ID[id] ?? id, name: p.name, baseUrl: p.api.replace(/\/+$/, ''), format, env: p.env, doc: p.doc });
+  }
+  return out;
+}
+
+/** The data providers as stored: one a line. */
+export function serializeDataProviders(version: string, providers: DataProvider[]): string {
+  return `{
+"version": ${JSON.stringify(version)},
+"providers": [
+${providers.map((p) => JSON.stringify(p)).join(',\n')}
+]
+}
+`;
 }
 
 /** Checks a stored snapshot (the shipped one or one an update wrote); throws CatalogFormatError. */

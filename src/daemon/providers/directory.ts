@@ -7,6 +7,7 @@ import { checkModelId } from './model-id.js';
 import { nodeProvider, type NodeStore } from './nodes.js';
 import { BUILTIN_PROVIDERS, builtinProvider } from './registry.js';
 import type { ModelInfo, ProviderDef } from './types.js';
+import type { ModelCatalog } from '../catalog/catalog.js';
 
 /** Distinct (provider, model) target lists kept at once; past it the cache starts over. */
 const TARGET_CACHE_MAX = 2_000;
@@ -31,6 +32,10 @@ export class ProviderDirectory {
    * object per account per request. Dropped whenever connections or nodes change; bounded.
    */
   private targetCache = new Map<string, readonly Target[]>();
+  /** The model catalog (boot wires it; read on the first model list asked for). */
+  private modelCatalog?: () => ModelCatalog;
+  /** Model lists with the catalog's figures, per provider, while its own list and the catalog stay the same. */
+  private withCatalog = new Map<string, { own: ModelInfo[]; catalog: ModelCatalog; list: ModelInfo[] }>();
   /** A provider's API base URL from the `oauthEndpoints` setting (apiBaseUrl), when one is set. */
   private apiBaseOverride: (providerId: string) => string | undefined = () => undefined;
 
@@ -74,9 +79,27 @@ export class ProviderDirectory {
     return [...BUILTIN_PROVIDERS, ...this.nodeDefs.values()];
   }
 
-  /** Models of a provider for the catalog: synced ones when present, else the static list. */
+  /** Sets where the model catalog comes from (boot wires the catalog service). */
+  setCatalog(get: () => ModelCatalog): void {
+    this.modelCatalog = get;
+    this.withCatalog = new Map();
+  }
+
+  /**
+   * Models of a provider: synced ones when present, else the static list, else (a provider from the
+   * catalog's data) the catalog's. A model the catalog knows takes the catalog's context window and max
+   * output, so `/v1/models` and `GET /api/catalog/models` agree. The same array is returned until the list
+   * or the catalog changes (callers memoize by it).
+   */
   models(def: ProviderDef): ModelInfo[] {
-    return this.synced.get(def.id) ?? def.models;
+    const own = this.synced.get(def.id) ?? def.models;
+    if (!this.modelCatalog) return own;
+    const catalog = this.modelCatalog();
+    const hit = this.withCatalog.get(def.id);
+    if (hit && hit.own === own && hit.catalog === catalog) return hit.list;
+    const list = own.length === 0 && def.catalogModels ? catalogModels(catalog, def.id) : own.map((m) => withCatalogFigures(catalog, def.id, m));
+    this.withCatalog.set(def.id, { own, catalog, list });
+    return list;
   }
 
   /**
@@ -191,4 +214,22 @@ export class ProviderDirectory {
   idFor(nameOrId: string): string {
     return this.provider(nameOrId)?.id ?? nameOrId;
   }
+}
+
+/** A catalog provider's models as router lists them. */
+function catalogModels(catalog: ModelCatalog, provider: string): ModelInfo[] {
+  return (catalog.provider(provider)?.models ?? []).map(([id, , context, output, , , flags]) => {
+    const m: ModelInfo = { id };
+    if (context !== null) m.contextLength = context;
+    if (output !== null) m.maxOutputTokens = output;
+    if (flags.includes('r')) m.reasoning = true;
+    return m;
+  });
+}
+
+/** A listed model with the catalog's context window and max output, when the catalog has the model. */
+function withCatalogFigures(catalog: ModelCatalog, provider: string, m: ModelInfo): ModelInfo {
+  const c = catalog.model(provider, m.id);
+  if (!c || (c[2] === null && c[3] === null)) return m;
+  return { ...m, contextLength: c[2] ?? m.contextLength, maxOutputTokens: c[3] ?? m.maxOutputTokens };
 }

@@ -1,5 +1,6 @@
 import { anthropic, claudeCode } from './anthropic/index.js';
 import { compatibleProviders } from './compatible/index.js';
+import { catalogProviders } from './compatible/catalog.js';
 import { gemini } from './gemini/index.js';
 import { lmstudio, ollama } from './local/index.js';
 import { codex, openai } from './openai/index.js';
@@ -11,8 +12,8 @@ import { qwenCode } from './qwen/index.js';
 import { devinCli, windsurf } from './ide/index.js';
 import type { ProviderDef } from './types.js';
 
-/** Every built-in provider, in catalog order. Adding one is one line here plus its folder. */
-export const BUILTIN_PROVIDERS: readonly ProviderDef[] = [
+/** The providers written in code, in catalog order. Adding one is one line here plus its folder. */
+const CODED_PROVIDERS: readonly ProviderDef[] = [
   openai,
   anthropic,
   gemini,
@@ -32,6 +33,14 @@ export const BUILTIN_PROVIDERS: readonly ProviderDef[] = [
   devinCli,
   webSession,
 ];
+
+const coded = new Set(CODED_PROVIDERS.flatMap((p) => [p.id, ...(p.aliases ?? [])]));
+
+/**
+ * Every built-in provider: those written in code, then every OpenAI- or Anthropic-compatible provider of
+ * the model catalog that none of them already is (data only: compatible/catalog.ts).
+ */
+export const BUILTIN_PROVIDERS: readonly ProviderDef[] = [...CODED_PROVIDERS, ...catalogProviders((id) => coded.has(id))];
 
 const byName = new Map<string, ProviderDef>();
 for (const p of BUILTIN_PROVIDERS) {

@@ -65,6 +65,8 @@ export interface ProviderDef {
   chatTokenLimitByModel?: boolean;
   /** Static model list, replaced in the catalog by synced models when those exist. */
   models: ModelInfo[];
+  /** A provider from the model catalog's data: its models are the catalog's (ProviderDirectory.models). */
+  catalogModels?: boolean;
   /** How to log in and refresh an OAuth access token (the public client of the provider's own CLI). */
   oauth?: OAuthConfig;
   /** The API base a connection's stored data names (Qwen's `resourceUrl`), below its own `baseUrl`. */
