@@ -211,8 +211,8 @@ export function bootServices(opts: BootOptions): Services {
   services.mcp.start(services);
   services.mcp.extend((server) => registerSkills(server, skills));
   services.responsesSocket.start(services);
-  // The live feed carries batch events too (webhooks subscribe to the bus themselves).
-  for (const name of ['batch.completed', 'batch.failed', 'batch.cancelled'] as const) {
+  // The live feed carries batch events and model mismatches too (webhooks subscribe to the bus themselves).
+  for (const name of ['batch.completed', 'batch.failed', 'batch.cancelled', 'model.mismatch'] as const) {
     events.on(name, (ev) => services.live.broadcast({ type: 'event', event: ev.event, timestamp: ev.timestamp, data: ev.data }));
   }
   // Batches left unfinished by the last stop continue (needs the finished services: routes, executor).

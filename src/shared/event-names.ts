@@ -15,4 +15,5 @@ export const EVENT_NAMES = [
   'test.ping',
   'connection.refreshed',
   'connection.expired',
+  'model.mismatch',
 ] as const;

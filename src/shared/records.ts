@@ -18,6 +18,12 @@ export const COMBO_STRATEGIES = [
 /** A combo strategy name. */
 export type ComboStrategy = (typeof COMBO_STRATEGIES)[number];
 
+/** Cache affinity of a combo (CONTRACT "Routing beyond failover"): keep one conversation on one account and target. */
+export const COMBO_AFFINITIES = ['off', 'session', 'prefix'] as const;
+
+/** A combo affinity mode. */
+export type ComboAffinity = (typeof COMBO_AFFINITIES)[number];
+
 /** One declared target of a combo: a `<provider>/<model>` or the name of another combo. */
 export interface ComboModel {
   model: string;
@@ -34,6 +40,12 @@ export interface ComboRecord {
   models: readonly ComboModel[];
   /** Per-target timeout in ms; null means the daemon's default. */
   targetTimeoutMs: number | null;
+  /**
+   * Cache affinity: `session` keeps a conversation (X-Router-Session-Id or the client's own markers) on the
+   * account and target that served it while they stay healthy; `prefix` also recognizes a conversation by
+   * its first system and user content; `off` (default) leaves every request to the strategies.
+   */
+  affinity: ComboAffinity;
   createdAt: string;
   updatedAt: string;
 }
@@ -121,8 +133,13 @@ export interface UsageRecord {
   forwardedFor: string | null;
   /** JSON of what request stages reported (compression, guardrails, cache), or null. */
   notes: string | null;
-  /** The client's session (X-Router-Session, sanitized), or null. */
+  /**
+   * The conversation (sanitized): the client's X-Router-Session(-Id) header, or under a combo's `affinity`
+   * the id router derived from the client's own markers or the prompt's prefix; null when unknown.
+   */
   sessionId?: string | null;
+  /** The model the upstream says it served, when it names another one than `model` (a dated snapshot is the same). */
+  servedModel?: string | null;
 }
 
 /**

@@ -56,6 +56,8 @@ export interface SyncCombo {
   strategy: string;
   models: unknown[];
   targetTimeoutMs: number | null;
+  /** Missing from peers older than combo affinity: `off`. */
+  affinity?: string;
   updatedAt: string;
 }
 

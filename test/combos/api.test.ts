@@ -249,12 +249,13 @@ describe('CRUD', () => {
   it('POST returns 201 with the whole record; GET list and GET one return it', async () => {
     const r = await create({ name: 'crud', strategy: 'round-robin', models: ['openai/gpt-5', { model: 'anthropic/claude-sonnet-4-5', weight: 1 }], targetTimeoutMs: 30_000 });
     expect(r.status).toBe(201);
-    expect(Object.keys(r.json).sort()).toEqual(['createdAt', 'id', 'models', 'name', 'strategy', 'targetTimeoutMs', 'updatedAt']);
+    expect(Object.keys(r.json).sort()).toEqual(['affinity', 'createdAt', 'id', 'models', 'name', 'strategy', 'targetTimeoutMs', 'updatedAt']);
     expect(r.json).toMatchObject({
       name: 'crud',
       strategy: 'round-robin',
       models: [{ model: 'openai/gpt-5' }, { model: 'anthropic/claude-sonnet-4-5', weight: 1 }],
       targetTimeoutMs: 30_000,
+      affinity: 'off',
     });
     expect(r.json.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(Number.isNaN(Date.parse(r.json.createdAt))).toBe(false);

@@ -33,6 +33,7 @@ const input = (name: string, models: Array<string | { model: string; weight?: nu
   strategy: 'priority',
   models: models.map((m) => (typeof m === 'string' ? { model: m } : m)),
   targetTimeoutMs: null,
+  affinity: 'off',
   ...extra,
 });
 

@@ -69,9 +69,9 @@ export function sendReply(res: ServerResponse, reply: ErrorReply): void {
   res.end(reply.body);
 }
 
-function sendJson(ctx: ServeCtx, body: unknown, contentType = 'application/json', t?: Transport): Promise<void> | void {
+function sendJson(ctx: ServeCtx, body: unknown, contentType = 'application/json', t?: Transport, extra?: Record<string, string>): Promise<void> | void {
   const text = JSON.stringify(body);
-  const headers = { 'content-type': contentType, ...idHeaders(ctx.req) };
+  const headers = { 'content-type': contentType, ...idHeaders(ctx.req), ...extra };
   if (t?.dropAfter === undefined) return sendReply(ctx.res, { status: 200, headers, body: text });
   // A dropped JSON reply: half the body arrives, then the connection dies.
   ctx.res.writeHead(200, headers);
@@ -79,14 +79,14 @@ function sendJson(ctx: ServeCtx, body: unknown, contentType = 'application/json'
   return writeFrames(ctx.res, [text.slice(0, cut), text.slice(cut)], { ...t, dropAfter: 1 }, ctx.signal);
 }
 
-function openStream(ctx: ServeCtx, contentType: string): void {
-  ctx.res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache', ...idHeaders(ctx.req) });
+function openStream(ctx: ServeCtx, contentType: string, extra?: Record<string, string>): void {
+  ctx.res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache', ...idHeaders(ctx.req), ...extra });
   ctx.res.flushHeaders();
 }
 
 function renderCtx(ctx: ServeCtx, b: ContentBehavior): RenderCtx {
   const { req } = ctx;
-  return { req, reply: planReply(b, req, ctx.defaultText), model: req.model ?? 'mock-model', id: mockId(req), created: nowSeconds() };
+  return { req, reply: planReply(b, req, ctx.defaultText), model: b.model ?? req.model ?? 'mock-model', id: mockId(req), created: nowSeconds() };
 }
 
 /** Answers a content behavior (or any behavior) on endpoints whose answer is not a generated reply. */
@@ -97,8 +97,8 @@ async function serveContent(ctx: ServeCtx, b: ContentBehavior, t: Transport): Pr
   if (isRerank(req.endpoint)) return sendReply(ctx.res, rerankReply(req, req.endpoint));
   if (format) {
     const rc = renderCtx(ctx, b);
-    if (!req.stream) return sendJson(ctx, format.json(rc), format.jsonContentType, t);
-    openStream(ctx, format.sseContentType);
+    if (!req.stream) return sendJson(ctx, format.json(rc), format.jsonContentType, t, b.headers);
+    openStream(ctx, format.sseContentType, b.headers);
     return writeFrames(ctx.res, format.stream(rc), t, ctx.signal);
   }
   switch (req.endpoint) {

@@ -83,6 +83,10 @@ interface ContentBase {
   /** Number of text deltas a streamed reply is split into (default 3). */
   chunks?: number;
   usage?: UsageOverride;
+  /** The model the reply names (default: the one asked for), as a provider substituting a model would. */
+  model?: string;
+  /** Extra reply headers (rate-limit headers such as `x-ratelimit-remaining-requests`). */
+  headers?: Record<string, string>;
 }
 
 export type Behavior =

@@ -122,8 +122,8 @@ describe('event bus', () => {
     expect(bus.hasListeners('quota.exceeded')).toBe(true);
   });
 
-  it('knows the twelve event names', () => {
-    expect(EVENT_NAMES).toHaveLength(12);
+  it('knows the thirteen event names', () => {
+    expect(EVENT_NAMES).toHaveLength(13);
     expect(isEventName('provider.recovered')).toBe(true);
     expect(isEventName('batch.completed')).toBe(true);
     expect(isEventName('batch.failed')).toBe(true);

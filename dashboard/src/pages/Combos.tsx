@@ -5,6 +5,7 @@ import type { Routes } from '../api/routes.gen';
 import { Empty, ErrorBox, Field, fieldError, Section, useAction, useData, ok } from '../ui/kit';
 
 const STRATEGIES = ['priority', 'weighted', 'round-robin', 'random', 'least-used', 'cost-optimized', 'latency-optimized'] as const;
+const AFFINITIES = ['off', 'session', 'prefix'] as const;
 type Body = Routes['POST /api/combos']['body'];
 
 /** Combos: list, create and edit (targets, weights, strategy, timeout) with the daemon's validation inline. */
@@ -98,6 +99,7 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
   const [name, setName] = useState(combo?.name ?? '');
   const [strategy, setStrategy] = useState<Body['strategy']>(combo?.strategy ?? 'priority');
   const [timeout, setTimeoutMs] = useState(combo?.targetTimeoutMs ? String(combo.targetTimeoutMs) : '');
+  const [affinity, setAffinity] = useState<NonNullable<Body['affinity']>>(combo?.affinity ?? 'off');
   const [targets, setTargets] = useState(combo?.models.map((m) => ({ model: m.model, weight: m.weight === undefined ? '' : String(m.weight) })) ?? [{ model: '', weight: '' }]);
   const models = useData(() => api('GET /api/models', { query: { all: 'true' } }).catch(() => ({ models: [] })));
   const a = useAction();
@@ -114,9 +116,10 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
     strategy,
     models: targets.filter((t) => t.model).map((t) => (t.weight ? { model: t.model, weight: Number(t.weight) } : t.model)),
     targetTimeoutMs: timeout ? Number(timeout) : null,
+    affinity,
   };
   const ids = ((models.data?.models ?? []) as Array<{ id?: string }>).map((m) => m.id).filter(Boolean) as string[];
-  const anyFieldError = ['name', 'strategy', 'models', 'targetTimeoutMs'].some((f) => fieldError(a.error, f));
+  const anyFieldError = ['name', 'strategy', 'models', 'targetTimeoutMs', 'affinity'].some((f) => fieldError(a.error, f));
   return (
     <Section title={combo ? `Edit ${combo.name}` : 'New combo'}>
       <form
@@ -166,6 +169,13 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
         </fieldset>
         <Field label="Per-target timeout (ms)" error={err('targetTimeoutMs')} hint="empty: the daemon's default">
           <input inputMode="numeric" value={timeout} onChange={(e) => setTimeoutMs(e.target.value)} />
+        </Field>
+        <Field label="Cache affinity" error={err('affinity')} hint="keep a conversation on one account and target, so the provider's prompt cache is reused">
+          <select value={affinity} onChange={(e) => setAffinity(e.target.value as NonNullable<Body['affinity']>)}>
+            {AFFINITIES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
         </Field>
         <div className="actions">
           <button type="submit" className="primary" disabled={a.busy}>

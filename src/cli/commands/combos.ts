@@ -9,6 +9,8 @@ import { examples, withCommon, type CommandContext } from '../common.js';
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
 const STRATEGIES = 'priority (default), weighted, round-robin, random, least-used, cost-optimized, latency-optimized';
+const AFFINITY =
+  'cache affinity: off (default), session (keep a conversation on one account and target, by X-Router-Session-Id or the client\'s own session markers) or prefix (also by its first system and user content)';
 
 /** `--weight M=W` values as a map; the model part may itself contain `=`, so the last one splits. */
 function parseWeights(values: string[] | undefined): Map<string, number> {
@@ -50,6 +52,7 @@ function details(c: ComboRecord): string {
     `id:             ${c.id}`,
     `strategy:       ${c.strategy}`,
     `target timeout: ${c.targetTimeoutMs === null ? 'default' : `${c.targetTimeoutMs} ms`}`,
+    `affinity:       ${c.affinity ?? 'off'}`,
     `created:        ${stamp(c.createdAt)} UTC`,
     `updated:        ${stamp(c.updatedAt)} UTC`,
     'models:',
@@ -79,6 +82,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--model <model>', '<provider>/<model> or another combo name; repeatable, in priority order', collect)
     .option('--weight <model=weight>', 'weight of a listed model (read by the weighted strategy); repeatable', collect)
     .option('--target-timeout <ms>', 'per-target timeout in milliseconds (100..600000)')
+    .option('--affinity <mode>', AFFINITY)
     .option('--json', 'print the created combo as JSON')
     .addHelpText(
       'after',
@@ -89,6 +93,7 @@ export function register(program: Command, ctx: CommandContext): void {
         '  router combos add split --strategy weighted --model openai/gpt-4o --model anthropic/claude-sonnet-4-5 \\',
         '      --weight openai/gpt-4o=3 --weight anthropic/claude-sonnet-4-5=1 --target-timeout 30000',
         '  router combos add safe --model fast --model ollama/llama3.2   # a combo may list other combos',
+        '  router combos add pool --strategy round-robin --affinity session --model codex/gpt-5 --model openai/gpt-5',
       ].join('\n'),
     )
     .action(
@@ -103,6 +108,7 @@ export function register(program: Command, ctx: CommandContext): void {
         if (opts.strategy !== undefined) body.strategy = opts.strategy;
         const timeout = parseTimeout(opts.targetTimeout, false);
         if (timeout !== undefined) body.targetTimeoutMs = timeout;
+        if (opts.affinity !== undefined) body.affinity = opts.affinity;
         const created = await client(opts).request<ComboRecord>('POST', '/api/combos', body);
         if (opts.json) io.out(JSON.stringify(created));
         else io.out(`created combo ${created.name} (${created.strategy}): ${describeModels(created.models)}`);
@@ -144,6 +150,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--model <model>', 'replaces the whole model list; repeatable, in priority order', collect)
     .option('--weight <model=weight>', 'set the weight of a listed model; repeatable', collect)
     .option('--target-timeout <ms>', "per-target timeout in milliseconds, or 'none' for the default")
+    .option('--affinity <mode>', AFFINITY)
     .option('--rename <new-name>', 'give the combo a new name')
     .option('--json', 'print the updated combo as JSON')
     .addHelpText(
@@ -168,6 +175,7 @@ export function register(program: Command, ctx: CommandContext): void {
           strategy: opts.strategy ?? current.strategy,
           models: applyWeights(base, parseWeights(opts.weight)),
           targetTimeoutMs: timeout === undefined ? current.targetTimeoutMs : timeout,
+          affinity: opts.affinity ?? current.affinity ?? 'off',
         };
         const updated = await c.request<ComboRecord>('PUT', `/api/combos/${encodeURIComponent(current.id)}`, body);
         if (opts.json) io.out(JSON.stringify(updated));

@@ -18,7 +18,7 @@ type ChainBody = z.infer<typeof chainBody>;
 
 /** A chain as these routes show it: the combo without its (always priority) strategy. */
 function chainView(rec: ComboRecord) {
-  return { id: rec.id, name: rec.name, models: rec.models, targetTimeoutMs: rec.targetTimeoutMs, createdAt: rec.createdAt, updatedAt: rec.updatedAt };
+  return { id: rec.id, name: rec.name, models: rec.models, targetTimeoutMs: rec.targetTimeoutMs, affinity: rec.affinity, createdAt: rec.createdAt, updatedAt: rec.updatedAt };
 }
 
 function chainById(services: Services, id: string | undefined): ComboRecord {
@@ -43,7 +43,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     path: '/api/fallback-chains',
     tier: 'management',
     tag: 'combos',
-    summary: 'Create a fallback chain (a priority combo): {name, models, targetTimeoutMs?}',
+    summary: 'Create a fallback chain (a priority combo): {name, models, targetTimeoutMs?, affinity?}',
     body: chainBody,
     status: 201,
     handler: ({ services, body }) => json(201, chainView(services.combos.create(checkCombo(asCombo(body), services)))),

@@ -3,7 +3,7 @@ import { RouterError } from '../http/errors.js';
 import type { ComboStrategy } from '../routing/strategies.js';
 import type { Db } from '../store/db.js';
 
-import type { ComboModel, ComboRecord } from '../../shared/records.js';
+import type { ComboAffinity, ComboModel, ComboRecord } from '../../shared/records.js';
 
 export type { ComboModel, ComboRecord };
 
@@ -13,6 +13,7 @@ export interface ComboInput {
   strategy: ComboStrategy;
   models: ComboModel[];
   targetTimeoutMs: number | null;
+  affinity: ComboAffinity;
 }
 
 export type ComboChange =
@@ -32,6 +33,7 @@ interface Row {
   strategy: string;
   models: string;
   target_timeout_ms: number | null;
+  affinity: string;
   created_at: string;
   updated_at: string;
 }
@@ -53,6 +55,7 @@ function fromRow(row: Row): ComboRecord {
     strategy: row.strategy as ComboStrategy,
     models: normalizeModels(JSON.parse(row.models) as ComboModel[]),
     targetTimeoutMs: row.target_timeout_ms,
+    affinity: row.affinity as ComboAffinity,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   });
@@ -116,15 +119,16 @@ export class ComboStore implements ComboLookup {
       strategy: input.strategy,
       models: normalizeModels(input.models),
       targetTimeoutMs: input.targetTimeoutMs,
+      affinity: input.affinity,
       createdAt: now,
       updatedAt: now,
     });
     try {
       this.db
         .prepare(
-          'INSERT INTO combos (id, name, strategy, models, target_timeout_ms, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO combos (id, name, strategy, models, target_timeout_ms, affinity, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         )
-        .run(rec.id, rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, now, now);
+        .run(rec.id, rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, now, now);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameTaken(rec.name);
       throw err;
@@ -144,12 +148,13 @@ export class ComboStore implements ComboLookup {
       strategy: input.strategy,
       models: normalizeModels(input.models),
       targetTimeoutMs: input.targetTimeoutMs,
+      affinity: input.affinity,
       updatedAt: new Date().toISOString(),
     });
     try {
       this.db
-        .prepare('UPDATE combos SET name = ?, strategy = ?, models = ?, target_timeout_ms = ?, updated_at = ? WHERE id = ?')
-        .run(rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.updatedAt, id);
+        .prepare('UPDATE combos SET name = ?, strategy = ?, models = ?, target_timeout_ms = ?, affinity = ?, updated_at = ? WHERE id = ?')
+        .run(rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, rec.updatedAt, id);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameTaken(rec.name);
       throw err;

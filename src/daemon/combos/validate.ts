@@ -4,6 +4,7 @@ import type { ProviderDirectory } from '../providers/directory.js';
 import { modelIdProblem } from '../providers/model-id.js';
 import type { ProviderDef } from '../providers/types.js';
 import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY } from '../routing/strategies.js';
+import { COMBO_AFFINITIES } from '../../shared/records.js';
 import type { ComboInput, ComboLookup, ComboModel, ComboRecord, ComboStore } from './store.js';
 
 /** Characters a combo name may use; `/` is allowed, so names read like model ids (`team/fast`). */
@@ -54,6 +55,7 @@ export const comboBody = z
       .max(MAX_TARGET_TIMEOUT_MS, `must be at most ${MAX_TARGET_TIMEOUT_MS}`)
       .nullable()
       .optional(),
+    affinity: z.enum(COMBO_AFFINITIES, { error: `must be one of ${COMBO_AFFINITIES.join(', ')}` }).optional(),
   })
   .strict();
 
@@ -140,6 +142,7 @@ export function checkCombo(body: ComboBody, ctx: ComboContext, selfId?: string):
     strategy: body.strategy ?? DEFAULT_COMBO_STRATEGY,
     models,
     targetTimeoutMs: body.targetTimeoutMs ?? null,
+    affinity: body.affinity ?? 'off',
   };
 }
 

@@ -150,6 +150,26 @@ export interface ConnectionExpiredData {
   reason: string;
 }
 
+/**
+ * An upstream reply named another model than the one asked for, not a dated snapshot of it (served-model
+ * check, routing/served-model.ts): a provider silently substituting a model.
+ */
+export interface ModelMismatchData {
+  trace_id: string;
+  api_key_id: string | null;
+  /** The provider as people read it; `provider_id` is filled by the event bus. */
+  provider: string;
+  provider_id?: string;
+  connection_id: string | null;
+  combo: string | null;
+  /** What the client named (`<provider>/<model>` or a combo name). */
+  requested_model: string | null;
+  /** The upstream model id router asked for. */
+  model: string;
+  /** The model the reply says served it. */
+  served_model: string;
+}
+
 export interface EventMap {
   'request.completed': RequestCompletedData;
   'request.failed': RequestFailedData;
@@ -163,6 +183,7 @@ export interface EventMap {
   'test.ping': TestPingData;
   'connection.refreshed': ConnectionRefreshedData;
   'connection.expired': ConnectionExpiredData;
+  'model.mismatch': ModelMismatchData;
 }
 
 /** One event name. */

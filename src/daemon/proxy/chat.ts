@@ -393,6 +393,7 @@ async function jsonReply(
   outcome.status = 200;
   outcome.usage = usage;
   outcome.finishReason = response?.finishReason;
+  outcome.servedModel = response?.model;
   outcome.upstreamMs = upstreamMs;
   outcome.outputText = outputText;
   finishOutcome(services, outcome, usage);
@@ -453,6 +454,7 @@ async function streamReply(
       outcome.status = 200;
       outcome.usage = s.usage;
       outcome.finishReason = s.finishReason;
+      outcome.servedModel = s.response.model;
       outcome.error = s.error;
       outcome.streamed = true;
       outcome.upstreamMs = upstreamMs;

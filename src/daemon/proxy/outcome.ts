@@ -50,6 +50,8 @@ export interface Outcome {
    * endpoint knows no price for the model (the row is unpriced).
    */
   costUsd?: number | null;
+  /** The model the upstream's reply names (chat replies), for the served-model check; empty or missing when it named none. */
+  servedModel?: string;
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */

@@ -71,9 +71,10 @@ export function applySnapshot(services: Services, snap: WireSnapshot, opts: Appl
   for (const c of snap.connections) guarded('connection', `${c.provider}/${c.name}`, () => applyConnection(services, c, opts, report));
   for (const c of snap.combos) guarded('combo', c.name, () => {
     const local = services.combos.byName(c.name);
-    if (local && same([local.strategy, local.models, local.targetTimeoutMs], [c.strategy, c.models, c.targetTimeoutMs])) return void report.unchanged++;
+    const affinity = c.affinity ?? 'off';
+    if (local && same([local.strategy, local.models, local.targetTimeoutMs, local.affinity], [c.strategy, c.models, c.targetTimeoutMs, affinity])) return void report.unchanged++;
     if (local && local.updatedAt >= c.updatedAt) return note({ kind: 'combo', name: c.name, result: 'kept-local', reason: 'changed here more recently' });
-    const body = comboBody.parse({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs });
+    const body = comboBody.parse({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs, affinity });
     if (local) services.combos.update(local.id, checkCombo(body, services, local.id));
     else services.combos.create(checkCombo(body, services));
     note({ kind: 'combo', name: c.name, result: local ? 'updated' : 'created' });

@@ -34,6 +34,7 @@ export interface UsageRow {
   forwarded_for: string | null;
   notes?: string | null;
   session_id?: string | null;
+  served_model?: string | null;
 }
 
 
@@ -81,5 +82,6 @@ export function logEntry(row: UsageRow): LogEntry {
     forwardedFor: row.forwarded_for,
     notes: row.notes ?? null,
     sessionId: row.session_id ?? null,
+    servedModel: row.served_model ?? null,
   };
 }

@@ -14,6 +14,7 @@ import { PricingStore, type PriceCatalog } from './pricing.js';
 import { CACHE_HIT, NOTHING_BILLED, setCost, usageOf } from './row-cost.js';
 import { BoundedQueue } from './queue.js';
 import type { UsageRecord } from './record.js';
+import { sameModel } from '../routing/served-model.js';
 import { sanitizeHeaderValue } from './sanitize.js';
 import { heuristicCount } from './token-count.js';
 import { UsageWriter } from './writer.js';
@@ -106,6 +107,14 @@ function notesJson(notes: Record<string, unknown> | undefined): string | null {
 function hasOwnKeys(o: Record<string, unknown>): boolean {
   for (const k in o) if (Object.hasOwn(o, k)) return true;
   return false;
+}
+/**
+ * The served model as the row keeps it: the name the reply gave when it differs from the model asked (a
+ * dated snapshot too: the row says which one answered), null when it is the same or the reply named none.
+ */
+function servedName(served: string | undefined, asked: string): string | null {
+  if (!served || served === asked) return null;
+  return sanitizeHeaderValue(served, 200);
 }
 /** A failed attempt is reported as request.failed at the latest this long after it was recorded. */
 const FAILURE_MAX_WAIT_MS = 10 * 60_000;
@@ -221,6 +230,7 @@ export class UsageService {
       forwardedFor: client ? sanitizeHeaderValue(client.forwardedFor) : null,
       notes: notesJson(o.notes),
       sessionId: o.session === undefined ? null : sanitizeHeaderValue(o.session),
+      servedModel: servedName(o.servedModel, target.model),
     };
     const meta: Meta = { publicModel: target.publicModel, t0 };
     // A cache hit spent nothing upstream: it costs 0 for certain; its tokens are those of the cached reply.
@@ -490,6 +500,18 @@ export class UsageService {
           cost_usd: rec.costUsd,
           cost_source: rec.costSource,
           price_version: rec.priceVersion,
+        });
+      }
+      if (rec.servedModel && !sameModel(rec.model, rec.servedModel) && events.hasListeners('model.mismatch')) {
+        events.emit('model.mismatch', {
+          trace_id: rec.traceId,
+          api_key_id: rec.apiKeyId,
+          provider: rec.provider,
+          connection_id: rec.connectionId,
+          combo: rec.combo,
+          requested_model: rec.requestedModel,
+          model: rec.model,
+          served_model: rec.servedModel,
         });
       }
       return;

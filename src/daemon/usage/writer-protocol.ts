@@ -9,13 +9,13 @@ export const USAGE_COLUMNS = [
   'ts', 'trace_id', 'api_key_id', 'endpoint', 'client_format', 'provider', 'model', 'requested_model', 'connection_id',
   'combo', 'status', 'latency_ms', 'upstream_ms', 'tokens_in', 'tokens_out', 'cache_read_tokens', 'cache_write_tokens',
   'reasoning_tokens', 'cost_usd', 'streamed', 'estimated', 'finish_reason', 'error', 'user_agent', 'forwarded_for', 'notes',
-  'session_id', 'cost_source', 'price_version',
+  'session_id', 'cost_source', 'price_version', 'served_model',
 ] as const;
 
 /** Values per row in the flat encoding. */
 export const FIELDS = USAGE_COLUMNS.length;
 
-/** Rows per multi-row INSERT statement (29 x 32 = 928 parameters, under SQLite's 32,766). */
+/** Rows per multi-row INSERT statement (30 x 32 = 960 parameters, under SQLite's 32,766). */
 export const ROWS_PER_STATEMENT = 32;
 
 /** `INSERT INTO usage_log (...) VALUES (...), (...)` for `rows` rows. */
@@ -35,7 +35,7 @@ export function encodeRows(rows: readonly UsageRecord[]): unknown[] {
       r.ts, r.traceId, r.apiKeyId, r.endpoint, r.clientFormat, r.provider, r.model, r.requestedModel, r.connectionId,
       r.combo, r.status, r.latencyMs, r.upstreamMs, r.tokensIn, r.tokensOut, r.cacheReadTokens, r.cacheWriteTokens,
       r.reasoningTokens, r.costUsd ?? 0, r.streamed ? 1 : 0, r.estimated ? 1 : 0, r.finishReason, r.error, r.userAgent,
-      r.forwardedFor, r.notes, r.sessionId ?? null, r.costSource, r.priceVersion,
+      r.forwardedFor, r.notes, r.sessionId ?? null, r.costSource, r.priceVersion, r.servedModel ?? null,
     );
   }
   return out;

@@ -111,5 +111,9 @@ function describe(ev: AnyRouterEvent): string {
     }
     case 'connection.expired':
       return `${head}: ${ev.data.provider} account ${ev.data.name} expired and was deactivated: ${ev.data.reason}`;
+    case 'model.mismatch': {
+      const d = ev.data;
+      return `${head}: ${d.provider} was asked for ${d.model} and answered as ${d.served_model} (trace ${d.trace_id})`;
+    }
   }
 }
