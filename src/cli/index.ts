@@ -10,6 +10,7 @@ type Register = (program: Command, ctx: CommandContext) => void;
  * module only, so the CLI's start-up cost does not grow with the number of commands.
  */
 const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
+  ['setup', () => import('./commands/setup.js')],
   ['doctor', () => import('./commands/doctor.js')],
   ['start', () => import('./commands/start.js')],
   ['stop', () => import('./commands/stop.js')],
@@ -67,6 +68,7 @@ export async function buildProgram(io: Io = processIo, only?: string | null) {
       [
         '',
         'Examples:',
+        '  router setup                 # first run: every coding agent on this machine through router',
         '  router start && router status',
         '  router providers add openai --api-key-stdin < ~/.openai-key',
         '  router logs -f --status error',

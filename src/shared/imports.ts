@@ -54,3 +54,29 @@ export interface TokenImportReply {
   /** Archive entries that were not token files (zip-extract only). */
   ignored?: string[];
 }
+
+/** One provider API key found in the environment of `router setup` (its base URL variable too, when set). */
+export interface EnvCredential {
+  /** The variable that held the key, e.g. `OPENAI_API_KEY`; the connection remembers it as `env:<variable>`. */
+  variable: string;
+  provider: string;
+  apiKey: string;
+  /** The provider's base URL as router stores it (with the API version path), when the environment set one. */
+  baseUrl?: string;
+}
+
+/** What `POST /api/providers/env/import` did with one credential, and what its upstream said of it. */
+export interface EnvImportResult {
+  variable: string;
+  provider: string;
+  connectionId: string | null;
+  /** `unchanged`: the connection from an earlier run holds this key and base URL already. */
+  action: 'created' | 'updated' | 'unchanged' | 'unsupported';
+  /** The connection test (its upstream's model list): the upstream's own reason when it refused. */
+  test: { ok: boolean; error?: string } | null;
+}
+
+/** `POST /api/providers/env/import`. */
+export interface EnvImportReply {
+  results: EnvImportResult[];
+}

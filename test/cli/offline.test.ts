@@ -165,7 +165,7 @@ describe('router config (the CLI preferences)', () => {
     expect(json(await run(['token', '--json']))).toMatchObject({ saltFile: join(home, 'cli-token.salt') });
     await run(['config', 'set', 'output', 'json']);
     const listed = json<any[]>(await run(['config-tool', '--config-home', home]));
-    expect(listed.map((t) => t.id)).toEqual(['claude-code', 'codex', 'opencode', 'cline']);
+    expect(listed.map((t) => t.id)).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode', 'cline']);
   });
 
   it('a broken config file is ignored, not fatal', async () => {

@@ -130,7 +130,10 @@ describe('keychain import', () => {
 
     const again = await manage<KeychainImportReply>('POST', '/api/providers/keychain/import', { confirmedAccounts: confirmed.slice(0, 1) });
     expect(again.json.imported[0]!.connection).toMatchObject({ created: false, id: r.json.imported[0]!.connection.id });
-    expect((await manage('GET', '/api/providers')).json.connections).toHaveLength(2);
+    const after = (await manage('GET', '/api/providers')).json.connections as Array<Record<string, any>>;
+    expect(after).toHaveLength(2);
+    // The same tokens again (a second `router setup`) write nothing: the connection is as it was.
+    expect(after.find((c) => c.id === r.json.imported[0]!.connection.id)!.updatedAt).toBe(list.find((c) => c.id === r.json.imported[0]!.connection.id)!.updatedAt);
   });
 
   it('the imported Claude Code connection serves a chat request with the keychain token', async () => {

@@ -84,7 +84,7 @@ export async function clockFinding(services: Services): Promise<DoctorFinding> {
       fix: 'turn on network time sync (e.g. `timedatectl set-ntp true`, or Date & Time settings)',
     };
   }
-  return { check: 'clock', status: 'pass', message: `within ${secs} s of ${answers.map((a) => a.host).join(', ')}` };
+  return { check: 'clock', status: 'pass', message: `within ${secs} s of ${[...new Set(answers.map((a) => a.host))].join(', ')}` };
 }
 
 /** Free space on the disk holding the state folder. */

@@ -45,6 +45,9 @@ export function importAccount(services: Services, parsed: ParsedAccount, origin:
   const existing = services.connections.list().find((c) => c.provider === def.id && c.providerSpecificData.importedFrom === origin);
   const providerSpecificData = { ...(existing?.providerSpecificData ?? {}), ...parsed.providerSpecificData, importedFrom: origin };
   const label = (id: string) => services.providers.label(id);
+  // The same tokens imported again (a second `router setup`): nothing to change.
+  const same = existing?.isActive && existing.credential.accessToken === credential.accessToken && existing.credential.refreshToken === credential.refreshToken && existing.expiresAt === (parsed.expiresAt ?? null);
+  if (existing && same) return { ...publicConnection(existing, label), created: false };
   if (existing) {
     const next = services.connections.update(existing.id, {
       authKind: 'oauth',

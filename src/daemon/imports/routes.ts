@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import { z } from 'zod';
 import type {
   DiscoverReply,
+  EnvImportReply,
   DiscoveredAccount,
   ImportedConnectionSummary,
   KeychainImportReply,
@@ -23,6 +24,7 @@ import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { fileOrigin, fingerprint, type ImportedConnection, importAccount, providerKnown } from './apply.js';
 import { parseAntigravity, type ParsedAccount } from './formats.js';
+import { importEnvCredentials } from './env.js';
 import { readKeychain } from './keychain.js';
 import { AGY_TOKEN_FILE, type CredentialSource, readCredentialFiles, readKnownFile, userHome } from './sources.js';
 
@@ -35,6 +37,15 @@ const tokenFile = z.record(z.string().max(100), z.unknown());
 const bulkBody = z.object({ files: z.array(tokenFile).min(1).max(MAX_BULK) }).strict();
 const confirmed = z.object({ service: z.string().min(1).max(300), account: z.string().min(1).max(300), fingerprint: z.string().min(1).max(100) }).strict();
 const keychainImportBody = z.object({ confirmedAccounts: z.array(confirmed).min(1).max(100).optional() }).strict();
+const envCredential = z
+  .object({
+    variable: z.string().regex(/^[A-Z][A-Z0-9_]{0,99}$/, 'an environment variable name'),
+    provider: z.string().min(1).max(200),
+    apiKey: z.string().min(1).max(8192),
+    baseUrl: z.string().max(2000).url().refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').optional(),
+  })
+  .strict();
+const envImportBody = z.object({ credentials: z.array(envCredential).min(1).max(50), dryRun: z.boolean().optional() }).strict();
 
 function summary(c: ImportedConnection): ImportedConnectionSummary {
   return { id: c.id, provider: c.provider, name: c.name, created: c.created, expiresAt: c.expiresAt };
@@ -118,6 +129,15 @@ function constantTimeEqual(a: string, b: string): boolean {
 
 /** Routes of credential import. */
 export const importRoutes: RouteDef[] = [
+  route({
+    method: 'POST',
+    path: '/api/providers/env/import',
+    tier: 'management',
+    tag: 'providers',
+    summary: 'Import provider API keys found in the environment (`router setup`): one connection per variable, kept when unchanged; each tested against its upstream; dryRun: say what would change',
+    body: envImportBody,
+    handler: async ({ services, body }): Promise<EnvImportReply> => ({ results: await importEnvCredentials(services, body.credentials, body.dryRun ?? false) }),
+  }),
   route({
     method: 'POST',
     path: '/api/providers/agy-auth/import',

@@ -1,0 +1,46 @@
+/**
+ * `router setup` with the pinned real agents (Claude Code, Codex CLI, Gemini CLI, opencode): the scenario of
+ * test/setup/scenario.ts (fresh HOME, provider keys in the environment pointing at the mock upstream, one of
+ * them refused) with the agents' own binaries on PATH. setup finds them through AgentBridge, writes their
+ * settings, proves each with `claude -p`, `codex exec`, `gemini -p` and `opencode run`; each then works on
+ * its own; a second run changes nothing; `--undo` restores byte for byte.
+ */
+import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLIENTS, ensureClient, type ClientName } from './install.js';
+import { setupScenario } from '../setup/scenario.js';
+
+const binDir = mkdtempSync(join(tmpdir(), 'router-real-agents-'));
+const BINS: Record<ClientName, string> = { 'claude-code': 'claude', codex: 'codex', 'gemini-cli': 'gemini', opencode: 'opencode' };
+for (const [client, bin] of Object.entries(BINS) as Array<[ClientName, string]>) {
+  const { command, args } = await ensureClient(CLIENTS[client]);
+  if (args.length === 0) symlinkSync(command, join(binDir, bin));
+  else {
+    // Gemini CLI is a JavaScript bundle: a launcher on PATH, as npm's own bin link would be.
+    writeFileSync(join(binDir, bin), `#!/bin/sh\nexec '${command}' ${args.map((a) => `'${a}'`).join(' ')} "$@"\n`);
+    chmodSync(join(binDir, bin), 0o755);
+  }
+}
+
+setupScenario({
+  title: 'router setup with the real agents',
+  binDir,
+  timeoutMs: 150_000,
+  agents: [
+    { bin: 'claude', id: 'claude-code', args: (p) => ['-p', p, '--output-format', 'text'], upstream: 'anthropic.messages' },
+    { bin: 'codex', id: 'codex', args: (p) => ['exec', '--skip-git-repo-check', p], upstream: 'openai.responses' },
+    {
+      bin: 'gemini',
+      id: 'gemini-cli',
+      args: (p) => ['-p', p],
+      upstream: 'gemini.stream',
+      env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+      // The user's own settings: no usage statistics, telemetry or update checks (setup keeps them).
+      files: {
+        '.gemini/settings.json': '{\n  "privacy": { "usageStatisticsEnabled": false },\n  "telemetry": { "enabled": false },\n  "general": { "enableAutoUpdate": false, "enableAutoUpdateNotification": false }\n}\n',
+      },
+    },
+    { bin: 'opencode', id: 'opencode', args: (p) => ['run', p], upstream: 'anthropic.messages', env: { OPENCODE_PURE: '1' } },
+  ],
+});
