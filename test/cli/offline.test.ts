@@ -89,7 +89,7 @@ describe('completion', () => {
     };
     expect(complete(['router', ''])).toEqual(expect.arrayContaining(['start', 'providers', 'dashboard', 'config-tool', 'completion']));
     expect(complete(['router', 'providers', 'nodes', ''])).toEqual(['add', 'list', 'rm', '--help']);
-    expect(complete(['router', '--home', '/x', 'keys', ''])).toEqual(['add', 'list', 'rename', 'rm', 'disable', 'enable', 'limits', '--help']);
+    expect(complete(['router', '--home', '/x', 'keys', ''])).toEqual(['add', 'list', 'rename', 'rm', 'disable', 'enable', 'limits', 'memory', '--help']);
     expect(complete(['router', 'logs', '--st'])).toEqual(['--status']);
     expect(complete(['router', 'completion', ''])).toEqual(['bash', 'zsh', 'fish', '--help']);
     expect(complete(['router', 'config-tool', 'c'])).toEqual(['claude-code', 'codex', 'cline']);
