@@ -125,6 +125,20 @@ describe('skills catalog', () => {
     expect((await env.router.manage('GET', '/api/skills')).json.skills.map((s: any) => s.name)).toEqual(['commit-style', 'release-notes']);
   });
 
+  it('refuses a zip holding one file twice with 400 (same path after normalizing, case, file and folder)', async () => {
+    const archives = [
+      { 'SKILL.md': strToU8(SKILL_MD('dup', 'first')), './SKILL.md': strToU8(SKILL_MD('dup', 'second')) },
+      { 'dup/SKILL.md': strToU8(SKILL_MD('dup', 'x')), 'dup/notes.md': strToU8('a'), 'dup/NOTES.md': strToU8('b') },
+      { 'dup/SKILL.md': strToU8(SKILL_MD('dup', 'x')), 'dup/templates': strToU8('a file'), 'dup/templates/a.md': strToU8('b') },
+    ];
+    for (const files of archives) {
+      const r = await upload(zipSync(files));
+      expect(r.status, Object.keys(files).join(' ')).toBe(400);
+      expect(r.json.error).toMatchObject({ code: 'invalid_archive', message: expect.stringMatching(/more than once|both a file and a folder/) });
+    }
+    expect((await env.router.manage('GET', '/api/skills')).json.skills.map((s: any) => s.name)).not.toContain('dup');
+  });
+
   it('deletes a skill and its files', async () => {
     const del = await fetch(`${env.router.url}/api/skills/commit-style`, { method: 'DELETE', headers: { 'x-router-cli-token': env.router.cliToken } });
     expect(del.status).toBe(204);

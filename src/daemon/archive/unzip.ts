@@ -150,20 +150,26 @@ function tooLarge(name: string, entryLimit: number, budget: number): never {
 
 /**
  * Extracts every file of a zip archive in memory, or throws a 400 RouterError (code `invalid_archive`)
- * naming the first problem: zip-slip paths, symlinks, encrypted entries, too many entries, or an entry or
- * total over its uncompressed limit (measured while inflating). Directory entries are not returned.
+ * naming the first problem: zip-slip paths, symlinks, encrypted entries, too many entries, an entry or
+ * total over its uncompressed limit (measured while inflating), or two entries for one file (the same
+ * path after normalizing, `a.md` and `./a.md`, or differing only in case, which a case-insensitive disk
+ * would merge; or a file where another entry needs a folder). Directory entries are not returned.
  */
 export function extractZip(input: Uint8Array, limits: ZipLimits): ZipEntry[] {
   const buf = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   if (buf.length < 22) refuse('Not a zip archive.');
   const entries = readCentralDirectory(buf, limits);
   const out: ZipEntry[] = [];
+  const seen = new Set<string>();
   let total = 0;
   for (const entry of entries) {
     const path = safePath(entry.name);
     if (entry.flags & 0x1) refuse(`Refused archive entry "${path}": encrypted entries are not supported.`);
     if (isSymlink(entry)) refuse(`Refused archive entry "${path}": symbolic links are not allowed.`);
     if (entry.name.endsWith('/')) continue;
+    const folded = path.toLowerCase();
+    if (seen.has(folded)) refuse(`Refused archive: it holds "${path}" more than once.`);
+    seen.add(folded);
     if (entry.size > limits.maxEntryBytes) tooLarge(path, limits.maxEntryBytes, Number.POSITIVE_INFINITY);
     const raw = compressedData(buf, entry);
     let data: Uint8Array;
@@ -180,6 +186,11 @@ export function extractZip(input: Uint8Array, limits: ZipLimits): ZipEntry[] {
     if (crc32(data) >>> 0 !== entry.crc) refuse(`Archive entry "${path}" fails its checksum.`);
     total += data.length;
     out.push({ path, data });
+  }
+  for (const name of seen) {
+    for (let slash = name.indexOf('/'); slash !== -1; slash = name.indexOf('/', slash + 1)) {
+      if (seen.has(name.slice(0, slash))) refuse(`Refused archive: "${name.slice(0, slash)}" is both a file and a folder.`);
+    }
   }
   return out;
 }
