@@ -126,7 +126,7 @@ describe('skills catalog', () => {
   });
 
   it('refuses a zip holding one file twice with 400 (same path after normalizing, case, file and folder)', async () => {
-    const archives = [
+    const archives: Array<Record<string, Uint8Array>> = [
       { 'SKILL.md': strToU8(SKILL_MD('dup', 'first')), './SKILL.md': strToU8(SKILL_MD('dup', 'second')) },
       { 'dup/SKILL.md': strToU8(SKILL_MD('dup', 'x')), 'dup/notes.md': strToU8('a'), 'dup/NOTES.md': strToU8('b') },
       { 'dup/SKILL.md': strToU8(SKILL_MD('dup', 'x')), 'dup/templates': strToU8('a file'), 'dup/templates/a.md': strToU8('b') },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { createClient, type FileStat, type WebDAVClient } from 'webdav';
 import { startRouter, type RouterProcess } from '../support/router-daemon.js';
@@ -207,5 +208,35 @@ describe('note vault over WebDAV', () => {
     expect((await router.manage('DELETE', '/api/settings/obsidian/webdav')).status).toBe(204);
     expect((await router.manage('GET', '/api/settings/obsidian/webdav')).json).toEqual({ username: null, enabled: false, passwordSet: false });
     expect((await fetch(`${davUrl()}/`, { method: 'PROPFIND', headers: { depth: '1', authorization: basic(USER, PASS) } })).status).toBe(404);
+  });
+});
+
+/** A WebDAV request sent from another loopback address (its own throttle bucket). */
+function fromAddress(localAddress: string, auth: string | null): Promise<{ status: number; retryAfter?: string }> {
+  const url = new URL(`${davUrl()}/`);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'PROPFIND', localAddress, headers: { depth: '1', ...(auth ? { authorization: auth } : {}) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('note vault credential guessing', () => {
+  it('is throttled per address: 10 wrong credentials a minute, then 429 even for the right ones; probes without credentials do not count', async () => {
+    expect((await router.manage('POST', '/api/settings/obsidian/webdav', { username: USER, password: PASS, enabled: true })).status).toBe(200);
+    const guesser = '127.0.0.2';
+    for (let i = 0; i < 5; i++) expect((await fromAddress(guesser, null)).status).toBe(401);
+    for (let i = 0; i < 10; i++) expect((await fromAddress(guesser, basic(USER, `guess-${i}`))).status, `guess ${i}`).toBe(401);
+    const locked = await fromAddress(guesser, basic(USER, PASS));
+    expect(locked.status).toBe(429);
+    expect(Number(locked.retryAfter)).toBeGreaterThan(0);
+    // Another address (the owner's client on 127.0.0.1) is not locked out.
+    expect((await fromAddress('127.0.0.1', basic(USER, PASS))).status).toBe(207);
   });
 });

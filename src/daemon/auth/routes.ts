@@ -5,10 +5,10 @@ import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { SESSION_TTL_MS } from './sessions.js';
+import { FailureThrottle } from './throttle.js';
 
-const LOGIN_WINDOW_MS = 60_000;
-const LOGIN_MAX_FAILURES = 10;
-const failures = new Map<string, { count: number; since: number }>();
+/** Slows password guessing: at most 10 failed logins per minute per bucket (see throttleKey). */
+const logins = new FailureThrottle(10, 60_000, 'Too many failed logins; try again later.');
 
 /**
  * The throttle bucket of a login attempt: the caller's address and the kind of client. Every process on this
@@ -18,30 +18,6 @@ const failures = new Map<string, { count: number; since: number }>();
  */
 function throttleKey(event: H3Event, addr: string): string {
   return event.req.headers.get('origin') === null ? `${addr} client` : `${addr} page`;
-}
-
-/** Slows password guessing: at most 10 failed logins per minute per bucket (see throttleKey). */
-function checkThrottle(key: string): void {
-  const f = failures.get(key);
-  if (!f) return;
-  const elapsed = Date.now() - f.since;
-  if (elapsed > LOGIN_WINDOW_MS) {
-    failures.delete(key);
-    return;
-  }
-  if (f.count >= LOGIN_MAX_FAILURES) {
-    const retry = Math.max(1, Math.ceil((LOGIN_WINDOW_MS - elapsed) / 1000));
-    throw new RouterError(429, 'Too many failed logins; try again later.', { headers: { 'Retry-After': String(retry) } });
-  }
-}
-
-function recordFailure(key: string): void {
-  const f = failures.get(key);
-  if (f) f.count++;
-  else {
-    if (failures.size > 10_000) failures.clear();
-    failures.set(key, { count: 1, since: Date.now() });
-  }
 }
 
 /**
@@ -74,12 +50,12 @@ export const authRoutes: RouteDef[] = [
     body: loginBody,
     handler: async ({ event, services, auth, body }) => {
       const bucket = throttleKey(event, auth.remoteAddress);
-      checkThrottle(bucket);
+      logins.check(bucket);
       if (!(await services.passwords.verify(body.password))) {
-        recordFailure(bucket);
+        logins.fail(bucket);
         throw new RouterError(401, 'Wrong password (set one with `router password set`).');
       }
-      failures.delete(bucket);
+      logins.succeed(bucket);
       return startSession(event, services);
     },
   }),

@@ -2,6 +2,8 @@ import type { H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { HEADER } from '../../shared/headers.js';
 import { VERSION } from '../../shared/version.js';
+import { remoteAddressOf } from '../auth/pipeline.js';
+import { FailureThrottle } from '../auth/throttle.js';
 import { readBodyBytes } from '../http/body.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import { MEMORY_TYPES, type MemoryType } from '../memory/types.js';
@@ -22,13 +24,24 @@ function reply(status: number, body: string | null, headers: Record<string, stri
 
 const notFound = () => new RouterError(404, 'No such note in the vault.');
 
+/**
+ * Wrong vault credentials, per caller address: at most 10 per minute, like dashboard logins. A request
+ * without any Authorization header (a client's first probe before the challenge) is not a guess.
+ */
+const guesses = new FailureThrottle(10, 60_000, 'Too many failed note-vault logins; try again later.');
+
 /** 404 when no vault is enabled (as if the route did not exist), 401 with a Basic challenge without its credentials. */
 function authenticate(event: H3Event, services: Services): void {
   const creds = loadCredentials(services);
   if (!creds?.enabled) throw new RouterError(404, `No route matches ${event.req.method} ${WEBDAV_PREFIX}/ (the note vault is not enabled).`);
-  if (!basicAuthOk(event.req.headers.get('authorization'), creds)) {
+  const bucket = remoteAddressOf(event);
+  guesses.check(bucket);
+  const presented = event.req.headers.get('authorization');
+  if (!basicAuthOk(presented, creds)) {
+    if (presented !== null) guesses.fail(bucket);
     throw new RouterError(401, 'The note vault needs its WebDAV username and password.', { headers: { 'www-authenticate': 'Basic realm="router vault", charset="UTF-8"' } });
   }
+  guesses.succeed(bucket);
 }
 
 const xmlEscape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
