@@ -88,3 +88,32 @@ export function describeFailure(raw: unknown, target: string, via: string | unde
       return code ? `network error (${code})` : 'network error';
   }
 }
+
+/**
+ * A failed call to `url` in words that name what failed, for replies (issue 27: raw exception text such as
+ * `connect ECONNREFUSED 127.0.0.1:1` or `getaddrinfo ENOTFOUND ...` never reaches a client): "127.0.0.1:1
+ * refused the connection", "the host name x could not be resolved", "the call to x failed: the
+ * connection timed out", "x did not answer in time".
+ */
+export function networkFailureText(err: unknown, url: string): string {
+  let host = 'the upstream';
+  let hostname = host;
+  try {
+    ({ host, hostname } = new URL(url));
+  } catch {
+    // not a URL: named generically
+  }
+  const e = (err ?? {}) as NetError & { name?: string };
+  const code = e.cause?.code ?? e.code;
+  if (e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return `${host} did not answer in time`;
+  if (e.name === 'AbortError' || code === 'UND_ERR_ABORTED') return `the request to ${host} was cancelled`;
+  if (code === 'ROUTER_REPLY_TOO_LARGE') return `the reply of ${host} is too large`;
+  let text: string;
+  try {
+    text = describeFailure(err, url, undefined);
+  } catch {
+    text = code ? `network error (${code})` : 'network error';
+  }
+  return text.includes(hostname) ? text : `the call to ${host} failed: ${text}`;
+}
+

@@ -1,3 +1,4 @@
+import { networkFailureText } from '../net/probe.js';
 import { sendUpstream } from '../proxy/upstream.js';
 import type { ProviderDef } from '../providers/types.js';
 
@@ -30,6 +31,10 @@ export async function oauthCall(opts: {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(opts.json);
   }
+  // Network failures reject with words naming the host (callers put them in replies), not raw exception text.
+  const unreachable = (err: unknown): never => {
+    throw new Error(networkFailureText(err, opts.url));
+  };
   const reply = await sendUpstream({
     url: opts.url,
     method: opts.method ?? 'POST',
@@ -37,8 +42,8 @@ export async function oauthCall(opts: {
     body,
     signal: AbortSignal.timeout(20_000),
     route: { provider: opts.def, proxy: opts.proxy },
-  });
-  const text = await reply.text(1024 * 1024);
+  }).catch(unreachable);
+  const text = await reply.text(1024 * 1024).catch(unreachable);
   let json: Record<string, unknown> | undefined;
   try {
     const parsed = JSON.parse(text) as unknown;

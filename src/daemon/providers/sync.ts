@@ -5,6 +5,7 @@ import { classifyFailure, extractUpstreamError, formatProviderError, type Classi
 import type { Connection } from './connections.js';
 import { redactSecrets } from '../../shared/mask.js';
 import { getUpstreamCodec } from '../translate/registry.js';
+import { networkFailureText } from '../net/probe.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 
 /** Reads the model ids out of a model-list reply in the provider's format (the codec knows its shape). */
@@ -42,15 +43,20 @@ export async function fetchUpstreamModels(def: ProviderDef, c: Connection, built
   };
   const codec = getUpstreamCodec(def.format);
   const body = codec.modelsBody?.(target.project);
+  const url = joinUrl(target.baseUrl, codec.modelsPath);
+  // A network failure in words naming the host, never the raw exception text (it reaches test-all's reply).
+  const unreachable = (err: unknown): never => {
+    throw new Error(`The model list could not be fetched: ${networkFailureText(err, url)}.`);
+  };
   const reply = await sendUpstream({
-    url: joinUrl(target.baseUrl, codec.modelsPath),
+    url,
     method: body ? 'POST' : 'GET',
     ...(body ? { body: JSON.stringify(body) } : {}),
     headers: targetHeaders(target, 'application/json'),
     signal: AbortSignal.timeout(15_000),
     route: target,
-  });
-  const text = await reply.text(16 * 1024 * 1024);
+  }).catch(unreachable);
+  const text = await reply.text(16 * 1024 * 1024).catch(unreachable);
   if (reply.statusCode >= 400) {
     const e = extractUpstreamError(reply.statusCode, text);
     // Some upstreams quote the refused key in their message; the reply and lastError must not carry it whole.

@@ -309,7 +309,7 @@ async function attempt(
   const guard = new AttemptGuard(exchange, call.sink, limits);
   try {
     const reply = await response.catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false);
+      throw guard.cause() ?? networkAttemptError(err, false, prepared.url);
     });
     if (!call.stream) guard.firstByte();
     const upstreamHeadersMs = performance.now() - tSend;
@@ -338,7 +338,7 @@ async function attempt(
       return await jsonReply(services, call, target, prepared, outcome, collected, performance.now() - tSend);
     }
     const text = await reply.text().catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false);
+      throw guard.cause() ?? networkAttemptError(err, false, prepared.url);
     });
     return await jsonReply(services, call, target, prepared, outcome, text, performance.now() - tSend);
   } finally {

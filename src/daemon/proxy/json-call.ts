@@ -32,7 +32,7 @@ export async function postJson(
   const guard = new AttemptGuard(exchange, options.sink, limits);
   try {
     const reply = await response.catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false);
+      throw guard.cause() ?? networkAttemptError(err, false, url);
     });
     guard.firstByte();
     if (reply.statusCode >= 400) {
@@ -41,7 +41,7 @@ export async function postJson(
       throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
     }
     const text = await reply.text(options.maxBytes).catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false);
+      throw guard.cause() ?? networkAttemptError(err, false, url);
     });
     return { text, headers: reply.headers, upstreamMs: performance.now() - tSend };
   } finally {

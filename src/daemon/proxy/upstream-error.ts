@@ -5,6 +5,7 @@ import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '..
 import type { WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { redactSecrets } from '../../shared/mask.js';
+import { networkFailureText } from '../net/probe.js';
 
 /** The kinds of failed attempt the proxy builds. */
 export type AttemptKind = 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone';
@@ -87,13 +88,18 @@ export function httpAttemptError(
   return new AttemptError(formatProviderError(info.code ?? status, info.message), status, 'http', { body: bodyText, contentType, headers: pass }, info.code, info.message);
 }
 
-/** Builds the AttemptError for a network failure or abort. */
-export function networkAttemptError(err: unknown, timedOut: boolean): AttemptError {
+/**
+ * Builds the AttemptError for a network failure or abort. `url` is what was called: the message names its
+ * host and what went wrong ("127.0.0.1:1 refused the connection"), never the raw exception text.
+ */
+export function networkAttemptError(err: unknown, timedOut: boolean, url?: string): AttemptError {
   if (timedOut) return new AttemptError(formatProviderError('TIMEOUT', 'The upstream did not answer in time.'), 504, 'timeout');
-  const code = (err as { code?: string }).code;
+  const code = (err as { code?: string } | undefined)?.code;
   // A whole read past the reply cap (upstream.ts, ReplyTooLargeError): the upstream answered, too much.
   if (code === 'ROUTER_REPLY_TOO_LARGE') return new AttemptError(`The upstream reply exceeds ${(err as { limitText?: string }).limitText}, the most one reply may have.`, 502, 'invalid');
-  return new AttemptError(formatProviderError(code, `The upstream could not be reached (${(err as Error).message}).`), 502, 'network');
+  // A status line outside 100-599 (upstream.ts, InvalidStatusError): not HTTP a client could be given.
+  if (code === 'ROUTER_INVALID_STATUS') return new AttemptError((err as Error).message, 502, 'invalid');
+  return new AttemptError(formatProviderError(code, `The upstream could not be reached: ${networkFailureText(err, url ?? '')}.`), 502, 'network');
 }
 
 /**

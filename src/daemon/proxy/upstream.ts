@@ -85,6 +85,15 @@ export class ReplyTooLargeError extends Error {
   }
 }
 
+/** The upstream's status line is outside 100-599: nothing to relay, the attempt fails (502). */
+export class InvalidStatusError extends Error {
+  readonly code = 'ROUTER_INVALID_STATUS';
+  constructor(readonly status: number) {
+    super(`The upstream answered with HTTP status ${status}, which is not a valid status (100-599).`);
+    this.name = 'InvalidStatusError';
+  }
+}
+
 /**
  * Where the reply body stands. The reader and undici's callbacks only ever move it along these edges:
  *
@@ -268,6 +277,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (this.state !== 'headers') return false;
+    if (statusCode < 100 || statusCode > 599) {
+      this.end(new InvalidStatusError(statusCode));
+      return false;
+    }
     this.statusCode = statusCode;
     const headers: UpstreamHeaders = {};
     for (let i = 0; i < rawHeaders.length; i += 2) {

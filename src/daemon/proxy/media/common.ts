@@ -11,7 +11,7 @@ import type { ExecRequest } from '../execute.js';
 import type { ProxyCall } from '../outcome.js';
 import { credentialSecrets, targetHeaders, withRequestHeaders, type Target } from '../target.js';
 import { attemptErrorResponse, httpAttemptError, networkAttemptError, type AttemptError } from '../upstream-error.js';
-import { UpstreamExchange } from '../upstream.js';
+import { ReplyTooLargeError, UpstreamExchange } from '../upstream.js';
 
 /** A request for one media endpoint as the executor sees it. */
 export interface MediaRequest {
@@ -110,7 +110,7 @@ export async function openUpstream(
   const guard = new AttemptGuard(exchange, sink, limits);
   try {
     const reply = await response.catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false);
+      throw guard.cause() ?? networkAttemptError(err, false, url);
     });
     guard.firstByte();
     if (reply.statusCode >= 300) {
@@ -133,7 +133,7 @@ export async function readWhole(open: OpenReply, limit = 256 * 1024 * 1024): Pro
       size += c.length;
       if (size > limit) {
         open.exchange.abort();
-        throw networkAttemptError(new Error(`upstream reply exceeds ${limit} bytes`), false);
+        throw networkAttemptError(new ReplyTooLargeError(limit), false);
       }
       chunks.push(c);
     }
