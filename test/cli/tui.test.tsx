@@ -332,6 +332,38 @@ describe('InspectView', () => {
     ui.stdin.write('f');
     await frame(ui, /^› .*openai\/o3/m);
   });
+
+  it('an opened detail stays on its request while new ones arrive (issue 27 item 13)', async () => {
+    // Narrow: enter while following the newest opens that request and keeps it.
+    const src = new FakeSource([['/api/logs', { logs: logRows(items), nextCursor: null }]]);
+    const ui = render(<InspectView source={src} width={80} height={23} onQuit={() => {}} />);
+    await frame(ui, /^› .*openai\/gpt-5/m);
+    ui.stdin.write(KEY.enter);
+    const opened = await frame(ui, /^model {6}openai\/gpt-5 /m);
+    const trace = /^trace {6}(trace-\d+)$/m.exec(opened)![1];
+    src.emit(req({ model: 'o3' }));
+    let f = await frame(ui, '4 requests');
+    expect(f).toMatch(/^model {6}openai\/gpt-5 /m);
+    expect(f).toMatch(new RegExp(`^trace {6}${trace}$`, 'm'));
+    expect(f).not.toContain('following newest');
+    ui.stdin.write(KEY.esc);
+    f = await frame(ui, /^› .*openai\/gpt-5/m);
+    expect(f).toMatch(/openai\/o3/);
+
+    // Wide (list and detail side by side): moving down onto the newest selects it; it stays selected.
+    const wide = new FakeSource([['/api/logs', { logs: logRows(items), nextCursor: null }]]);
+    const w = render(<InspectView source={wide} width={120} height={30} onQuit={() => {}} />);
+    await frame(w, /^› .*openai\/gpt-5/m);
+    w.stdin.write(KEY.up);
+    await frame(w, /^› .*openai\/gpt-4\.1/m);
+    w.stdin.write(KEY.down);
+    await frame(w, (fr) => /^› .*openai\/gpt-5/m.test(fr) && !fr.includes('following newest'));
+    wide.emit(req({ model: 'o4-mini' }));
+    f = await frame(w, '4 requests');
+    expect(f).toMatch(/^› .*openai\/gpt-5 /m);
+    expect(f).toMatch(/ model {6}openai\/gpt-5 /);
+    expect(f).not.toContain('following newest');
+  });
 });
 
 describe('Dashboard', () => {

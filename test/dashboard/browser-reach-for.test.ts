@@ -1,7 +1,8 @@
 /**
  * Issue 27 item 13 in Chromium (playwright-core, Debian's /usr/bin/chromium), against the real daemon:
  * memory on and off from a key's edit form, and the Settings page built from the daemon's settings schema
- * (groups, a description, a typed control and the default of each setting). Skipped without Chromium.
+ * (groups, a description, a typed control and the default of each setting), and a request's detail that
+ * stays on the request opened while new ones arrive. Skipped without Chromium.
  * With ROUTER_DASHBOARD_SCREENSHOTS=1 the Settings screenshot goes to docs/dashboard/settings.png.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockUpstream, startMockUpstream } from '../mocks/upstream.js';
 import { startRouter, type RouterProcess } from '../support/router-daemon.js';
 
 const CHROMIUM = process.env.ROUTER_TEST_NO_BROWSER === '1' ? undefined : ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -18,13 +20,14 @@ const DOCS = process.env.ROUTER_DASHBOARD_SCREENSHOTS === '1';
 const SHOTS = DOCS ? fileURLToPath(new URL('../../docs/dashboard/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'router-shots-'));
 
 let router: RouterProcess;
+let mock: MockUpstream;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
 
 describe.skipIf(!CHROMIUM)('what users reach for, in the dashboard', () => {
   beforeAll(async () => {
-    router = await startRouter();
+    [router, mock] = await Promise.all([startRouter(), startMockUpstream()]);
     expect((await router.manage('PUT', '/api/auth/password', { password: PASSWORD })).status).toBe(204);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
@@ -38,7 +41,7 @@ describe.skipIf(!CHROMIUM)('what users reach for, in the dashboard', () => {
   afterAll(async () => {
     expect(pageErrors).toEqual([]);
     await browser?.close();
-    await router?.stop();
+    await Promise.all([router?.stop(), mock?.close()]);
   });
 
   it("turns a key's memory on and off from its edit form", async () => {
@@ -133,5 +136,35 @@ describe.skipIf(!CHROMIUM)('what users reach for, in the dashboard', () => {
     const saved = (await router.manage('GET', '/api/settings')).json;
     expect(saved.captureTraffic).toBe(true);
     expect(saved.compression).toMatchObject({ enabled: true, toolOutputMaxTokens: 3000, reserveOutputTokens: 1024 });
+  });
+
+  it("keeps a request's detail on the request opened while new requests arrive", async () => {
+    await router.addConnection({ provider: 'openai', name: 'main', apiKey: 'sk-mock-reach-for', providerSpecificData: { baseUrl: mock.openaiBase } });
+    const key = (await router.manage('POST', '/api/keys', { name: 'traffic', scopes: ['proxy'] })).json.key as string;
+    const send = async (model: string) => {
+      const res = await fetch(`${router.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      await res.text();
+      return res.headers.get('x-router-trace-id')!;
+    };
+    await page.goto(`${router.url}/dashboard/requests`);
+    const rows = page.locator('table.log tbody tr');
+    const opened = await send('openai/gpt-4o-mini');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1);
+    await rows.first().getByRole('link').click();
+    await page.getByRole('heading', { name: 'Attempts' }).waitFor();
+    await page.locator('.facts').first().getByText('openai/gpt-4o-mini').waitFor();
+    for (let i = 0; i < 3; i++) await send('openai/gpt-4o');
+    await expect.poll(async () => (await router.manage('GET', '/api/logs?limit=10')).json.logs.length).toBe(4);
+    // The live feed has delivered the new requests by now; the page still shows the one opened.
+    await page.waitForTimeout(1000);
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/requests/${opened}`);
+    expect(await page.locator('main').textContent()).toContain(`trace ${opened}`);
+    const facts = await page.locator('.facts').allTextContents();
+    expect(facts).toHaveLength(1);
+    expect(facts[0]).toContain('openai/gpt-4o-mini');
   });
 });

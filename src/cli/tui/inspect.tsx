@@ -86,7 +86,8 @@ export function InspectView({ source, width, height, onBack, onQuit }: InspectVi
     if (entries.length === 0) return;
     const base = index < 0 ? entries.length - 1 : index;
     const next = Math.max(0, Math.min(entries.length - 1, base + delta));
-    setSelected(next === entries.length - 1 && delta > 0 ? undefined : entryKey(entries[next]!));
+    // A request the user moved to stays selected as new ones arrive; only `f` follows the newest again.
+    setSelected(entryKey(entries[next]!));
     setScroll(0);
   };
 
@@ -98,7 +99,11 @@ export function InspectView({ source, width, height, onBack, onQuit }: InspectVi
     }
     if (key.tab) return setTab((t) => (t === 'request' ? 'response' : 'request'));
     if (input === 'f') return setSelected(undefined);
-    if (key.return) return setOpen(true);
+    if (key.return) {
+      // Opening pins the request: its detail stays on it while new requests arrive.
+      if (currentKey) setSelected(currentKey);
+      return setOpen(true);
+    }
     const inDetail = open && !split;
     if (key.upArrow || input === 'k') return inDetail ? setScroll((s) => Math.max(0, s - 1)) : move(-1);
     if (key.downArrow || input === 'j') return inDetail ? setScroll((s) => s + 1) : move(1);
