@@ -99,13 +99,22 @@ async function rowsFor(model: string): Promise<any[]> {
   return (r.json.logs as any[]).filter((l) => l.model === model);
 }
 
+/**
+ * Router's code for a refusal, wherever the client's format keeps it: the standard body's (and Anthropic's)
+ * `error.code`; on Gemini routes, Google's `error.code` is the HTTP status and router's code is the
+ * `reason` of the ErrorInfo in `error.details`.
+ */
+function routerCode(body: any): unknown {
+  return typeof body.error.code === 'number' ? body.error.details?.[0]?.reason : body.error.code;
+}
+
 describe.each(ENDPOINTS)('$name', (ep) => {
   it('a key scoped to other models is refused with 403 before any upstream call', async () => {
     const model = modelFor('scope', ep);
     const key = services.keys.create('scoped', ['proxy', `model:${ep.provider}/allowed-*`]).key;
     const r = await call(ep, model, key);
     expect(r.status, r.text).toBe(403);
-    expect(r.json.error.code).toBe('model_not_allowed');
+    expect(routerCode(r.json)).toBe('model_not_allowed');
     expect(hitsFor(model)).toBe(0);
   });
 
@@ -116,7 +125,7 @@ describe.each(ENDPOINTS)('$name', (ep) => {
     expect((await call(ep, model, key)).status).toBe(200);
     const over = await call(ep, model, key);
     expect(over.status, over.text).toBe(429);
-    expect(over.json.error.code).toBe('daily_request_limit');
+    expect(routerCode(over.json)).toBe('daily_request_limit');
     expect(hitsFor(model)).toBe(1);
   });
 
@@ -139,7 +148,7 @@ describe.each(ENDPOINTS)('$name', (ep) => {
     const before = hitsFor(model);
     const refused = await call(ep, model);
     expect(refused.status, refused.text).toBe(503);
-    expect(refused.json.error.code).toBe('provider_circuit_open');
+    expect(routerCode(refused.json)).toBe('provider_circuit_open');
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(hitsFor(model)).toBe(before);
   });
@@ -152,7 +161,7 @@ describe.each(ENDPOINTS)('$name', (ep) => {
     const before = hitsFor(model);
     const cooled = await call(ep, model);
     expect(cooled.status, cooled.text).toBe(429);
-    expect(cooled.json.error.code).toBe('model_cooldown');
+    expect(routerCode(cooled.json)).toBe('model_cooldown');
     expect(Number(cooled.headers.get('retry-after'))).toBeGreaterThan(100);
     expect(hitsFor(model)).toBe(before);
   });

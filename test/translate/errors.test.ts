@@ -18,10 +18,32 @@ const bodies: Record<string, [IrError, unknown][]> = {
   gemini: [[error, { error: { code: 502, message: error.message, status: expect.any(String) } }]],
 };
 
+/** Router's own detail (its code, extra fields) in each format's place for it. */
+const detail = { code: 'provider_circuit_open', provider: 'openai', retry_after: 30 };
+const unavailable: IrError = { type: 'error', status: 503, message: 'Provider openai is temporarily unavailable.', errorType: 'server_error', code: 'provider_circuit_open' };
+const detailed: Record<string, unknown> = {
+  'openai-chat': { error: { message: unavailable.message, type: 'server_error', code: 'provider_circuit_open', provider: 'openai', retry_after: 30 } },
+  'openai-completions': { error: { message: unavailable.message, type: 'server_error', code: 'provider_circuit_open', provider: 'openai', retry_after: 30 } },
+  'openai-responses': { error: { message: unavailable.message, type: 'server_error', code: 'provider_circuit_open', provider: 'openai', retry_after: 30 } },
+  anthropic: { type: 'error', error: { type: 'overloaded_error', message: unavailable.message, code: 'provider_circuit_open', provider: 'openai', retry_after: 30 } },
+  gemini: {
+    error: {
+      code: 503,
+      message: unavailable.message,
+      status: 'UNAVAILABLE',
+      details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'provider_circuit_open', domain: 'router', metadata: { provider: 'openai', retry_after: '30' } }],
+    },
+  },
+};
+
 describe('client codec error writers', () => {
   for (const [format, codec] of Object.entries(clientCodecs)) {
     it(`${format}: the JSON body in the format's own vocabulary`, () => {
       for (const [e, body] of bodies[format]!) expect(codec!.encodeError(e)).toEqual(body);
+    });
+
+    it(`${format}: router's detail (code, extra fields) where the format keeps it`, () => {
+      expect(codec!.encodeError(unavailable, detail)).toEqual(detailed[format]);
     });
 
     it(`${format}: a stream it encodes ends the way encodeStreamError writes it`, () => {

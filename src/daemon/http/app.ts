@@ -6,7 +6,8 @@ import { authorize } from '../auth/pipeline.js';
 import type { Services } from '../services.js';
 import { readJsonBody, validate } from './body.js';
 import { guardRequest } from './request-guard.js';
-import { isRoutePath, RouterError, toErrorReply } from './errors.js';
+import { clientErrorBody, isRoutePath, RouterError, toErrorReply } from './errors.js';
+import type { WireFormat } from '../translate/ir.js';
 import type { RouteDef } from './routes.js';
 
 /**
@@ -15,8 +16,11 @@ import type { RouteDef } from './routes.js';
  */
 export const HANDLED: unique symbol = Symbol.for('h3.handled') as typeof HANDLED;
 
-/** The error formatter's HTTP face: one place turns anything thrown into the standard body. */
-export function errorResponse(error: unknown, services: Pick<Services, 'log' | 'version'>): Response {
+/**
+ * The error formatter's HTTP face: one place turns anything thrown into the standard body, in the client
+ * format's own error shape on the routes that speak one (`format`, RouteDef.errorFormat).
+ */
+export function errorResponse(error: unknown, services: Pick<Services, 'log' | 'version'>, format?: WireFormat): Response {
   const reply = toErrorReply(error);
   if (reply.status === 507) services.log.error('disk full', { error: (error as Error).message });
   else if (reply.status === 499) services.log.info(reply.body.error.message);
@@ -28,7 +32,8 @@ export function errorResponse(error: unknown, services: Pick<Services, 'log' | '
   headers.set(HEADER.version, services.version);
   // Router's own refusals are traceable too: the proxy pipeline names its request's trace id on the error.
   if (!headers.has(HEADER.traceId)) headers.set(HEADER.traceId, randomUUID());
-  return new FastResponse(JSON.stringify(reply.body), { status: reply.status, headers });
+  const body = format ? clientErrorBody(format, reply.status, reply.body) : reply.body;
+  return new FastResponse(JSON.stringify(body), { status: reply.status, headers });
 }
 
 /** A refused client-route request goes into the traffic capture (when on) with the reply it got. */
@@ -75,7 +80,7 @@ export function wrap(def: RouteDef, services: Services) {
       }
       return result;
     } catch (error) {
-      const reply = errorResponse(error, services);
+      const reply = errorResponse(error, services, def.errorFormat);
       if (def.tier === 'client') await captureRefusal(event, services, reply);
       return reply;
     }

@@ -5,6 +5,8 @@
 
 import { statusInfo } from '../../shared/error-status.js';
 import { CodecError } from '../translate/errors.js';
+import type { WireFormat } from '../translate/ir.js';
+import { getClientCodec } from '../translate/registry.js';
 
 export { statusInfo };
 
@@ -94,6 +96,16 @@ export function sanitizeMessage(message: string): string {
   const firstLine = message.split(/\n\s+at /)[0] ?? '';
   const clean = firstLine.replace(PATH_RE, scrubPath).trim();
   return clean.length > 2000 ? `${clean.slice(0, 2000)}...` : clean;
+}
+
+/**
+ * A standard body in a client format's own error shape, for the routes that speak that format (Anthropic
+ * `{type: "error", error: {type, message, code...}}`, Gemini `{error: {code, message, status, details}}`):
+ * each client's SDK reads the error as its provider's. The OpenAI formats' shape is the standard body.
+ */
+export function clientErrorBody(format: WireFormat, status: number, body: ErrorBody): Record<string, unknown> {
+  const { message, type, code, ...extra } = body.error;
+  return getClientCodec(format).encodeError({ type: 'error', status, message, errorType: type, code }, { code, ...extra });
 }
 
 /** Converts anything thrown into a status and standard body. Unknown errors become an opaque 500. */

@@ -5,6 +5,7 @@ import { VERSION } from '../../shared/version.js';
 import type { z } from 'zod';
 import type { Services } from '../services.js';
 import type { AuthInfo } from '../auth/pipeline.js';
+import type { WireFormat } from '../translate/ir.js';
 
 /**
  * Authorization tiers. Every route declares exactly one; the pipeline enforces it before the handler runs.
@@ -63,6 +64,11 @@ export interface RouteDef<B = any, Q = any> {
   sideEffects?: boolean;
   /** Body limit of this route in bytes, instead of the tier's setting (large uploads stream to disk). */
   bodyLimit?: number;
+  /**
+   * The client format whose error shape this route's error replies take (Anthropic's and Gemini's routes);
+   * without it, the standard body (OpenAI's shape).
+   */
+  errorFormat?: WireFormat;
   /** Documented success status (default 200). */
   status?: number;
   handler: (ctx: RouteContext<B, Q>) => unknown | Promise<unknown>;

@@ -34,6 +34,7 @@ function chatRoute(path: string, format: WireFormat, summary: string): RouteDef 
     tag: 'proxy',
     summary,
     rawBody: true,
+    errorFormat: format,
     handler: async (ctx) => {
       const raw = await readObject(ctx, def);
       if (path === RELAY_PATH) {
@@ -62,6 +63,7 @@ function geminiRoute(path: string, summary: string): RouteDef {
     tag: 'proxy',
     summary,
     rawBody: true,
+    errorFormat: 'gemini',
     handler: async (ctx) => {
       const m = GEMINI_ACTION_RE.exec(decodeURIComponent(ctx.params.target ?? '').replace(/^models\//, ''));
       if (!m) throw new RouterError(404, 'Unknown Gemini action: use models/<model>:generateContent or :streamGenerateContent.');
@@ -81,6 +83,7 @@ const countTokensRoute: RouteDef = route({
   tag: 'proxy',
   summary: 'Anthropic token counting (native for Anthropic targets, estimated with a tokenizer otherwise)',
   rawBody: true,
+  errorFormat: 'anthropic',
   handler: async (ctx) => countTokens(ctx, 'anthropic', '/v1/messages/count_tokens', await readObject(ctx, countTokensRoute)),
 });
 

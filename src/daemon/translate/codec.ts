@@ -44,8 +44,12 @@ export interface ClientCodec {
   decodeRequest(body: unknown, headers?: Headers): IrRequest;
   encodeResponse(response: IrResponse, request: IrRequest, options?: EncodeOptions): unknown;
   createStreamEncoder(request: IrRequest, options?: EncodeOptions): StreamEncoder;
-  /** An error as this format's clients read one in a whole reply's body (the format's own error vocabulary). */
-  encodeError(error: IrError): Record<string, unknown>;
+  /**
+   * An error as this format's clients read one in a whole reply's body (the format's own error vocabulary).
+   * `detail`: router's own fields for the error (its `code`, `param`, `provider`, `retry_after`...), put
+   * where the format keeps extra detail.
+   */
+  encodeError(error: IrError, detail?: ErrorDetail): Record<string, unknown>;
   /**
    * The events that end a stream of this format with an error, for a stream router did not encode itself
    * (same-format passthrough); `position` says where that stream stood. Streams router encodes end through
@@ -67,6 +71,9 @@ export interface ClientCodec {
     encodeReply(tokens: number): Record<string, unknown>;
   };
 }
+
+/** Router's own fields of an error beyond its message and type: its `code` and extras such as `param`. */
+export type ErrorDetail = Record<string, unknown> & { code?: string };
 
 /** Where a stream stood when it failed: what an error event that must fit into it needs to know. */
 export interface StreamPosition {

@@ -1,4 +1,4 @@
-import type { UpstreamErrorObject } from '../../codec.js';
+import type { ErrorDetail, UpstreamErrorObject } from '../../codec.js';
 import type { IrError, SseMessage } from '../../ir.js';
 
 const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
@@ -12,9 +12,12 @@ export function anthropicErrorType(error: IrError): string {
   return 'invalid_request_error';
 }
 
-/** An error as Anthropic writes one: `{type: "error", error: {type, message}}`. */
-export function encodeAnthropicError(error: IrError): Record<string, unknown> {
-  return { type: 'error', error: { type: anthropicErrorType(error), message: error.message } };
+/**
+ * An error as Anthropic writes one: `{type: "error", error: {type, message}}`; router's detail (its `code`,
+ * `param`...) joins the error object, which the Anthropic SDKs keep as the error's body.
+ */
+export function encodeAnthropicError(error: IrError, detail: ErrorDetail = {}): Record<string, unknown> {
+  return { type: 'error', error: { type: anthropicErrorType(error), message: error.message, ...detail } };
 }
 
 /** The error as Anthropic streams one: `event: error` with the same body (the SDKs raise it as an APIError). */
