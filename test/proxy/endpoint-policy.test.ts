@@ -120,7 +120,7 @@ describe.each(ENDPOINTS)('$name', (ep) => {
 
   it('a key over its daily request quota is refused with 429', async () => {
     const model = modelFor('quota', ep);
-    const created = await send('POST', '/api/keys', { name: 'quota', dailyRequestLimit: 1 }, MANAGE);
+    const created = await send('POST', '/api/keys', { name: `quota ${ep.name}`, dailyRequestLimit: 1 }, MANAGE);
     const key = created.json.key as string;
     expect((await call(ep, model, key)).status).toBe(200);
     const over = await call(ep, model, key);

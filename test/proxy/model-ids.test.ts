@@ -100,7 +100,8 @@ describe('model ids are checked against the provider grammar on every entry poin
     for (const path of ['/v1beta/models/gemini/gemini-test/../gemini-pro:generateContent', '/v1beta/gemini/gemini-test/../gemini-pro:streamGenerateContent']) {
       const r = await rawPost(path, native);
       expect(r.status, path).toBe(403);
-      expect(r.json.error).toMatchObject({ code: 'model_not_allowed', model: 'gemini/gemini-pro' });
+      // Google's error shape on Gemini routes: router's code and fields in the ErrorInfo of `details`.
+      expect(r.json.error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED', details: [{ reason: 'model_not_allowed', metadata: { model: 'gemini/gemini-pro' } }] });
     }
     expectNoUpstreamCall();
   });
