@@ -15,6 +15,7 @@ import { Playground } from './pages/Playground';
 import { Memory, Guardrails, Compression, Cache } from './pages/Config';
 import { Settings } from './pages/Settings';
 import { Webhooks } from './pages/Webhooks';
+import { Pricing } from './pages/Pricing';
 import { Resilience } from './pages/Resilience';
 import { Insights } from './pages/Insights';
 
@@ -37,6 +38,7 @@ const VIEWS: Record<PageId, (p: { rest: string; search: URLSearchParams }) => Re
   compression: () => <Compression />,
   cache: () => <Cache />,
   webhooks: () => <Webhooks />,
+  pricing: () => <Pricing />,
   resilience: () => <Resilience />,
   insights: () => <Insights />,
   settings: () => <Settings />,

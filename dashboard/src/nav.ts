@@ -7,6 +7,7 @@ export const PAGES = [
   ['combos', 'Combos'],
   ['keys', 'Keys'],
   ['usage', 'Usage and cost'],
+  ['pricing', 'Pricing'],
   ['requests', 'Requests'],
   ['playground', 'Playground'],
   ['memory', 'Memory'],

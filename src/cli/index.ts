@@ -22,6 +22,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['combos', () => import('./commands/combos.js')],
   ['models', () => import('./commands/models.js')],
   ['catalog', () => import('./commands/catalog.js')],
+  ['pricing', () => import('./commands/pricing.js')],
   ['settings', () => import('./commands/settings.js')],
   ['usage', () => import('./commands/usage.js')],
   ['logs', () => import('./commands/logs.js')],

@@ -18,6 +18,7 @@ import type {
   WebhookView,
 } from '../../../src/shared/records';
 import type { ApiKeyRecord, CreatedApiKey, StatusReply } from '../../../src/shared/wire';
+import type { PriceEntry } from '../../../src/shared/pricing';
 import type { DiscoverReply, KeychainImportReply } from '../../../src/shared/imports';
 import type { DoctorFinding, DoctorReply } from '../../../src/shared/doctor';
 import type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo } from '../../../src/shared/oauth';
@@ -50,6 +51,7 @@ export interface Replies {
   'GET /api/usage/timeseries': { bucket: string; from: string; to: string; points: Point[]; groupBy?: string; series?: SeriesGroup[]; otherGroups?: number };
   'GET /api/telemetry/summary': { providers: ProviderTelemetry[]; window: { minutes: number } } & Record<string, Json>;
   'GET /api/webhooks': { webhooks: WebhookView[] };
+  'GET /api/pricing': { pricing: PriceEntry[] };
   'GET /api/webhooks/{id}/deliveries': { deliveries: DeliveryRecord[] };
   'GET /api/resilience/model-cooldowns': { cooldowns: CooldownView[] };
   'GET /api/oauth/providers': { providers: OAuthProviderInfo[] };

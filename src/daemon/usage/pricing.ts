@@ -1,30 +1,8 @@
 import type { Db } from '../store/db.js';
+import type { PriceEntry, UnitRates } from '../../shared/pricing.js';
 import { MEDIA_PRICES } from './media-prices.js';
 
-/**
- * Rates of the media and rerank endpoints, which are not billed per text token alone (proxy/media/pricing.ts
- * and proxy/rerank/run.ts read them). Token rates are USD per million tokens; the others USD per unit.
- */
-export interface UnitRates {
-  /** Image input tokens (edits); absent: the input rate. */
-  imageInput?: number;
-  /** Image output tokens; absent: the output rate. */
-  imageOutput?: number;
-  /** Audio input tokens (token-billed transcription); absent: the input rate. */
-  audioInput?: number;
-  /** Audio output tokens (token-billed speech); absent: the output rate. */
-  audioOutput?: number;
-  /** USD per image: one price, or by `quality/size` (`*` matches any, e.g. `hd/*`, `*\/1024x1024`). */
-  perImage?: number | Record<string, number>;
-  /** USD per minute of transcribed or translated audio. */
-  perAudioMinute?: number;
-  /** The shortest audio billed per request, seconds (Groq bills at least 10 s). */
-  minAudioSeconds?: number;
-  /** USD per million characters of speech input. */
-  perMillionCharacters?: number;
-  /** USD per rerank search unit (Cohere). */
-  perSearchUnit?: number;
-}
+export type { PriceEntry, UnitRates };
 
 /** The unit-rate fields, in the order the price table lists them. */
 export const UNIT_RATE_FIELDS = ['imageInput', 'imageOutput', 'audioInput', 'audioOutput', 'perImage', 'perAudioMinute', 'minAudioSeconds', 'perMillionCharacters', 'perSearchUnit'] as const;
@@ -36,21 +14,6 @@ export interface Price extends UnitRates {
   cacheRead?: number;
   cacheWrite?: number;
   reasoning?: number;
-}
-
-/** One row of the effective price table, as `GET /api/pricing` lists it (unit rates only when set). */
-export interface PriceEntry extends UnitRates {
-  provider: string;
-  model: string;
-  input: number;
-  output: number;
-  cacheRead: number | null;
-  cacheWrite: number | null;
-  reasoning: number | null;
-  /** `override` when the user's price is in effect, `default` for the shipped one. */
-  source: 'default' | 'override';
-  /** True when a shipped default exists (deleting an override restores it). */
-  hasDefault: boolean;
 }
 
 /** Token counts in the IR convention: input includes cache reads and writes, output includes reasoning. */

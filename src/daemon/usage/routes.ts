@@ -165,7 +165,11 @@ const priceBody = z
   .strict();
 const pricingQuery = z.object({ provider: ident.optional() }).strict();
 
-function priceParams(params: Record<string, string>): { provider: string; model: string } {
+/**
+ * The provider and model a pricing route names. A provider node's prefix is stored as the node's id, the
+ * id its usage rows carry, so a price set for `mynode/model` applies to that node's requests.
+ */
+function priceParams(services: Services, params: Record<string, string>): { provider: string; model: string } {
   const provider = params.provider ?? '';
   let model: string;
   try {
@@ -175,7 +179,12 @@ function priceParams(params: Record<string, string>): { provider: string; model:
   }
   if (!PROVIDER_RE.test(provider)) throw badRequest("Invalid path parameter 'provider': letters, digits, '.', '_' and '-' only.", 'provider');
   if (model === '' || model.length > 200 || CONTROL_RE.test(model)) throw badRequest("Invalid path parameter 'model'.", 'model');
-  return { provider, model };
+  return { provider: services.providers.idFor(provider), model };
+}
+
+/** An entry as people read it: a node's prefix instead of its id. */
+function labelled<T extends { provider: string }>(services: Services, entry: T): T {
+  return { ...entry, provider: services.providers.label(entry.provider) };
 }
 
 /** Usage analytics, the request log, telemetry and the price table (management tier). */
@@ -281,7 +290,9 @@ export const usageRoutes: RouteDef[] = [
     tag: 'pricing',
     summary: 'The effective price table (USD per million tokens): shipped defaults and user overrides',
     query: pricingQuery,
-    handler: ({ services, query }) => ({ pricing: services.usage.pricing.list(query.provider) }),
+    handler: ({ services, query }) => ({
+      pricing: services.usage.pricing.list(query.provider && services.providers.idFor(query.provider)).map((e) => labelled(services, e)),
+    }),
   }),
   route({
     method: 'GET',
@@ -290,10 +301,10 @@ export const usageRoutes: RouteDef[] = [
     tag: 'pricing',
     summary: "One provider model's effective price (the model id may contain slashes)",
     handler: ({ services, params }) => {
-      const { provider, model } = priceParams(params);
+      const { provider, model } = priceParams(services, params);
       const entry = services.usage.pricing.entry(provider, model);
-      if (!entry) throw new RouterError(404, `No price is known for ${provider}/${model}.`);
-      return entry;
+      if (!entry) throw new RouterError(404, `No price is known for ${params.provider}/${model}.`);
+      return labelled(services, entry);
     },
   }),
   route({
@@ -305,10 +316,10 @@ export const usageRoutes: RouteDef[] = [
       "Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output; media and rerank unit rates: perImage, perAudioMinute, perMillionCharacters, perSearchUnit...)",
     body: priceBody,
     handler: ({ services, params, body }) => {
-      const { provider, model } = priceParams(params);
+      const { provider, model } = priceParams(services, params);
       // Null and absent fields are left out: the price is replaced whole (docs/usage.md).
       const price = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined)) as unknown as Price;
-      return services.usage.pricing.set(provider, model, price);
+      return labelled(services, services.usage.pricing.set(provider, model, price));
     },
   }),
   route({
@@ -318,9 +329,10 @@ export const usageRoutes: RouteDef[] = [
     tag: 'pricing',
     summary: "Remove the user's price for a model, restoring the shipped default (if any)",
     handler: ({ services, params }) => {
-      const { provider, model } = priceParams(params);
-      if (!services.usage.pricing.reset(provider, model)) throw new RouterError(404, `No price override exists for ${provider}/${model}.`);
-      return { deleted: true, pricing: services.usage.pricing.entry(provider, model) ?? null };
+      const { provider, model } = priceParams(services, params);
+      if (!services.usage.pricing.reset(provider, model)) throw new RouterError(404, `No price override exists for ${params.provider}/${model}.`);
+      const restored = services.usage.pricing.entry(provider, model);
+      return { deleted: true, pricing: restored ? labelled(services, restored) : null };
     },
   }),
 ];
