@@ -128,7 +128,7 @@ export function bootServices(opts: BootOptions): Services {
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
   const skills = new SkillCatalog(join(paths.home, 'skills'));
   stages.register(skillsStage(skills), SKILLS_STAGE_ORDER);
-  const memory = new MemoryService(db, log);
+  const memory = new MemoryService(db, log, paths.secretKey);
   stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
   const reasoningCache = new ReasoningCache(() => {
     const s = settings.get();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import { loadMemorySettings } from '../../src/daemon/memory/settings.js';
 import { startApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -344,6 +345,22 @@ describe('settings routes', () => {
     expectError(await t.request('PUT', '/api/memory/settings', { embeddingOrder: ['static', 'static'] }), 400);
     expectError(await t.request('PUT', '/api/memory/settings', { qdrantUrl: 'not a url' }), 400);
     await t.request('PUT', '/api/memory/settings', { embeddingCacheSize: 2000, qdrantApiKey: null });
+  });
+
+  it('the Qdrant API key is stored sealed, and a plain one written by an older router is sealed on load', async () => {
+    const stored = () => (t.services.db.prepare('SELECT value FROM memory_settings WHERE id = 1').get() as { value: string }).value;
+    expect((await t.request('PUT', '/api/memory/settings', { qdrantApiKey: 'qdrant-secret-456' })).status).toBe(200);
+    expect(stored()).not.toContain('qdrant-secret-456');
+    expect(JSON.parse(stored()).qdrantApiKey.enc).toMatch(/^v1\./);
+    expect(t.services.memory.settings.qdrantApiKey).toBe('qdrant-secret-456');
+    // A plain value as older routers stored it: read back, then sealed in place.
+    const doc = JSON.parse(stored());
+    t.services.db.prepare('UPDATE memory_settings SET value = ? WHERE id = 1').run(JSON.stringify({ ...doc, qdrantApiKey: 'plain-old-789' }));
+    expect(loadMemorySettings(t.services.db, t.services.paths.secretKey).qdrantApiKey).toBe('plain-old-789');
+    expect(stored()).not.toContain('plain-old-789');
+    expect(loadMemorySettings(t.services.db, t.services.paths.secretKey).qdrantApiKey).toBe('plain-old-789');
+    await t.request('PUT', '/api/memory/settings', { qdrantApiKey: null });
+    expect(JSON.parse(stored()).qdrantApiKey).toBeNull();
   });
 
   it('per-key settings: 404 unknown key; defaults; partial PUT', async () => {

@@ -92,10 +92,12 @@ export class MemoryService {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    /** The state folder's secret key file: the Qdrant API key is stored sealed with it. */
+    private readonly keyFile: string,
   ) {
     this.store = new MemoryStore(db);
     this.keySettings = new KeySettingsStore(db);
-    this.settingsValue = loadMemorySettings(db);
+    this.settingsValue = loadMemorySettings(db, keyFile);
     const settings = () => this.settingsValue;
     const closed = () => this.closed;
     this.sources = new EmbeddingSelector({
@@ -180,7 +182,7 @@ export class MemoryService {
   async updateSettings(patch: MemorySettingsPatch): Promise<MemorySettings> {
     const prev = this.settingsValue;
     const next = { ...prev, ...patch } as MemorySettings;
-    saveMemorySettings(this.db, next);
+    saveMemorySettings(this.db, next, this.keyFile);
     this.settingsValue = next;
     if (next.embeddingCacheSize !== prev.embeddingCacheSize) this.sources.cache.resize(next.embeddingCacheSize);
     const externalChanged = (['qdrantUrl', 'qdrantCollection', 'qdrantApiKey', 'qdrantTimeoutMs'] as const).some((k) => next[k] !== prev[k]);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../store/db.js';
+import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import { EMBEDDING_SOURCES, STRATEGIES } from './types.js';
 
 /**
@@ -84,21 +85,44 @@ export function publicMemorySettings(s: MemorySettings): MemorySettings {
   return { ...s, qdrantApiKey: s.qdrantApiKey ? `${s.qdrantApiKey.slice(0, 4)}...` : null };
 }
 
-export function loadMemorySettings(db: Db): MemorySettings {
+/** The associated data `qdrantApiKey` is sealed under (backups/rekey.ts re-seals it on import). */
+export const QDRANT_KEY_CONTEXT = 'memory:qdrantApiKey';
+
+/** The stored Qdrant key opened: `{enc}` sealed with the state folder's key; null when it cannot be read. */
+function openQdrantKey(value: unknown, keyFile: string): unknown {
+  const enc = (value as { enc?: unknown } | null)?.enc;
+  if (typeof enc !== 'string') return value;
+  try {
+    return decryptSecret(enc, keyFile, QDRANT_KEY_CONTEXT);
+  } catch {
+    return null; // unreadable (key file changed): the key must be entered again
+  }
+}
+
+/**
+ * The stored settings, field by field. A Qdrant API key written in plain text by an older router is sealed
+ * in place on this first read (migration of existing values).
+ */
+export function loadMemorySettings(db: Db, keyFile: string): MemorySettings {
   const row = db.prepare('SELECT value FROM memory_settings WHERE id = 1').get() as { value: string } | undefined;
   const stored = row ? (JSON.parse(row.value) as Record<string, unknown>) : {};
+  const plain = typeof stored.qdrantApiKey === 'string' && stored.qdrantApiKey !== '';
+  stored.qdrantApiKey = openQdrantKey(stored.qdrantApiKey, keyFile);
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(memorySettingsSchema.shape)) {
     const parsed = (field as z.ZodType).safeParse(stored[key]);
     out[key] = parsed.success ? parsed.data : (field as z.ZodType).parse(undefined);
   }
+  if (plain) saveMemorySettings(db, out as MemorySettings, keyFile);
   return out as MemorySettings;
 }
 
-export function saveMemorySettings(db: Db, s: MemorySettings): void {
+/** Writes the settings; the Qdrant API key sealed (AES-256-GCM, store/secrets.ts), never in plain text. */
+export function saveMemorySettings(db: Db, s: MemorySettings, keyFile: string): void {
+  const sealed = s.qdrantApiKey ? { ...s, qdrantApiKey: { enc: encryptSecret(s.qdrantApiKey, keyFile, QDRANT_KEY_CONTEXT) } } : s;
   db.prepare(
     'INSERT INTO memory_settings (id, value, updated_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-  ).run(JSON.stringify(s), new Date().toISOString());
+  ).run(JSON.stringify(sealed), new Date().toISOString());
 }
 
 /** Per-API-key use of memory in conversations (GET/PUT /api/memory/keys/:keyId/settings). */
