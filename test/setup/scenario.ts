@@ -56,7 +56,8 @@ export function setupScenario(o: ScenarioOptions): void {
       opencode: join(home, '.config', 'opencode', 'opencode.json'),
     });
     const snapshot = () => Object.fromEntries(Object.entries(files()).map(([k, f]) => [k, (() => { try { return readFileSync(f, 'utf8'); } catch { return null; } })()]));
-    const router = (args: string[]) => runRouter([...args, '--port', String(port)], { env, timeoutMs: o.timeoutMs });
+    // setup runs every agent once (at the same time): on a small machine that takes a few agents' time.
+    const router = (args: string[]) => runRouter([...args, '--port', String(port)], { env, timeoutMs: args[0] === 'setup' ? o.timeoutMs * 2 : o.timeoutMs });
     const state = async () => ({
       keys: JSON.parse((await router(['keys', 'list', '--json'])).stdout).map((k: { id: string }) => k.id).sort(),
       connections: JSON.parse((await router(['providers', 'list', '--json'])).stdout).map((c: { id: string; updatedAt: string }) => `${c.id}@${c.updatedAt}`).sort(),
@@ -189,6 +190,18 @@ export function setupScenario(o: ScenarioOptions): void {
       expect(again.stdout, describeResult(again)).toContain('Nothing to change');
     }, o.timeoutMs * 3);
 
+    it('doctor then names a broken agent config (exit 1)', async () => {
+      const before = readFileSync(files().claude, 'utf8');
+      writeFileSync(files().claude, before.replace(`127.0.0.1:${port}`, '127.0.0.1:9'));
+      try {
+        const r = await router(['doctor']);
+        expect(r.exitCode, r.stdout).toBe(1);
+        expect(r.stdout).toMatch(/^FAIL {2}agent Claude Code .*points at http:\/\/127\.0\.0\.1:9, not at router.*-> fix: run `router setup`/m);
+      } finally {
+        writeFileSync(files().claude, before);
+      }
+    });
+
     it('--undo restores every agent config byte for byte and removes the keys setup made', async () => {
       const refused = await router(['setup', '--undo']);
       expect(refused.exitCode, describeResult(refused)).toBe(2);
@@ -205,6 +218,13 @@ export function setupScenario(o: ScenarioOptions): void {
       expect(JSON.parse(r.stdout).keysRemoved.sort()).toEqual(keys);
       expect((await state()).keys).toEqual([]);
       expect((await router(['setup', '--undo', '--yes'])).stderr).toContain('nothing to undo');
+    });
+
+    it('doctor names a stopped daemon (exit 1)', async () => {
+      expect((await router(['stop'])).exitCode).toBe(0);
+      const r = await router(['doctor', '--json']);
+      expect(r.exitCode).toBe(1);
+      expect(JSON.parse(r.stdout).findings).toEqual([expect.objectContaining({ check: 'daemon', status: 'fail', fix: expect.stringContaining('router start') })]);
     });
   });
 }

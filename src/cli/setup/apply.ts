@@ -114,6 +114,7 @@ export async function applyPlan(client: DaemonClient, plan: SetupPlan, stateHome
   const working = await workingProviders(client);
   const run: SetupRun = { at: new Date().toISOString(), agents: [], connections: created };
   const agents: AgentResult[] = [];
+  const proofs: Array<Promise<void>> = [];
   for (const a of plan.agents) {
     const base = { id: a.id, name: a.name, version: a.version, files: a.files, proof: null };
     if (a.action === 'unsupported') {
@@ -137,9 +138,13 @@ export async function applyPlan(client: DaemonClient, plan: SetupPlan, stateHome
       run.agents.push({ id: a.id, backupDir: writeSettings(stateHome, a, plan.url, key, keyId, model), keyId });
       writeRuns(stateHome, [...readRuns(stateHome).filter((r) => r.at !== run.at), run]);
     }
-    const proof = a.spec!.proofArgs ? await prove(client, a.spec!, a.path, keyId!, key!, process.env) : null;
-    agents.push({ ...base, action: a.action === 'configure' ? 'configured' : 'unchanged', ...(model ? { model } : {}), keyId, proof, ...(proof ? {} : { reason: `${a.name} has no one-shot command to prove it with` }) });
+    const result: AgentResult = { ...base, action: a.action === 'configure' ? 'configured' : 'unchanged', ...(model ? { model } : {}), keyId, proof: null };
+    if (a.spec!.proofArgs) proofs.push(prove(client, a.spec!, a.path, keyId!, key!, process.env).then((p) => void (result.proof = p)));
+    else result.reason = `${a.name} has no one-shot command to prove it with`;
+    agents.push(result);
   }
   if (run.agents.length === 0 && created.length > 0) writeRuns(stateHome, [...readRuns(stateHome), run]);
+  // The agents answer at once: each proof has its own key, so the request log tells them apart.
+  await Promise.all(proofs);
   return { credentials, agents };
 }
