@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveCliToken } from '../../src/shared/cli-token.js';
 import type { DoctorReply } from '../../src/shared/doctor.js';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { describeResult, freePort, killDaemonOf, runRouter } from '../support/cli.js';
@@ -119,6 +120,30 @@ describe('router doctor', () => {
       expect((await router(['providers', 'rm', id])).exitCode).toBe(0);
     } finally {
       off();
+    }
+  });
+
+  it('names a login whose token expired with no refresh token', async () => {
+    // The management API as the CLI calls it (its token depends on the HOME the daemon runs with).
+    const prev = process.env.HOME;
+    process.env.HOME = home;
+    const token = deriveCliToken(join(home, '.router', 'cli-token.salt'))!;
+    process.env.HOME = prev;
+    const res = await fetch(`http://127.0.0.1:${port}/api/providers`, {
+      method: 'POST',
+      headers: { 'x-router-cli-token': token, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'claude-code', accessToken: 'sk-ant-oat01-old', expiresAt: '2020-01-01T00:00:00Z' }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const id = ((await res.json()) as { id: string }).id;
+    try {
+      const { exitCode, reply, text } = await doctor();
+      expect(exitCode, text).toBe(1);
+      expect(failed(reply)).toEqual([
+        expect.objectContaining({ check: 'account', message: 'token expired at 2020-01-01T00:00:00.000Z and there is no refresh token', fix: expect.stringContaining('router login claude-code') }),
+      ]);
+    } finally {
+      await router(['providers', 'rm', id]);
     }
   });
 
