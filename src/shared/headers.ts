@@ -7,8 +7,10 @@ export const HEADER = {
   serverTiming: 'server-timing',
   /** Every daemon response carries one: the id of its request-log row and traffic capture, when it has them. */
   traceId: 'x-router-trace-id',
-  /** Opt-in session stickiness key for account selection. */
+  /** Opt-in session stickiness key for account selection (the older name of `sessionId`). */
   session: 'x-router-session',
+  /** A conversation's id: keeps it on one account (and, under a combo's affinity, one target). */
+  sessionId: 'x-router-session-id',
 } as const;
 
 /** Name of the dashboard session cookie (CONTRACT "Authentication"). */

@@ -7,7 +7,7 @@ import { Empty, ErrorBox, fmt, Section, Stat, useData } from '../ui/kit';
 
 const PERIODS = { '24h': { ms: 86400_000, bucket: 'hour' }, '7d': { ms: 7 * 86400_000, bucket: 'hour' }, '30d': { ms: 30 * 86400_000, bucket: 'day' } } as const;
 type Period = keyof typeof PERIODS;
-const GROUPS = ['provider', 'model', 'key', 'combo'] as const;
+const GROUPS = ['provider', 'model', 'key', 'combo', 'connection'] as const;
 type Group = (typeof GROUPS)[number];
 const METRICS = { requests: 'requests', tokens: 'tokens (in + out)', cost: 'cost (USD)' } as const;
 type Metric = keyof typeof METRICS;
@@ -166,7 +166,7 @@ export function Usage() {
           <div role="tablist" aria-label="Group by">
             {GROUPS.map((g) => (
               <button key={g} type="button" role="tab" aria-selected={g === group} className={g === group ? 'tab on' : 'tab'} onClick={() => setGroup(g)}>
-                by {g}
+                by {g === 'connection' ? 'account' : g}
               </button>
             ))}
           </div>
@@ -216,12 +216,13 @@ function BreakdownTable({ rows, group }: { rows: BreakdownRow[]; group: Group })
     <table>
       <thead>
         <tr>
-          <th>{group}</th>
+          <th>{group === 'connection' ? 'account' : group}</th>
           <th>Requests</th>
           <th>Errors</th>
           <th>Input</th>
           <th>Output</th>
           <th>Cache read</th>
+          <th title="Share of input tokens read from the provider's prompt cache (what a combo's cache affinity buys)">Cached</th>
           <th>Reasoning</th>
           <th>Cost</th>
         </tr>
@@ -237,6 +238,7 @@ function BreakdownTable({ rows, group }: { rows: BreakdownRow[]; group: Group })
             <td>{fmt.int(r.tokens.input)}</td>
             <td>{fmt.int(r.tokens.output)}</td>
             <td>{fmt.int(r.tokens.cacheRead)}</td>
+            <td>{r.tokens.input > 0 ? `${((r.tokens.cacheRead / r.tokens.input) * 100).toFixed(1)} %` : '-'}</td>
             <td>{fmt.int(r.tokens.reasoning)}</td>
             <td>
               {fmt.usd(r.costUsd)}

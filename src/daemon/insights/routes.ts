@@ -6,7 +6,7 @@ import { MAX_POINTS, pointCount, type Range } from '../usage/queries.js';
 import { ident, ordered, orderedMsg, time } from '../usage/routes.js';
 import { keyIdFor } from '../keys/lookup.js';
 import { diversity } from './diversity.js';
-import { decodeCursor, listSessions, sessionRequests } from './sessions.js';
+import { decodeCursor, listSessions, sessionCacheFacts, sessionRequests } from './sessions.js';
 import { storageHealth, vacuum } from './storage.js';
 
 const idCursor = z.string().regex(/^[1-9]\d{0,15}$/, 'expected the nextCursor of a previous page');
@@ -150,7 +150,8 @@ export const insightRoutes: RouteDef[] = [
     path: '/api/sessions/:id',
     tier: 'management',
     tag: 'observability',
-    summary: "Every request of one session, oldest first, paged by cursor",
+    summary:
+      "Every request of one session, oldest first, paged by cursor; with the accounts it used and the cached share of its input tokens (cacheReadTokens / tokensIn of its served requests)",
     query: sessionQuery,
     handler: async ({ services, params, query }) => {
       const id = params.id ?? '';
@@ -158,7 +159,12 @@ export const insightRoutes: RouteDef[] = [
       const page = sessionRequests(services.db, id, { limit: query.limit, after: query.cursor === undefined ? undefined : Number(query.cursor) });
       if (page.requests.length === 0 && query.cursor === undefined) throw new RouterError(404, `No request carried the session '${id.slice(0, 200)}'.`);
       for (const entry of page.requests) entry.provider = services.providers.label(entry.providerId);
-      return { sessionId: id, ...page };
+      const facts = sessionCacheFacts(services.db, id);
+      for (const a of facts.accounts) {
+        a.provider = services.providers.label(a.providerId);
+        a.name = a.connectionId === null ? null : (services.connections.get(a.connectionId)?.name ?? null);
+      }
+      return { sessionId: id, ...facts, ...page };
     },
   }),
   route({

@@ -126,6 +126,51 @@ export function listSessions(
   return { sessions, nextCursor: more && tail ? encodeCursor(tail.last, tail.session_id) : null };
 }
 
+/** One account a session's requests went to. */
+export interface SessionAccount {
+  /** Null for requests router answered itself or sent without a stored account. */
+  connectionId: string | null;
+  /** Filled by the route: the connection's name (null once deleted). */
+  name?: string | null;
+  provider: string;
+  providerId: string;
+  requests: number;
+  tokensIn: number;
+  cacheReadTokens: number;
+}
+
+/** Where a session went and what the provider's prompt cache gave it (cache affinity's yardstick). */
+export interface SessionCacheFacts {
+  accounts: SessionAccount[];
+  /** Distinct accounts that served (status < 400) one of its requests. */
+  accountsUsed: number;
+  tokensIn: number;
+  cacheReadTokens: number;
+  /** cacheReadTokens / tokensIn over the session's served requests; null when none had input tokens. */
+  cachedShare: number | null;
+}
+
+/** The accounts a session used, in order of first use, with input and cache-read tokens of its served requests. */
+export function sessionCacheFacts(db: Db, sessionId: string): SessionCacheFacts {
+  const rows = db
+    .prepare(
+      `SELECT connection_id AS conn, provider, COUNT(*) AS requests, COALESCE(SUM(CASE WHEN status < 400 THEN tokens_in END), 0) AS tin,
+         COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached, SUM(status < 400) AS served, MIN(id) AS first
+       FROM usage_log WHERE session_id = ? GROUP BY connection_id, provider ORDER BY first`,
+    )
+    .all(sessionId) as Array<{ conn: string | null; provider: string; requests: number; tin: number; cached: number; served: number }>;
+  let tokensIn = 0;
+  let cacheReadTokens = 0;
+  let accountsUsed = 0;
+  const accounts = rows.map((r): SessionAccount => {
+    tokensIn += r.tin;
+    cacheReadTokens += r.cached;
+    if (r.served > 0 && r.conn !== null) accountsUsed++;
+    return { connectionId: r.conn, provider: r.provider, providerId: r.provider, requests: r.requests, tokensIn: r.tin, cacheReadTokens: r.cached };
+  });
+  return { accounts, accountsUsed, tokensIn, cacheReadTokens, cachedShare: tokensIn > 0 ? Math.round((cacheReadTokens / tokensIn) * 10_000) / 10_000 : null };
+}
+
 /** Every request of one session, oldest first, paged by row id. */
 export function sessionRequests(db: Db, sessionId: string, page: { limit: number; after?: number }): { requests: LogEntry[]; nextCursor: string | null } {
   const rows = db

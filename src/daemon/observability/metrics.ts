@@ -66,6 +66,9 @@ export class Metrics {
   private readonly timingCells = [new Map<string, { overhead: HistogramCell; ttfb: HistogramCell | undefined }>(), new Map<string, { overhead: HistogramCell; ttfb: HistogramCell | undefined }>()] as const;
   private readonly errorCells = new Map<string, Cell>();
   private readonly providerLabels = new Map<string, string>();
+  /** Input and cache-read tokens per account (connection id) and per combo: [input, cache_read] cells. */
+  private readonly promptCells = new Map<string, [Cell, Cell]>();
+  private readonly accounts = new CappedLabel(MAX_OTHER_LABELS);
   private unsubscribe?: () => void;
 
   private readonly requests = new ValueFamily('router_requests_total', 'Proxied attempts recorded (one per usage row; a request that failed over counts each attempt).', ['route', 'client_format', 'provider', 'model', 'combo', 'status_class'], 'counter');
@@ -75,6 +78,7 @@ export class Metrics {
   private readonly ttfb = new HistogramFamily('router_time_to_first_byte_seconds', 'Streams: time from the request until the reply committed (headers and first content sent).', ['provider'], DURATION_BUCKETS);
   private readonly tokens = new ValueFamily('router_tokens_total', 'Tokens recorded, by kind (input, output, cache_read, cache_write, reasoning).', ['provider', 'model', 'kind'], 'counter');
   private readonly cost = new ValueFamily('router_cost_usd_total', 'Cost of recorded attempts, US dollars.', ['provider', 'model'], 'counter');
+  private readonly prompt = new ValueFamily('router_prompt_tokens_total', "Input tokens per account and per combo, and how many of them were read from the provider's prompt cache (kind input | cache_read; scope account | combo).", ['scope', 'name', 'kind'], 'counter');
   private readonly upstreamErrors = new ValueFamily('router_upstream_errors_total', 'Failed upstream attempts by kind (network, timeout, rate_limit, server, auth, quota, model_access, client, empty, content_filter) and the status reported for it.', ['provider', 'kind', 'status_class'], 'counter');
 
   constructor(
@@ -83,7 +87,7 @@ export class Metrics {
   ) {
     this.models = new CappedLabel(opts.maxModels ?? MAX_MODEL_LABELS);
     const r = this.registry;
-    for (const f of [this.requests, this.duration, this.upstream, this.overhead, this.ttfb, this.tokens, this.cost, this.upstreamErrors]) f.register(r);
+    for (const f of [this.requests, this.duration, this.upstream, this.overhead, this.ttfb, this.tokens, this.cost, this.prompt, this.upstreamErrors]) f.register(r);
     this.registerSnapshots();
     // RSS, heap, event-loop delay, open fds, GC: prom-client's standard process_* and nodejs_* families.
     collectDefaultMetrics({ register: r });
@@ -108,6 +112,30 @@ export class Metrics {
     if (rec.cacheWriteTokens) t[3]!.value += rec.cacheWriteTokens;
     if (rec.reasoningTokens) t[4]!.value += rec.reasoningTokens;
     if (rec.costUsd) s.cost.value += rec.costUsd;
+    if (rec.tokensIn) {
+      if (rec.connectionId !== null) this.promptTokens('a', rec.connectionId, rec);
+      if (rec.combo !== null) this.promptTokens('c', rec.combo, rec);
+    }
+  }
+
+  /** Adds a record's input and cache-read tokens to its account's or combo's cells. */
+  private promptTokens(scope: 'a' | 'c', name: string, rec: UsageRecord): void {
+    const key = scope + name;
+    let cells = this.promptCells.get(key);
+    if (!cells) {
+      const label = scope === 'a' ? this.accounts.of(this.accountName(name)) : this.combos.of(name);
+      const s = scope === 'a' ? 'account' : 'combo';
+      cells = [this.prompt.cell(s, label, 'input'), this.prompt.cell(s, label, 'cache_read')];
+      if (this.promptCells.size < MAX_SERIES_CACHE) this.promptCells.set(key, cells);
+    }
+    cells[0].value += rec.tokensIn;
+    if (rec.cacheReadTokens) cells[1].value += rec.cacheReadTokens;
+  }
+
+  /** An account as its label reads: `<provider>/<connection name>` (the id when the connection is gone). */
+  private accountName(connectionId: string): string {
+    const c = this.src.connections.get(connectionId);
+    return c ? `${this.src.label(c.provider)}/${c.name}` : connectionId;
   }
 
   /** The Server-Timing figures of one served reply (ms), as sent in its header. */
@@ -229,6 +257,16 @@ export class Metrics {
     gauge('router_breaker_consecutive_failures', 'Consecutive breaker-eligible failures per circuit.', ['provider', 'model'], (f) => {
       f.clear();
       for (const b of src.resilience.breakers.snapshot()) f.cell(this.provider(b.provider), b.model === undefined ? '*' : this.models.of(b.model)).value = b.consecutiveFailures;
+    });
+    gauge('router_cached_input_share', "Share of input tokens read from the provider's prompt cache, per account and per combo (0..1): what cache affinity buys.", ['scope', 'name'], (f) => {
+      f.clear();
+      // Several accounts may share a label ("other" past the cap): each label's cells are read once.
+      const seen = new Set<Cell>();
+      for (const [input, cached] of this.promptCells.values()) {
+        if (seen.has(input) || input.value <= 0) continue;
+        seen.add(input);
+        f.cell(input.labels.scope!, input.labels.name!).value = cached.value / input.value;
+      }
     });
     gauge('router_cooldowns', 'Accounts cooling down per provider and model ("*": every model).', ['provider', 'model'], (f) => {
       f.clear();

@@ -12,7 +12,7 @@ import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { collectStream, openStream, type StreamBody, type StreamSummary } from './stream.js';
 import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
-import { HEADER } from '../../shared/headers.js';
+import { sessionHeader } from '../routing/conversation.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange, type UpstreamReply } from './upstream.js';
 import { socketRoute, type SocketCall } from './socket-route.js';
@@ -248,7 +248,8 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
       call,
       traceId,
       t0,
-      sessionKey: h.get(HEADER.session) ?? undefined,
+      sessionKey: sessionHeader(h),
+      requestHeaders: h,
       traceparent: h.get('traceparent'),
       relay: call.endpoint === RELAY_PATH,
       client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
@@ -393,7 +394,7 @@ async function jsonReply(
   outcome.status = 200;
   outcome.usage = usage;
   outcome.finishReason = response?.finishReason;
-  outcome.servedModel = response?.model;
+  noteReply(services, outcome, response);
   outcome.upstreamMs = upstreamMs;
   outcome.outputText = outputText;
   finishOutcome(services, outcome, usage);
@@ -416,6 +417,18 @@ async function jsonReply(
     return HANDLED;
   }
   return new FastResponse(body, { status: 200, headers });
+}
+
+/**
+ * What a served reply says of itself: the model that answered (the usage row's served-model check) and,
+ * for a Responses client under a combo's cache affinity, its id, so the turn naming it as
+ * `previous_response_id` is the same conversation (routing/conversation.ts).
+ */
+function noteReply(services: Services, outcome: Outcome, response: IrResponse | undefined): void {
+  outcome.servedModel = response?.model;
+  if (!response?.id || outcome.session === undefined || outcome.call.clientFormat !== 'openai-responses' || outcome.combo === undefined) return;
+  const affinity = services.combos.byName(outcome.combo)?.affinity;
+  if (affinity !== undefined && affinity !== 'off') services.resilience.conversations.chains.note(response.id, outcome.session);
 }
 
 async function streamReply(
@@ -454,7 +467,7 @@ async function streamReply(
       outcome.status = 200;
       outcome.usage = s.usage;
       outcome.finishReason = s.finishReason;
-      outcome.servedModel = s.response.model;
+      noteReply(services, outcome, s.response);
       outcome.error = s.error;
       outcome.streamed = true;
       outcome.upstreamMs = upstreamMs;

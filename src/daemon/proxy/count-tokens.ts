@@ -2,7 +2,7 @@ import { FastResponse } from 'srvx';
 import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
-import { HEADER } from '../../shared/headers.js';
+import { sessionHeader } from '../routing/conversation.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import type { IrRequest, WireFormat } from '../translate/ir.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
@@ -58,7 +58,7 @@ export async function countTokens(ctx: RouteContext, format: WireFormat, endpoin
   // Anthropic's beta flags gate body fields (mid-conversation system turns...): the count must see them too.
   const headers = nativeHeaders(format, h);
   return execute(
-    { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
+    { services, auth: ctx.auth, call, traceId, t0, sessionKey: sessionHeader(h), client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
     {
       async prepare(target, outcome) {
         const native = target.format === format ? nativeRequest(format, target, raw) : undefined;

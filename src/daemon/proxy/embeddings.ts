@@ -3,7 +3,7 @@ import { FastResponse } from 'srvx';
 import { randomUUID } from 'node:crypto';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
-import { HEADER } from '../../shared/headers.js';
+import { sessionHeader } from '../routing/conversation.js';
 import { execute, finishOutcome } from './execute.js';
 import { postJson } from './json-call.js';
 import type { ProxyCall } from './outcome.js';
@@ -39,7 +39,7 @@ export async function runEmbeddings(ctx: RouteContext, raw: Record<string, unkno
   const h = ctx.event.req.headers;
   const call: ProxyCall = { clientFormat: 'openai-chat', raw, model: raw.model as string, stream: false, endpoint: '/v1/embeddings' };
   return execute(
-    { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
+    { services, auth: ctx.auth, call, traceId, t0, sessionKey: sessionHeader(h), client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
     {
       prepare: (target) => prepare(target, raw),
       async attempt(target, req, outcome, limits) {

@@ -11,6 +11,7 @@ import type { Target } from './target.js';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
 import type { AttemptLimits } from './attempt-guard.js';
 import { freshTarget } from '../oauth/fresh.js';
+import type { HeaderGetter } from '../routing/conversation.js';
 
 /**
  * The one executor every upstream call goes through: chat in each client format, legacy completions,
@@ -29,8 +30,10 @@ export interface ExecRequest {
   traceId: string;
   /** performance.now() at the start of the request. */
   t0: number;
-  /** The session affinity key (X-Router-Session), when the client sent one. */
+  /** The session affinity key (X-Router-Session-Id / X-Router-Session), when the client sent one. */
   sessionKey?: string;
+  /** The client's headers, read for a conversation's markers under a combo's cache affinity (routing/conversation.ts). */
+  requestHeaders?: HeaderGetter;
   /** The relay route: its own per-minute limits per key and per client address. */
   relay?: boolean;
   /** The client's W3C traceparent header (OpenTelemetry tracing honours it when on). */
@@ -119,7 +122,7 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
 async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { plan?: Plan }): Promise<R> {
   const { services, auth, call } = req;
   if (typeof call.model === 'string' && !req.routerChosenModel) services.quotas.allowedModel(auth, call.model);
-  const plan = planTargets(services, call.model, req.sessionKey);
+  const plan = planTargets(services, call.model, req.sessionKey, req);
   planned.plan = plan;
   if (plan.unavailable) throw plan.unavailable;
   const first = plan.targets[0]!;
@@ -167,7 +170,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
     try {
       const limits = { firstByteMs: upstreamFirstByteTimeoutMs, totalMs: Math.min(targetTimeout, left) };
       const reply = await policy.attempt(target, prepared, outcome, limits);
-      attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, req.sessionKey);
+      attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, plan.session);
       return reply;
     } catch (thrown) {
       const err = asRouterError(thrown);
@@ -213,9 +216,10 @@ function newOutcome(req: ExecRequest, target: Target, plan: Plan): Outcome {
     combo: plan.combo?.name,
     notes: undefined,
     client: req.client,
-    session: req.sessionKey,
+    session: plan.session,
     outputText: undefined,
     costUsd: undefined,
+    servedModel: undefined,
   };
 }
 

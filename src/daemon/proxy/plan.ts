@@ -1,5 +1,7 @@
 import { badRequest, RouterError } from '../http/errors.js';
+import { conversationOf, targetKey, type HeaderGetter } from '../routing/conversation.js';
 import { circuitOpenError, modelCooldownError } from '../routing/errors.js';
+import type { ComboAffinity } from '../../shared/records.js';
 import { orderTargets } from '../routing/strategies.js';
 import type { Services } from '../services.js';
 import type { Target } from './target.js';
@@ -12,6 +14,13 @@ export interface PlannedCombo {
   id: string;
   name: string;
   targetTimeoutMs: number | null;
+  affinity: ComboAffinity;
+}
+
+/** Where a conversation id can be read from: the request's headers and body (read only under a combo's affinity). */
+export interface ConversationSource {
+  requestHeaders?: HeaderGetter;
+  call: { raw: Record<string, unknown> };
 }
 
 /** The targets to try for one request, in order, and why some were left out. */
@@ -22,6 +31,11 @@ export interface Plan {
   unavailable?: RouterError;
   /** Why the strategy's first choice was left out, when it was (the `combo.switched` reason). */
   leadSkipped?: 'circuit_open' | 'cooldown';
+  /**
+   * The request's session: its X-Router-Session(-Id) header or, under a combo's affinity, the conversation
+   * derived from the client's markers or prompt prefix (routing/conversation.ts). Accounts bind to it.
+   */
+  session?: string;
 }
 
 interface Collect {
@@ -42,15 +56,24 @@ function skip(acc: Collect, err: RouterError): void {
  * the same way, combos nested up to MAX_COMBO_DEPTH). Providers whose circuit is open and accounts cooling
  * down for the model are left out. An unknown model is a 404, never routed to a default (spec, proxy endpoints: an unrecognized model is never defaulted to another provider).
  */
-export function planTargets(services: Services, model: unknown, sessionKey?: string): Plan {
+export function planTargets(services: Services, model: unknown, sessionKey?: string, source?: ConversationSource): Plan {
   if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');
   if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
   const acc: Collect = { targets: [], skipped: [] };
   const combo = services.combos.byName(model);
-  if (combo) expandCombo(services, model, acc, sessionKey, 0, new Set());
-  else providerTargets(services, model, acc, sessionKey);
+  let session = sessionKey;
+  // Cache affinity: the conversation is named only for a combo that asks (nothing is read or hashed otherwise).
+  if (combo && combo.affinity !== 'off' && source) {
+    session = conversationOf(combo.affinity, source.requestHeaders, source.call.raw, services.resilience.conversations.chains) ?? sessionKey;
+  }
+  if (combo) expandCombo(services, model, acc, session, 0, new Set());
+  else providerTargets(services, model, acc, session);
   const plan: Plan = { targets: acc.targets };
-  if (combo) plan.combo = { id: combo.id, name: combo.name, targetTimeoutMs: combo.targetTimeoutMs ?? null };
+  if (session !== undefined) plan.session = session;
+  if (combo) {
+    plan.combo = { id: combo.id, name: combo.name, targetTimeoutMs: combo.targetTimeoutMs ?? null, affinity: combo.affinity };
+    if (combo.affinity !== 'off' && session !== undefined && acc.targets.length > 1) pinConversation(services, combo.id, session, acc.targets);
+  }
   if (acc.targets.length === 0) plan.unavailable = acc.skipped[0] ?? new RouterError(503, `No target of '${model}' is usable.`);
   // Account `least-used` counts the account a request is planned to go to first (not replies, which
   // arrive too late for a burst planned together).
@@ -59,6 +82,26 @@ export function planTargets(services: Services, model: unknown, sessionKey?: str
   if (acc.lead?.code === 'provider_circuit_open') plan.leadSkipped = 'circuit_open';
   else if (acc.lead?.code === 'model_cooldown') plan.leadSkipped = 'cooldown';
   return plan;
+}
+
+/**
+ * Puts the target a conversation was served by first, whatever the strategies chose, while it is usable:
+ * a target cooling down, behind an open circuit or on an inactive account is not in the list, and one the
+ * account's failure streak demoted is let go; the conversation then follows the order and binds to the
+ * target that serves it (resilience/attempts.ts), where it stays.
+ */
+function pinConversation(services: Services, comboId: string, conversation: string, targets: Target[]): void {
+  const r = services.resilience;
+  const bound = r.conversations.bound(comboId, conversation);
+  if (bound === undefined) return;
+  const index = targets.findIndex((t) => targetKey(t) === bound);
+  if (index === -1) return;
+  const target = targets[index]!;
+  if (target.connectionId !== undefined && r.health.isDemoted(target.connectionId, target.model)) {
+    r.conversations.release(comboId, conversation);
+    return;
+  }
+  if (index > 0) targets.unshift(...targets.splice(index, 1));
 }
 
 function unknownModel(model: string): RouterError {

@@ -28,7 +28,7 @@ export interface AttemptTarget {
 
 /** What resilience reads of a request's plan. */
 export interface AttemptPlan {
-  combo?: { id: string; name: string };
+  combo?: { id: string; name: string; affinity?: string };
   targets: ReadonlyArray<{ model: string; connectionId?: string }>;
   /** Why the strategy's first choice was left out, when it was. */
   leadSkipped?: 'circuit_open' | 'cooldown';
@@ -52,6 +52,8 @@ export function attemptSucceeded(services: Pick<Services, 'resilience' | 'events
     // The use was counted when the request was planned; here the session binds to the account that served.
     if (sessionKey !== undefined) r.accounts.bindSession(target.provider.id, sessionKey, target.connectionId);
   }
+  // Cache affinity: the conversation stays on the target and account that served it until they fail.
+  if (sessionKey !== undefined && plan.combo?.affinity !== undefined && plan.combo.affinity !== 'off') r.conversations.bind(plan.combo.id, sessionKey, target);
   const latencyKey = target.comboEntry ?? target.publicModel;
   r.latency.record(latencyKey, ms);
   if (!plan.combo) return;

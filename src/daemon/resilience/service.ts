@@ -4,6 +4,7 @@ import type { ConnectionStore } from '../providers/connections.js';
 import { AccountHealth } from '../routing/account-health.js';
 import { AccountSelector } from '../routing/accounts.js';
 import { CircuitBreakers, type BreakerEvent, type BreakerSnapshotEntry } from '../routing/breaker.js';
+import { ConversationAffinity } from '../routing/conversation.js';
 import { CooldownStore, type CooldownEntry } from '../routing/cooldowns.js';
 import { LatencyTracker } from '../routing/latency.js';
 import { SessionAffinity } from '../routing/session-affinity.js';
@@ -32,6 +33,8 @@ export class Resilience {
   readonly comboUsage = new Map<string, number>();
   /** Last target that served each combo, for `combo.switched`. */
   readonly comboPrimary = new Map<string, string>();
+  /** Cache affinity: where each conversation of a combo went last, and Responses chains (routing/conversation.ts). */
+  readonly conversations = new ConversationAffinity();
   private dirty = false;
   private timer?: NodeJS.Timeout;
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { HEADER } from '../../../shared/headers.js';
+import { sessionHeader } from '../../routing/conversation.js';
 import { RouterError } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
 import type { ProviderEndpoints } from '../../providers/types.js';
@@ -41,7 +41,7 @@ export function mediaRequest(ctx: RouteContext, endpoint: string, model: string,
       call,
       traceId,
       t0,
-      sessionKey: h.get(HEADER.session) ?? undefined,
+      sessionKey: sessionHeader(h),
       traceparent: h.get('traceparent'),
       client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
     },

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { FastResponse } from 'srvx';
 import { badRequest, RouterError } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
-import { HEADER } from '../../../shared/headers.js';
+import { sessionHeader } from '../../routing/conversation.js';
 import type { Services } from '../../services.js';
 import { execute, finishOutcome } from '../execute.js';
 import { internalCall } from '../internal-call.js';
@@ -104,7 +104,7 @@ export async function runRerank(ctx: RouteContext, raw: Record<string, unknown>,
   const h = ctx.event.req.headers;
   const call: ProxyCall = { clientFormat: 'openai-chat', raw, model: raw.model as string, stream: false, endpoint: shape === 'cohere-v2' ? '/v2/rerank' : '/v1/rerank' };
   return execute(
-    { services, auth: ctx.auth, call, traceId, t0, sessionKey: h.get(HEADER.session) ?? undefined, client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
+    { services, auth: ctx.auth, call, traceId, t0, sessionKey: sessionHeader(h), client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
     {
       prepare(target): Prepared {
         const spec = rerankSpecOf(target);
