@@ -69,12 +69,15 @@ async function shutdown(node: NodeServer, services: Services, graceMs: number): 
   // Open MCP SSE streams are requests that never end by themselves.
   services.mcp.close();
   const closed = new Promise<void>((resolve) => node.close(() => resolve()));
+  // Batch lines in flight finish and are recorded while the HTTP requests drain: a line that completed
+  // upstream must not be sent again after the restart.
+  const batches = services.batches.drain(graceMs);
   node.closeIdleConnections();
   // close() drops only the connections idle at that moment: one whose in-flight request finishes later
   // would stay open on keep-alive until the client let go of it, holding the stop for seconds. Sweep.
   const sweep = setInterval(() => node.closeIdleConnections(), 50);
   const timer = setTimeout(() => node.closeAllConnections(), graceMs);
-  await closed;
+  await Promise.all([closed, batches]);
   clearInterval(sweep);
   clearTimeout(timer);
   closeServices(services);

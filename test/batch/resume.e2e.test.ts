@@ -77,3 +77,51 @@ describe('a batch survives SIGKILL', () => {
     expect(output[199].response.body.choices[0].message.content).toBe('done: item 199');
   }, 120_000);
 });
+
+describe('a graceful stop in the middle of a batch', () => {
+  it('lets the lines in flight finish and records them: after the restart no line is sent twice (issue 27 item 6)', async () => {
+    const stopHome = mkdtempSync(join(tmpdir(), 'router-batch-graceful-'));
+    let second: RouterProcess | undefined;
+    try {
+      const first = await startRouter({ home: stopHome, keepHome: true });
+      const created = await first.manage('POST', '/api/keys', { name: 'batch-graceful', scopes: ['proxy'] });
+      const key = created.json.key as string;
+      await first.addConnection({ provider: 'openai', apiKey: 'sk-upstream', providerSpecificData: { baseUrl: mock.openaiBase } });
+      expect((await first.manage('PATCH', '/api/settings', { batchConcurrency: 3 })).status).toBe(200);
+      const asked = () => mock.requests.filter((r) => r.endpoint === 'openai.chat' && userText(r.json)?.startsWith('graceful ')).length;
+      // Slow answers: the stop lands while three lines are in flight.
+      mock.handle((req) => (req.endpoint === 'openai.chat' && userText(req.json)?.startsWith('graceful ') ? { type: 'delay', ms: 1500, then: { type: 'text', text: `done: ${userText(req.json)}` } } : undefined));
+
+      const client = sdk(first, key);
+      const lines = Array.from({ length: 9 }, (_, i) => chatLine(`g-${i}`, 'openai/gpt-4o-mini', `graceful ${i}`));
+      const file = await upload(client, jsonl(lines));
+      const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const deadline = Date.now() + 20_000;
+      while (asked() < 3) {
+        if (Date.now() > deadline) throw new Error(`only ${asked()} lines reached the upstream`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await first.stop();
+      // The three lines in flight were answered and recorded before the daemon exited; no other line started.
+      const db = new Database(join(stopHome, 'router.db'));
+      const recorded = db.prepare('SELECT COUNT(*) FROM batch_lines WHERE batch_id = ?').pluck().get(batch.id) as number;
+      db.close();
+      expect(recorded).toBe(asked());
+      expect(recorded).toBe(3);
+
+      second = await startRouter({ home: stopHome, keepHome: true });
+      const done = await waitBatch(sdk(second, key), batch.id);
+      expect(done.request_counts).toEqual({ total: 9, completed: 9, failed: 0 });
+      const perLine = new Map<string, number>();
+      for (const r of mock.requests) {
+        const text = userText(r.json);
+        if (r.endpoint === 'openai.chat' && text?.startsWith('graceful ')) perLine.set(text, (perLine.get(text) ?? 0) + 1);
+      }
+      expect(perLine.size).toBe(9);
+      expect([...perLine.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    } finally {
+      await second?.stop().catch(() => {});
+      rmSync(stopHome, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -63,7 +63,21 @@ export class BatchService {
     for (const row of this.store.unfinished()) this.launch(row);
   }
 
-  /** Stops every running batch; lines in flight are not recorded, so they are sent again at the next start. */
+  /**
+   * A graceful stop's first step: no batch sends another line, and the lines in flight finish and are
+   * recorded, so the next start does not send them again. Resolves when every run has ended, or after
+   * `graceMs` (lines still in flight then are not recorded and are sent again at the next start).
+   */
+  async drain(graceMs: number): Promise<void> {
+    const runs = [...this.running.values()];
+    for (const { handle } of runs) handle.halt('shutdown');
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([Promise.all(runs.map((r) => r.done)), grace]);
+    clearTimeout(timer);
+  }
+
+  /** Stops every running batch; lines still in flight are not recorded, so they are sent again at the next start. */
   close(): void {
     this.closed = true;
     for (const { handle } of this.running.values()) handle.halt('shutdown');
