@@ -12,9 +12,13 @@ export interface Price extends UnitRates {
   input: number;
   output: number;
   cacheRead?: number;
+  /** Cache writes of the 5-minute kind (Anthropic's default), or of any kind where the provider has one. */
   cacheWrite?: number;
   reasoning?: number;
 }
+
+/** Anthropic's 1-hour cache writes cost twice the input rate (platform.claude.com pricing: "1h cache writes"). */
+const ONE_HOUR_WRITE_FACTOR = 2;
 
 /** Token counts in the IR convention: input includes cache reads and writes, output includes reasoning. */
 export interface CostUsage {
@@ -22,7 +26,14 @@ export interface CostUsage {
   outputTokens: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** The part of cacheWriteTokens written for one hour. */
+  cacheWrite1hTokens?: number;
   reasoningTokens?: number;
+  /** Parts of inputTokens / outputTokens in audio or images, billed at the audio and image rates. */
+  audioInputTokens?: number;
+  audioOutputTokens?: number;
+  imageInputTokens?: number;
+  imageOutputTokens?: number;
 }
 
 const p = (input: number, output: number, extra: Omit<Price, 'input' | 'output'> = {}): Price => ({ input, output, ...extra });
@@ -138,23 +149,36 @@ function mergeTables(...tables: Readonly<Record<string, Readonly<Record<string, 
 const PER = 1_000_000;
 
 /**
- * Cost in USD of one reply (docs/usage.md):
- *   (input - cacheRead - cacheWrite) x input + cacheRead x cacheRead rate + cacheWrite x cacheWrite rate
- *   + (output - reasoning) x output + reasoning x reasoning rate
- * with each token count per million. Negative differences (inconsistent upstream counts) count as 0.
+ * Cost in USD of one reply (docs/usage.md "One usage model"):
+ *   (input - cacheRead - cacheWrite - audioIn - imageIn) x input + cacheRead x cacheRead rate
+ *   + cacheWrite5m x cacheWrite rate + cacheWrite1h x (2 x input) + audioIn x audioInput + imageIn x imageInput
+ *   + (output - reasoning - audioOut - imageOut) x output + reasoning x reasoning rate
+ *   + audioOut x audioOutput + imageOut x imageOutput
+ * with each token count per million; absent rates fall back to input (cache, audio and image input) or
+ * output. Negative differences (inconsistent upstream counts) count as 0.
  */
 export function computeCost(price: Price, u: CostUsage): number {
   const cacheRead = nonNegative(u.cacheReadTokens);
   const cacheWrite = nonNegative(u.cacheWriteTokens);
+  const write1h = Math.min(cacheWrite, nonNegative(u.cacheWrite1hTokens));
   const reasoning = nonNegative(u.reasoningTokens);
-  const uncached = Math.max(0, nonNegative(u.inputTokens) - cacheRead - cacheWrite);
-  const visibleOut = Math.max(0, nonNegative(u.outputTokens) - reasoning);
+  const audioIn = nonNegative(u.audioInputTokens);
+  const imageIn = nonNegative(u.imageInputTokens);
+  const audioOut = nonNegative(u.audioOutputTokens);
+  const imageOut = nonNegative(u.imageOutputTokens);
+  const uncached = Math.max(0, nonNegative(u.inputTokens) - cacheRead - cacheWrite - audioIn - imageIn);
+  const visibleOut = Math.max(0, nonNegative(u.outputTokens) - reasoning - audioOut - imageOut);
   return (
     (uncached * price.input +
       cacheRead * (price.cacheRead ?? price.input) +
-      cacheWrite * (price.cacheWrite ?? price.input) +
+      (cacheWrite - write1h) * (price.cacheWrite ?? price.input) +
+      write1h * price.input * ONE_HOUR_WRITE_FACTOR +
+      audioIn * (price.audioInput ?? price.input) +
+      imageIn * (price.imageInput ?? price.input) +
       visibleOut * price.output +
-      reasoning * (price.reasoning ?? price.output)) /
+      reasoning * (price.reasoning ?? price.output) +
+      audioOut * (price.audioOutput ?? price.output) +
+      imageOut * (price.imageOutput ?? price.output)) /
     PER
   );
 }

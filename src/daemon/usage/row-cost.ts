@@ -1,4 +1,5 @@
-import type { RowCost } from './pricing.js';
+import type { IrUsage } from '../translate/ir.js';
+import type { CostUsage, RowCost } from './pricing.js';
 import type { UsageRecord } from './record.js';
 
 /** The cost of a reply served from the response cache: nothing was spent upstream. */
@@ -13,13 +14,24 @@ export function setCost(rec: UsageRecord, cost: RowCost): void {
   rec.priceVersion = cost.priceVersion;
 }
 
-/** A row's token counts as pricing reads them. */
-export function usageOf(r: UsageRecord) {
-  return {
+/**
+ * A row's token counts as pricing reads them, with the parts the row does not store (1-hour cache writes,
+ * audio and image tokens) from the upstream's usage when it reported them.
+ */
+export function usageOf(r: UsageRecord, u?: Partial<IrUsage>): CostUsage {
+  const out: CostUsage = {
     inputTokens: r.tokensIn,
     outputTokens: r.tokensOut,
     cacheReadTokens: r.cacheReadTokens,
     cacheWriteTokens: r.cacheWriteTokens,
     reasoningTokens: r.reasoningTokens,
   };
+  if (u) {
+    out.cacheWrite1hTokens = u.cacheWrite1hTokens;
+    out.audioInputTokens = u.audioInputTokens;
+    out.audioOutputTokens = u.audioOutputTokens;
+    out.imageInputTokens = u.imageInputTokens;
+    out.imageOutputTokens = u.imageOutputTokens;
+  }
+  return out;
 }

@@ -263,7 +263,7 @@ export class UsageService {
     }
     // A failed attempt with no tokens was billed nothing, whatever the model's price (requests refused
     // before any upstream attempt too): a certain $0, not an unknown.
-    setCost(rec, status >= 400 && rec.tokensIn === 0 && rec.tokensOut === 0 ? NOTHING_BILLED : this.pricing.cost(rec.provider, rec.model, usageOf(rec), x.costFactor ?? 1));
+    setCost(rec, status >= 400 && rec.tokensIn === 0 && rec.tokensOut === 0 ? NOTHING_BILLED : this.pricing.cost(rec.provider, rec.model, usageOf(rec, u), x.costFactor ?? 1));
     this.commit(rec, meta);
   }
 

@@ -42,6 +42,9 @@ export function decodeAnthropicUsage(raw: unknown): Partial<IrUsage> {
   if (input !== undefined) out.inputTokens = input + (read ?? 0) + (write ?? 0);
   if (read !== undefined) out.cacheReadTokens = read;
   if (write !== undefined) out.cacheWriteTokens = write;
+  // cache_creation splits the writes by lifetime; the 1-hour ones bill at their own rate (2x input).
+  const oneHour = isRecord(raw.cache_creation) ? count(raw.cache_creation.ephemeral_1h_input_tokens) : undefined;
+  if (oneHour) out.cacheWrite1hTokens = oneHour;
   const output = count(raw.output_tokens);
   if (output !== undefined) out.outputTokens = output;
   const thinking = isRecord(raw.output_tokens_details) ? count(raw.output_tokens_details.thinking_tokens) : undefined;

@@ -25,6 +25,23 @@ export function decodeUsage(raw: unknown): IrUsage | undefined {
   };
   if (u.cachedContentTokenCount) out.cacheReadTokens = u.cachedContentTokenCount;
   if (u.thoughtsTokenCount) out.reasoningTokens = u.thoughtsTokenCount;
+  // Per-modality parts of the prompt and candidates counts (inclusive), priced at their own rates.
+  const input = modalityCounts(raw.promptTokensDetails);
+  const output = modalityCounts(raw.candidatesTokensDetails);
+  if (input.AUDIO) out.audioInputTokens = input.AUDIO;
+  if (input.IMAGE) out.imageInputTokens = input.IMAGE;
+  if (output.AUDIO) out.audioOutputTokens = output.AUDIO;
+  if (output.IMAGE) out.imageOutputTokens = output.IMAGE;
+  return out;
+}
+
+/** `[{modality, tokenCount}]` as counts by modality. */
+function modalityCounts(details: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!Array.isArray(details)) return out;
+  for (const d of details) {
+    if (isRecord(d) && typeof d.modality === 'string' && typeof d.tokenCount === 'number' && d.tokenCount > 0) out[d.modality] = (out[d.modality] ?? 0) + d.tokenCount;
+  }
   return out;
 }
 

@@ -40,6 +40,18 @@ export function decodeChatUsage(raw: unknown): IrUsage | undefined {
   const reasoning = isRecord(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : undefined;
   if (cached !== undefined) usage.cacheReadTokens = cached;
   if (reasoning !== undefined) usage.reasoningTokens = reasoning;
+  // Audio and image tokens are parts of prompt_tokens / completion_tokens (inclusive), priced at their own rates.
+  const prompt = isRecord(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
+  const completion = isRecord(raw.completion_tokens_details) ? raw.completion_tokens_details : {};
+  const parts: Array<[unknown, 'audioInputTokens' | 'imageInputTokens' | 'audioOutputTokens']> = [
+    [prompt.audio_tokens, 'audioInputTokens'],
+    [prompt.image_tokens, 'imageInputTokens'],
+    [completion.audio_tokens, 'audioOutputTokens'],
+  ];
+  for (const [v, k] of parts) {
+    const n = count(v);
+    if (n) usage[k] = n;
+  }
   // OpenRouter states what it charged for the reply (USD; docs openrouter.ai/docs/use-cases/usage-accounting).
   const cost = count(raw.cost);
   if (cost !== undefined && cost >= 0) usage.costUsd = cost;
