@@ -147,12 +147,13 @@ describe.skipIf(!CHROMIUM)('what users reach for, in the dashboard', () => {
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }] }),
       });
-      await res.text();
+      expect(res.status, await res.text()).toBe(200);
       return res.headers.get('x-router-trace-id')!;
     };
+    const opened = await send('openai/gpt-4o-mini');
+    await expect.poll(async () => (await router.manage('GET', '/api/logs?limit=10')).json.logs.length).toBe(1);
     await page.goto(`${router.url}/dashboard/requests`);
     const rows = page.locator('table.log tbody tr');
-    const opened = await send('openai/gpt-4o-mini');
     await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1);
     await rows.first().getByRole('link').click();
     await page.getByRole('heading', { name: 'Attempts' }).waitFor();

@@ -42,6 +42,10 @@ describe('GET /api/settings/schema', () => {
       // A fresh daemon's values are the defaults.
       expect(s.default, s.key).toEqual(settings[s.key]);
       expect(s.schema.default, s.key).toBeUndefined();
+      // Object settings describe their fields too (the page shows the text under each field).
+      for (const [sub, prop] of Object.entries((s.schema.properties ?? {}) as Record<string, { description?: string }>)) {
+        expect(prop.description?.length ?? 0, `${s.key}.${sub}`).toBeGreaterThan(10);
+      }
     }
     const byKey = new Map(described.map((s) => [s.key, s]));
     expect(byKey.get('requireLogin')).toMatchObject({ default: true, schema: { type: 'boolean' } });

@@ -10,12 +10,9 @@ export const proxyUrlSchema = z
 /** The `outboundProxy` setting (CONTRACT; docs/operations.md "Outbound proxy"). */
 export const outboundProxySettingsSchema = z
   .object({
-    /** Proxy for every outbound call; '' = none (the environment's HTTPS_PROXY / HTTP_PROXY then apply). */
-    url: z.union([z.literal(''), proxyUrlSchema]).default(''),
-    /** NO_PROXY-style exclusions for the proxies set here: hosts, .domains, IPs, CIDR ranges, host:port, `*`. */
-    noProxy: z.array(z.string().trim().min(1).max(255)).max(200).default([]),
-    /** Per provider id: its own proxy URL, or null for a direct connection whatever `url` says. */
-    perProvider: z.record(z.string().min(1).max(200), proxyUrlSchema.nullable()).default({}),
+    url: z.union([z.literal(''), proxyUrlSchema]).default('').describe("Proxy for every outbound call; '' = none (the environment's HTTPS_PROXY / HTTP_PROXY then apply)."),
+    noProxy: z.array(z.string().trim().min(1).max(255)).max(200).default([]).describe('NO_PROXY-style exclusions for the proxies set here: hosts, .domains, IPs, CIDR ranges, host:port, `*`.'),
+    perProvider: z.record(z.string().min(1).max(200), proxyUrlSchema.nullable()).default({}).describe('Per provider id: its own proxy URL, or null for a direct connection whatever `url` says.'),
   })
   .strict();
 

@@ -6,18 +6,14 @@ export const SECRET_MASK = '********';
 /** The `cloudSync` setting (CONTRACT; docs/operations.md "Sync between machines"). */
 export const cloudSyncSettingsSchema = z
   .object({
-    /** The remote: another router's `/api/sync/cloud/remote`, or an HTTPS endpoint speaking the same protocol. */
-    url: z.union([z.literal(''), z.string().max(2000).url().refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL')]).default(''),
-    /** Shared secret of both sides: signs every request and reply (X-Cloud-Sig) and seals credentials. */
-    secret: z.union([z.literal(''), z.literal(SECRET_MASK), z.string().min(16).max(256)]).default(''),
-    /** Sync on: this router syncs, and answers a remote's requests at /api/sync/cloud/remote. */
-    enabled: z.boolean().default(false),
-    /** Let tokens and providerSpecificData from the remote overwrite (and fill in) local ones. Off by default. */
-    overwriteCredentials: z.boolean().default(false),
-    /**
-     * Let the remote change what decides who may get in and where credentials and prompts go: the security
-     * settings, node base URLs (and new nodes), key scopes and re-enabling keys (sync/trust.ts). Off by default.
-     */
-    applySecurityChanges: z.boolean().default(false),
+    url: z.union([z.literal(''), z.string().max(2000).url().refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL')]).default('').describe("The remote: another router's `/api/sync/cloud/remote`, or an HTTPS endpoint speaking the same protocol."),
+    secret: z.union([z.literal(''), z.literal(SECRET_MASK), z.string().min(16).max(256)]).default('').describe('Shared secret of both sides: signs every request and reply (X-Cloud-Sig) and seals credentials.'),
+    enabled: z.boolean().default(false).describe("Sync on: this router syncs, and answers a remote's requests at /api/sync/cloud/remote."),
+    overwriteCredentials: z.boolean().default(false).describe('Let tokens and providerSpecificData from the remote overwrite (and fill in) local ones. Off by default.'),
+    /** The security settings, node base URLs (and new nodes), key scopes and re-enabling keys: sync/trust.ts. */
+    applySecurityChanges: z
+      .boolean()
+      .default(false)
+      .describe('Let the remote change what decides who may get in and where credentials and prompts go (security settings, node addresses, key scopes). Off by default.'),
   })
   .strict();
