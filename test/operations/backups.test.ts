@@ -99,6 +99,10 @@ describe('backups', () => {
   }, 60_000);
 
   it('an export moves providers, combos, keys, usage and memory to a second daemon; secrets only with the passphrase', async () => {
+    // The filler table of the test above is not router's: an import refuses unknown tables (issue 27).
+    const live = new Database(join(a.home, 'router.db'));
+    live.exec('DROP TABLE IF EXISTS filler');
+    live.close();
     expect((await a.manage('POST', '/api/combos', { name: 'team', models: ['openai/gpt-4o-mini'] })).status).toBe(201);
     expect((await a.manage('POST', '/api/memory', { content: 'The user prefers tea.', key: 'drink' })).status).toBe(201);
     for (let i = 0; i < 2; i++) expect((await chat(a, key, 'team')).status).toBe(200);
@@ -139,7 +143,7 @@ describe('backups', () => {
     // Without the key: everything arrives, and the connection waits for new credentials.
     let pid = b.pid;
     const keyless = await raw(b, 'POST', '/api/db-backups/import', { headers: { 'content-type': 'application/octet-stream' }, body: readFileSync(plainFile) });
-    expect(keyless.status).toBe(200);
+    expect(keyless.status, JSON.stringify(keyless.json)).toBe(200);
     expect(keyless.json).toMatchObject({ ok: true, restarting: true, secrets: { kept: 0, reencrypted: 0, needReentry: 1 }, safetyBackup: { reason: 'pre-import' } });
     pid = await waitForRestart(b.home, b.url, pid);
     expect(await snapshot(b)).toEqual(expected);

@@ -1,12 +1,13 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { badRequest } from '../http/errors.js';
+import { badRequest, RouterError } from '../http/errors.js';
 import { loadSecretKey } from '../store/secrets.js';
 import { MIGRATIONS_DIR, MigrationError, migrate, readMigrations } from '../store/migrate.js';
 import type { Db } from '../store/db.js';
 import { unwrapKey, wrapKey } from './keywrap.js';
 import { rekeySecrets, type RekeyCounts } from './rekey.js';
+import { checkImportSchema } from './schema.js';
 import { removeQuietly, type BackupStore } from './store.js';
 
 /**
@@ -121,6 +122,7 @@ export async function prepareImport(
         `The uploaded database comes from a newer router (migration level ${fromMigration}; this build knows ${known}): upgrade router, then import it.`,
       );
     }
+    checkImportSchema(db, dir, fromMigration);
     const meta = hasTable(db, 'router_export')
       ? Object.fromEntries((db.prepare('SELECT key, value FROM router_export').all() as Array<{ key: string; value: string }>).map((r) => [r.key, r.value]))
       : {};
@@ -145,6 +147,11 @@ export async function prepareImport(
     const secrets = rekeySecrets(db, loadSecretKey(opts.keyFile), imported);
     db.exec('DROP TABLE IF EXISTS router_export');
     return { file, fromMigration, migration: migrationLevel(db), secrets };
+  } catch (err) {
+    // A crafted file can make any step fail in its own way (a column of the wrong type, a constraint):
+    // that is a refused upload, never a 500 with SQLite's text.
+    if (err instanceof RouterError || !(err instanceof Database.SqliteError)) throw err;
+    throw badRequest('The uploaded database cannot be imported: its contents do not match what router stores.');
   } finally {
     db.close();
   }
