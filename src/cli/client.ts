@@ -114,6 +114,25 @@ export function validationMessage(message: string, param: string | undefined): s
 }
 
 /**
+ * The daemon's messages serve every client, so a fix may name an HTTP route; the CLI names its own
+ * command instead (a person at a terminal types commands, not requests).
+ */
+const ROUTE_TO_COMMAND: ReadonlyArray<[RegExp, string]> = [
+  [/\(Providers page, or PUT \/api\/providers\/\{id\} with isActive true\)/, '(the Providers page of the dashboard)'],
+  [/POST \/api\/providers\/keychain\/discover/, '`router import --discover`'],
+  [/POST \/api\/providers\b/, '`router providers add <provider>`'],
+  [/GET \/api\/providers\/catalog/, '`router providers catalog`'],
+  [/GET \/(?:v1|api)\/models/, '`router models`'],
+  [/PATCH \/api\/settings/, '`router settings set`'],
+];
+
+export function commandHints(message: string): string {
+  let out = message;
+  for (const [re, command] of ROUTE_TO_COMMAND) out = out.replace(re, command);
+  return out;
+}
+
+/**
  * Turns an error reply into one line a person can act on (never the raw body when it is the standard one,
  * never an internal suffix). A refused validation (400, 422) exits 2 like a local usage error.
  */
@@ -123,7 +142,7 @@ export function replyError(status: number, text: string, method = '', path = '')
   let code: string | undefined;
   try {
     const e = (JSON.parse(text) as ErrorReply).error;
-    message = e.message;
+    message = commandHints(e.message);
     code = e.code;
     if (typeof e.param === 'string') param = e.param;
   } catch {
@@ -147,6 +166,7 @@ export function replyError(status: number, text: string, method = '', path = '')
     return new CliError(`the daemon has no route ${method} ${path.split('?')[0]}; is it older than this CLI (${VERSION})? Try \`router restart\`.`, 1, undefined, status);
   }
   if (status === 400 || status === 422) return new CliError(validationMessage(message, param), 2, undefined, status);
-  if (status >= 500) return new CliError(`the daemon failed: ${message}`, 1, undefined, status);
+  // Only a 500 is the daemon's own failure; 502-504 report an upstream or an unavailable provider.
+  if (status === 500) return new CliError(`the daemon failed: ${message}`, 1, undefined, status);
   return new CliError(message, 1, undefined, status);
 }

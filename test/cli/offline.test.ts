@@ -235,7 +235,14 @@ describe('errors from the daemon, as a person reads them', () => {
     expect(replyError(400, body("Invalid field 'models.0.weight': too big", 'models.0.weight')).message).toBe('models[0].weight: too big');
     expect(replyError(400, body('Invalid field \'body\': Unrecognized key: "x"', 'body')).message).toBe('Unrecognized key: "x"');
     expect(replyError(404, JSON.stringify({ error: { message: 'API key not found.', type: 'not_found_error', code: 'not_found' } })).message).toBe('API key not found.');
-    expect(replyError(502, 'Bad Gateway').message).toBe('the daemon failed: Bad Gateway');
+    // Only a 500 is the daemon failing; a 502 reports an upstream (issue 27 item 12).
+    expect(replyError(502, 'Bad Gateway').message).toBe('Bad Gateway');
+    expect(replyError(500, 'boom').message).toBe('the daemon failed: boom');
+    const upstream = JSON.stringify({ error: { message: "upstream openai (connection 'work') rejected its credential: [401]: bad key", type: 'upstream_error', code: 'upstream_auth_failed' } });
+    expect(replyError(502, upstream).message).toBe("upstream openai (connection 'work') rejected its credential: [401]: bad key");
+    // Fixes name the command, not the HTTP route.
+    const noConn = JSON.stringify({ error: { message: "No active connection for provider 'openai'; add one with POST /api/providers.", type: 'invalid_request_error', code: 'no_active_connection' } });
+    expect(replyError(409, noConn).message).toBe("No active connection for provider 'openai'; add one with `router providers add <provider>`.");
   });
   it('periods resolve to UTC calendar ranges or spans back from now', () => {
     const now = Date.parse('2025-06-15T10:30:00Z');

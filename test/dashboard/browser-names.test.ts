@@ -79,4 +79,15 @@ describe.skipIf(!CHROMIUM)('names in the dashboard', () => {
     const { keys: list } = (await router.manage('GET', '/api/keys')).json;
     expect(list.filter((k: { name: string }) => k.name === 'alice')).toHaveLength(1);
   });
+
+  it('the Home page shows a provider with an open model circuit as such, never "closed"', async () => {
+    expect((await router.manage('PATCH', '/api/settings', { breakerFailureThreshold: 1 })).status).toBe(200);
+    mock.enqueue({ type: 'status', status: 500, message: 'boom' });
+    expect(await chat(keys.bob!.key, 'openai/gpt-4o')).toBe(500);
+    await page.goto(`${router.url}/dashboard`);
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'openai', exact: true }) });
+    await expect.poll(() => row.locator('.badge').textContent()).toBe('1 model open');
+    expect(await row.locator('.badge.open').count()).toBe(1);
+  });
 });

@@ -290,7 +290,7 @@ describe('secrets in upstream errors', () => {
     try {
       for (const stream of [false, true]) {
         const r = await post('/v1/chat/completions', { model: 'groq/llama-3.3-70b-versatile', messages: [{ role: 'user', content: 'hi' }], stream });
-        expect(r.status, r.text).toBe(401);
+        expect(r.status, r.text).toBe(502);
         expect(r.text).not.toContain(upstreamKey);
         expect(r.text).toContain('gsk-...3456');
       }

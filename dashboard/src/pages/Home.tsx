@@ -3,6 +3,7 @@ import { api } from '../api/client';
 import { type LiveRequest, useLive } from '../api/live';
 import { COLORS, TimeChart } from '../ui/chart';
 import { Empty, ErrorBox, fmt, Link, Section, Stat, useData } from '../ui/kit';
+import { circuitDisplay, type BreakerView } from '../../../src/shared/circuit';
 import { DoctorPanel } from './DoctorPanel';
 
 const HOUR = 3600_000;
@@ -77,7 +78,7 @@ export function Home() {
               </thead>
               <tbody>
                 {[...new Set(d?.connections.map((c) => String(c.provider)))].map((p) => {
-                  const breaker = ((d?.resilience.breakers ?? []) as Array<Record<string, any>>).find((b) => b.provider === p && !b.model);
+                  const circuit = circuitDisplay((d?.resilience.breakers ?? []) as BreakerView[], p);
                   const ids = new Set(d?.connections.filter((c) => c.provider === p).map((c) => c.id));
                   const cooling = ((d?.resilience.cooldowns ?? []) as Array<{ connectionId: string }>).filter((c) => ids.has(c.connectionId)).length;
                   const t = d?.telemetry.providers.find((x) => x.provider === p);
@@ -85,7 +86,7 @@ export function Home() {
                     <tr key={p}>
                       <td>{p}</td>
                       <td>
-                        <span className={`badge ${breaker?.state ?? 'closed'}`}>{breaker?.state ?? 'closed'}</span>
+                        <span className={`badge ${circuit.state}`}>{circuit.text}</span>
                       </td>
                       <td>{cooling || '–'}</td>
                       <td>{fmt.ms(t?.latencyMs.p50)}</td>

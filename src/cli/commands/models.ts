@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { commandHints } from '../client.js';
 import { table } from '../io.js';
 import { cost, int, ms } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
@@ -45,7 +46,7 @@ interface ModelTest {
 }
 
 export function formatModelTest(r: ModelTest): string {
-  if (!r.ok) return `failed: ${r.model}: ${r.error} (${ms(r.latencyMs)})`;
+  if (!r.ok) return `failed: ${r.model}: ${commandHints(r.error ?? '')} (${ms(r.latencyMs)})`;
   const via = r.served!.model === r.model ? '' : ` for ${r.model}`;
   const account = r.served!.connectionName ? ` (account ${r.served!.connectionName})` : '';
   return `ok: ${r.served!.model}${account} answered${via} in ${ms(r.latencyMs)}, ${r.tokensIn}>${r.tokensOut} tok, ${cost(r.costUsd)}`;

@@ -4,6 +4,7 @@ import { CliError, table, type Io } from '../io.js';
 import { ms, stamp } from '../format.js';
 import { askHidden, readStdin } from '../prompt.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
+import { circuitDisplay } from '../../shared/circuit.js';
 import type { CatalogProvider, ProviderNode, PublicConnection, ResilienceReply } from '../types.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
@@ -26,9 +27,7 @@ export async function findConnection(c: DaemonClient, ref: string): Promise<Publ
 /** The connections table; the circuit column comes from the breaker state of each provider. */
 export function formatConnections(list: PublicConnection[], resilience?: ResilienceReply): string {
   if (list.length === 0) return 'no connections; add one with `router providers add <provider> --api-key-stdin`';
-  const circuit = new Map(resilience?.breakers.filter((b) => b.model === undefined).map((b) => [b.provider, b.state]) ?? []);
-  const modelsOpen = new Map<string, number>();
-  for (const b of resilience?.breakers ?? []) if (b.model !== undefined && b.state !== 'closed') modelsOpen.set(b.provider, (modelsOpen.get(b.provider) ?? 0) + 1);
+  const breakers = resilience?.breakers ?? [];
   const cooling = new Map<string, number>();
   for (const c of resilience?.cooldowns ?? []) cooling.set(c.connectionId, (cooling.get(c.connectionId) ?? 0) + 1);
   const rows = list.map((c) => [
@@ -39,7 +38,7 @@ export function formatConnections(list: PublicConnection[], resilience?: Resilie
     String(c.priority),
     c.isActive ? 'active' : 'inactive',
     c.testStatus ?? '-',
-    (circuit.get(c.provider) ?? 'closed') + (modelsOpen.get(c.provider) ? ` +${modelsOpen.get(c.provider)} model(s)` : ''),
+    circuitDisplay(breakers, c.provider).text,
     cooling.has(c.id) ? `${cooling.get(c.id)} model(s)` : '-',
   ]);
   return table(['ID', 'PROVIDER', 'NAME', 'CREDENTIAL', 'PRIORITY', 'STATE', 'TEST', 'CIRCUIT', 'COOLDOWN'], rows, [4], { flex: [2, 7] });

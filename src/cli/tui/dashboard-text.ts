@@ -1,4 +1,5 @@
 /** The dashboard's provider lines (pure; no Ink): shared by the TUI and the plain snapshot. */
+import { circuitDisplay } from '../../shared/circuit.js';
 import { cell } from '../format.js';
 import type { PublicConnection, ResilienceReply } from '../types.js';
 
@@ -23,12 +24,7 @@ export function providerLines(
   const providerOfConn = new Map(connections.map((c) => [c.id, c.provider]));
   return [...names].sort().map((provider) => {
     const conns = connections.filter((c) => c.provider === provider);
-    const b = resilience?.breakers.find((x) => x.provider === provider && x.model === undefined);
-    const models = resilience?.breakers.filter((x) => x.provider === provider && x.model !== undefined && x.state !== 'closed').length ?? 0;
-    let circuit: string = b?.state ?? 'closed';
-    if (b?.state === 'open' && b.openUntil) circuit = `open ${Math.max(0, Math.ceil((Date.parse(b.openUntil) - now) / 1000))}s`;
-    if (b && b.state === 'closed' && b.consecutiveFailures > 0) circuit = `closed (${b.consecutiveFailures} fail)`;
-    if (models > 0) circuit += ` +${models} model${models === 1 ? '' : 's'}`;
+    const circuit = circuitDisplay(resilience?.breakers ?? [], provider, { now, countdown: true }).text;
     return {
       provider,
       active: conns.filter((c) => c.isActive).length,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { ProviderDirectory } from '../providers/directory.js';
+import { modelHint, type HintProviders } from '../providers/model-hint.js';
 import { modelIdProblem } from '../providers/model-id.js';
 import type { ProviderDef } from '../providers/types.js';
 import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY } from '../routing/strategies.js';
@@ -63,7 +64,7 @@ export type ComboBody = z.infer<typeof comboBody>;
 
 /** What `checkCombo` needs from the services. */
 export interface ComboContext {
-  providers: Pick<ProviderDirectory, 'provider' | 'split'>;
+  providers: Pick<ProviderDirectory, 'provider' | 'split'> & HintProviders;
   combos: ComboStore;
 }
 
@@ -118,7 +119,8 @@ export function checkCombo(body: ComboBody, ctx: ComboContext, selfId?: string):
       slash > 0
         ? `Unknown model '${m.model}': '${m.model.slice(0, slash)}' is not a known provider and no combo has this name.`
         : `Unknown model '${m.model}': use <provider>/<model> or the name of an existing combo.`;
-    throw new RouterError(400, message, { code: 'unknown_model', extra: { param: `models.${i}` } });
+    const hint = modelHint(ctx.providers, [...view.keys()].filter((n) => n !== name), m.model);
+    throw new RouterError(400, `${message}${hint}`, { code: 'unknown_model', extra: { param: `models.${i}` } });
   });
 
   const cycle = findCycle(name, view);

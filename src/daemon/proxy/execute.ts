@@ -176,6 +176,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
       const err = asRouterError(thrown);
       if (err instanceof RouterError) throw err;
       const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
+      error.origin = { provider: services.providers.label(target.provider.id), connection: target.connectionId && (services.connections.get(target.connectionId)?.name ?? target.connectionId) };
       // A client that left says nothing about the provider: no breaker, no cooldown, no next target.
       if (error.kind !== 'client_gone') attemptFailed(services, target, error);
       outcome.status = error.status;

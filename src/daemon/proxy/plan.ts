@@ -1,4 +1,5 @@
 import { badRequest, RouterError } from '../http/errors.js';
+import { modelHint } from '../providers/model-hint.js';
 import { conversationOf, targetKey, type HeaderGetter } from '../routing/conversation.js';
 import { circuitOpenError, modelCooldownError } from '../routing/errors.js';
 import type { ComboAffinity } from '../../shared/records.js';
@@ -104,9 +105,12 @@ function pinConversation(services: Services, comboId: string, conversation: stri
   if (index > 0) targets.unshift(...targets.splice(index, 1));
 }
 
-function unknownModel(model: string): RouterError {
-  return new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).`, {
+/** The 404 for a model name that names nothing, with "did you mean" when something is close. */
+export function unknownModel(services: Pick<Services, 'providers' | 'combos'>, model: string): RouterError {
+  const hint = modelHint(services.providers, services.combos.list().map((c) => c.name), model);
+  return new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).${hint}`, {
     code: 'model_not_found',
+    extra: { param: 'model' },
   });
 }
 
@@ -159,7 +163,7 @@ function comboEntryCost(services: Services, model: string): number | undefined {
 
 function providerTargets(services: Services, model: string, acc: Collect, sessionKey: string | undefined): void {
   const split = services.providers.split(model);
-  if (!split) throw unknownModel(model);
+  if (!split) throw unknownModel(services, model);
   const all = services.providers.targets(split.def, split.model, model);
   const r = services.resilience;
   // peek, not check: a half-open provider's probe slot is taken only when runChat actually calls it.

@@ -1,4 +1,5 @@
-import { badRequest, RouterError } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
+import { unknownModel } from './plan.js';
 import type { Services } from '../services.js';
 import type { Target } from './target.js';
 
@@ -12,7 +13,5 @@ export function resolveTargets(services: Services, model: unknown): readonly Tar
   if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
   const split = services.providers.split(model);
   if (split) return services.providers.targets(split.def, split.model, model);
-  throw new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).`, {
-    code: 'model_not_found',
-  });
+  throw unknownModel(services, model);
 }

@@ -1,5 +1,6 @@
 import { FastResponse } from 'srvx';
 import { RouterError } from '../http/errors.js';
+import { upstreamAuthError } from '../routing/errors.js';
 import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
 import type { WireFormat } from '../translate/ir.js';
@@ -17,6 +18,8 @@ export type AttemptKind = 'http' | 'network' | 'timeout' | 'empty' | 'content_fi
  */
 export class AttemptError extends Error {
   readonly failure: ClassifiedFailure;
+  /** Who answered: the provider as people read it and the connection's name (set when the attempt failed). */
+  origin?: { provider: string; connection?: string };
 
   constructor(
     message: string,
@@ -127,6 +130,8 @@ export function inErrorShape(format: WireFormat, body: string): boolean {
  * message formatted `[<code>]: <message>`.
  */
 export function attemptErrorResponse(err: AttemptError, clientFormat: WireFormat, upstreamFormat: string, version: string, traceId: string): Response | RouterError {
+  const refused = err.kind === 'http' ? upstreamAuthError(err) : undefined;
+  if (refused) return refused;
   const retryAfter = clientRetryAfter(err);
   if (err.raw && clientFormat === upstreamFormat && err.status >= 400 && inErrorShape(clientFormat, err.raw.body)) {
     const headers = new Headers();

@@ -3,7 +3,7 @@ import { fetchUpstreamModels, ModelListError } from '../providers/sync.js';
 import { canRefresh, refreshConnection } from '../oauth/refresh.js';
 import type { Credential, ProviderDef } from '../providers/types.js';
 import { ANY_MODEL } from '../routing/cooldowns.js';
-import { allUnavailableError } from '../routing/errors.js';
+import { allUnavailableError, upstreamAuthError } from '../routing/errors.js';
 import type { ClassifiedFailure } from '../routing/provider-error.js';
 import type { Services } from '../services.js';
 
@@ -39,6 +39,7 @@ export interface FailedAttempt {
   status: number;
   message: string;
   failure: ClassifiedFailure;
+  origin?: { provider: string; connection?: string };
 }
 
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
@@ -133,9 +134,11 @@ export async function confirmAuthFailure(services: AuthCheckServices, target: At
 
 /** The error a client gets when every target failed (spec "Errors" table). */
 export function allFailedError(services: Pick<Services, 'resilience'>, plan: AttemptPlan, last: FailedAttempt): RouterError | undefined {
+  const refused = upstreamAuthError(last);
   if (plan.combo) {
-    return new RouterError(502, `All targets of combo '${plan.combo.name}' failed; last error: ${last.message}`, { code: 'combo_failed' });
+    return new RouterError(502, `All targets of combo '${plan.combo.name}' failed; last error: ${refused?.message ?? last.message}`, { code: 'combo_failed' });
   }
+  if (refused) return refused;
   if (plan.targets.length > 1) {
     const ids = plan.targets.map((t) => t.connectionId).filter((id): id is string => id !== undefined);
     const reset = services.resilience.cooldowns.earliestReset(plan.targets[0]!.model, ids);

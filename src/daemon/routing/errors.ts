@@ -52,3 +52,29 @@ export function allUnavailableError(status: number, message: string, retrySecond
     headers: { 'Retry-After': String(seconds) },
   });
 }
+
+/** A failed upstream attempt as far as its client error needs it (proxy/upstream-error.ts builds them). */
+export interface RefusedAttempt {
+  status: number;
+  message: string;
+  failure: { kind: string };
+  /** Who answered: the provider as people read it and the connection's name. */
+  origin?: { provider: string; connection?: string };
+}
+
+/**
+ * An upstream refusing the connection's credential (401/403) is router's configuration problem, not the
+ * client's key: a 502 `upstream_auth_failed` naming the provider and the connection, never the provider's
+ * 401 passed through (every SDK reads a 401 as "your API key is wrong"). The provider's message (secrets
+ * already masked) follows the colon. Undefined for any other failure.
+ */
+export function upstreamAuthError(err: RefusedAttempt): RouterError | undefined {
+  if (err.failure.kind !== 'auth') return undefined;
+  const o = err.origin;
+  const who = o ? `upstream ${o.provider}${o.connection === undefined ? '' : ` (connection '${o.connection}')`}` : 'the upstream';
+  return new RouterError(502, `${who} rejected its credential: ${err.message}`, {
+    code: 'upstream_auth_failed',
+    type: 'upstream_error',
+    extra: { upstream_status: err.status, ...(o ? { provider: o.provider } : {}) },
+  });
+}
