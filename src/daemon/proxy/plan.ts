@@ -110,7 +110,6 @@ export function unknownModel(services: Pick<Services, 'providers' | 'combos'>, m
   const hint = modelHint(services.providers, services.combos.list().map((c) => c.name), model);
   return new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).${hint}`, {
     code: 'model_not_found',
-    extra: { param: 'model' },
   });
 }
 
