@@ -86,10 +86,13 @@ describe('OTLP trace export', () => {
     });
     expect(attempts[1]!.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
     expect(attempts[1]!.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
-    expect(typeof attempts[1]!.attributes['router.cost_usd']).toBe('number');
+    // groq/b has no price: the span says so (router.cost_source unpriced) and carries no made-up $0 (issue 31).
+    expect(attempts[1]!.attributes['router.cost_source']).toBe('unpriced');
+    expect('router.cost_usd' in attempts[1]!.attributes).toBe(false);
     expect(attempts[0]!.endMs).toBeLessThanOrEqual(attempts[1]!.startMs + 1);
     expect(root.attributes).toMatchObject({ 'gen_ai.request.model': 'fo', 'gen_ai.response.model': 'b', 'router.trace_id': r.traceId, 'http.response.status_code': 200 });
-    expect('router.cost_usd' in root.attributes).toBe(true);
+    expect('router.cost_usd' in root.attributes).toBe(false);
+    expect(root.attributes['router.cost_source']).toBe('unpriced');
     expect(JSON.stringify(spans)).not.toContain('pelican');
     expect(JSON.stringify(spans)).not.toContain('gen_ai.output.messages');
     // Propagation is off by default: the upstream saw no traceparent.

@@ -258,7 +258,7 @@ export class Tracing {
     // The served attempt completes the request: its figures go on the request span too.
     this.open.delete(rec.traceId);
     const { span: root } = o;
-    for (const k of ['gen_ai.provider.name', 'gen_ai.response.model', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens', 'gen_ai.response.finish_reasons', 'router.cost_usd', 'router.combo', 'router.cache_hit', 'router.guardrails'] as const) {
+    for (const k of ['gen_ai.provider.name', 'gen_ai.response.model', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens', 'gen_ai.response.finish_reasons', 'router.cost_usd', 'router.cost_source', 'router.combo', 'router.cache_hit', 'router.guardrails'] as const) {
       if (attrs[k] !== undefined) root.setAttribute(k, attrs[k]!);
     }
     root.setAttribute('http.response.status_code', rec.status);
