@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detailLines } from '../../src/cli/tui/inspect-text.js';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { BIN, describeResult, REPO_ROOT, runRouter } from '../support/cli.js';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+import { chatAs, startRouter, type RouterProcess } from '../support/router-daemon.js';
 
 let router: RouterProcess;
 let mock: MockUpstream;
@@ -21,14 +21,7 @@ const keys: Record<string, { id: string; key: string }> = {};
 
 const R = (...args: string[]) => runRouter([...args, '--home', router.home, '--port', String(router.port)]);
 
-async function chat(key: string, model: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${router.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const chat = (key: string, model: string) => chatAs(router.url, key, model);
 
 beforeAll(async () => {
   mock = await startMockUpstream();

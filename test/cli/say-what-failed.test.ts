@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerLines } from '../../src/cli/tui/dashboard-text.js';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { describeResult, runRouter } from '../support/cli.js';
-import { startRouter, type RouterProcess } from '../support/router-daemon.js';
+import { chatAs, startRouter, type RouterProcess } from '../support/router-daemon.js';
 
 let router: RouterProcess;
 let strict: MockUpstream;
@@ -19,14 +19,7 @@ let key: string;
 
 const R = (...args: string[]) => runRouter([...args, '--home', router.home, '--port', String(router.port)]);
 
-async function chat(model: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${router.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const chat = (model: string) => chatAs(router.url, key, model);
 
 beforeAll(async () => {
   strict = await startMockUpstream({ requireKey: 'sk-the-right-one' });

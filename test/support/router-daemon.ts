@@ -91,3 +91,13 @@ export async function startRouter(
     },
   };
 }
+
+/** One non-streamed chat completion with a proxy key: the status and the parsed body. */
+export async function chatAs(url: string, key: string, model: string): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  return { status: res.status, json: await res.json() };
+}
