@@ -12,6 +12,9 @@ import { Logger } from '../../src/daemon/logger.js';
 import type { Services } from '../../src/daemon/services.js';
 import { percentiles } from '../../src/daemon/usage/queries.js';
 
+/** Ids of keys that no longer exist (UUID-shaped, as stored ids are): a key filter keeps such an id (keys/lookup.ts). */
+const KEY = ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000001'];
+
 let home: string;
 let services: Services;
 let app: ReturnType<typeof buildApp>;
@@ -57,7 +60,7 @@ beforeAll(() => {
     ROWS.push({
       ts: BASE + Math.floor(i / 12) * HOUR + (i % 12) * 60_000,
       trace: `t-${Math.floor(i / 2)}`, // pairs of attempts share a trace
-      key: i % 4 === 0 ? null : `key-${i % 2}`,
+      key: i % 4 === 0 ? null : KEY[i % 2]!,
       endpoint: i % 5 === 0 ? '/v1/messages' : '/v1/chat/completions',
       provider,
       model,
@@ -210,14 +213,14 @@ describe('GET /api/usage/timeseries', () => {
   it('filters by API key and by combo', async () => {
     const from = BASE;
     const to = BASE + 5 * HOUR;
-    const byKey = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&key=key-1`);
+    const byKey = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&key=${KEY[1]}`);
     expect(byKey.status).toBe(200);
-    expectPoints(byKey.json.points, hourly(ROWS.filter((x) => x.key === 'key-1'), from, to));
+    expectPoints(byKey.json.points, hourly(ROWS.filter((x) => x.key === KEY[1]), from, to));
     const byCombo = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=my-combo`);
     expectPoints(byCombo.json.points, hourly(ROWS.filter((x) => x.combo === 'my-combo'), from, to));
     // Filters combine.
-    const both = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=my-combo&key=key-0&provider=openai`);
-    expectPoints(both.json.points, hourly(ROWS.filter((x) => x.combo === 'my-combo' && x.key === 'key-0' && x.provider === 'openai'), from, to));
+    const both = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=my-combo&key=${KEY[0]}&provider=openai`);
+    expectPoints(both.json.points, hourly(ROWS.filter((x) => x.combo === 'my-combo' && x.key === KEY[0] && x.provider === 'openai'), from, to));
     const none = await get(`/api/usage/timeseries?bucket=hour&from=${from}&to=${to}&combo=no-such-combo`);
     expect(none.json.points.every((p: { requests: number }) => p.requests === 0)).toBe(true);
   });
@@ -309,13 +312,16 @@ describe('GET /api/logs', () => {
       timestamp: iso(top.ts),
       traceId: top.trace,
       apiKeyId: top.key,
+      apiKeyName: null,
       endpoint: top.endpoint,
       clientFormat: 'openai-chat',
       provider: top.provider,
       providerId: top.provider,
       model: top.model,
+      servedModel: null,
       requestedModel: top.requested,
       connectionId: top.connection,
+      connectionName: null,
       combo: top.combo,
       status: top.status,
       latencyMs: top.latency,
@@ -349,9 +355,9 @@ describe('GET /api/logs', () => {
     ['status=5xx', (r) => r.status >= 500],
     ['status=error', (r) => r.status >= 400],
     ['status=success', (r) => r.status < 400],
-    ['key=key-1', (r) => r.key === 'key-1'],
+    [`key=${KEY[1]}`, (r) => r.key === KEY[1]],
     [`from=${BASE + 2 * HOUR}&to=${BASE + 3 * HOUR}`, (r) => r.ts >= BASE + 2 * HOUR && r.ts < BASE + 3 * HOUR],
-    ['provider=openai&status=success&key=key-1', (r) => r.provider === 'openai' && r.status < 400 && r.key === 'key-1'],
+    [`provider=openai&status=success&key=${KEY[1]}`, (r) => r.provider === 'openai' && r.status < 400 && r.key === KEY[1]],
   ];
   it.each(filters)('filters %s', async (q, pred) => {
     const r = await get(`/api/logs?${q}&limit=500`);
