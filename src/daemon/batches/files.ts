@@ -30,13 +30,37 @@ export function fileObject(row: FileRow): Record<string, unknown> {
     filename: row.filename,
     purpose: row.purpose,
     status: 'processed',
-    expires_at: null,
+    expires_at: row.expires_at ?? null,
     status_details: null,
   };
 }
 
 function notFound(id: string): RouterError {
   return new RouterError(404, `No such File object: ${id.slice(0, 100)}`);
+}
+
+/** OpenAI's bounds on `expires_after[seconds]`: one hour to 30 days. */
+const EXPIRY_MIN_S = 3600;
+const EXPIRY_MAX_S = 30 * 24 * 3600;
+/** Uploaded files expire after 30 days unless `expires_after` says otherwise (OpenAI's default for batch files). */
+export const DEFAULT_FILE_EXPIRY_S = EXPIRY_MAX_S;
+
+/** `expires_after[anchor]` and `expires_after[seconds]` of an upload, checked as OpenAI does: the seconds after creation. */
+function expiryOf(anchor: string | undefined, seconds: string | undefined): number {
+  if (anchor === undefined && seconds === undefined) return DEFAULT_FILE_EXPIRY_S;
+  if (anchor !== 'created_at') throw badRequest("expires_after[anchor] must be 'created_at'.", 'expires_after[anchor]');
+  const n = Number(seconds);
+  if (seconds === undefined || !/^\d+$/.test(seconds) || n < EXPIRY_MIN_S || n > EXPIRY_MAX_S) {
+    throw badRequest(`expires_after[seconds] must be a whole number of seconds from ${EXPIRY_MIN_S} (1 hour) to ${EXPIRY_MAX_S} (30 days).`, 'expires_after[seconds]');
+  }
+  return n;
+}
+
+function overQuota(quota: number): RouterError {
+  return new RouterError(413, `The files of this API key would exceed their storage quota of ${quota} bytes (setting filesMaxStoredBytesPerKey); delete files or wait for them to expire.`, {
+    code: 'storage_quota_exceeded',
+    headers: { ...CLOSE_AFTER_REPLY },
+  });
 }
 
 function tooLarge(limit: number): RouterError {
@@ -58,11 +82,22 @@ export class FileService {
     return join(this.dir, id);
   }
 
-  /** A file the caller may see: its own (any file for the dashboard and CLI). 404 otherwise. */
+  /** A file the caller may see: its own (any file for the dashboard and CLI). 404 otherwise, and once it expired. */
   get(id: string, keyId: string | undefined): FileRow {
+    this.sweep();
     const row = this.store.file(id);
     if (!row || (keyId !== undefined && row.key_id !== keyId)) throw notFound(id);
     return row;
+  }
+
+  /**
+   * Deletes the files past their expiry (content and metadata), except the input of a batch still running.
+   * Runs at start, every few minutes, and before a file is looked up or listed: an expired file is never served.
+   */
+  sweep(nowSec = nowSeconds()): number {
+    const expired = this.store.expiredFiles(nowSec);
+    for (const id of expired) this.remove(id);
+    return expired.length;
   }
 
   /** Streams a file's content. */
@@ -99,21 +134,28 @@ export class FileService {
    * Reads a multipart upload (`file` and `purpose=batch`) with the file capped at `limit` bytes (413 past
    * it, the body is not read further), writes it to disk as it arrives and checks every line.
    */
-  async upload(event: H3Event, keyId: string | null, limit: number): Promise<FileRow> {
+  async upload(event: H3Event, keyId: string | null, limit: number, quota: number): Promise<FileRow> {
     const type = event.req.headers.get('content-type') ?? '';
     if (!type.toLowerCase().startsWith('multipart/form-data')) throw new RouterError(415, 'Content-Type must be multipart/form-data (fields file and purpose).');
     const declared = event.req.headers.get('content-length');
     if (declared !== null && Number(declared) > limit + MULTIPART_OVERHEAD) throw tooLarge(limit);
+    // The owner's stored bytes (expired files no longer count): the upload may use what is left of its quota.
+    this.sweep();
+    const room = quota - this.store.storedBytes(keyId);
+    if (room <= 0 || (declared !== null && Number(declared) > room + MULTIPART_OVERHEAD)) throw overQuota(quota);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const id = newId('file-');
     const tmp = `${this.pathOf(id)}.part`;
     try {
-      const { purpose, filename, bytes, lines } = await this.receive(event, type, limit, tmp);
+      const cap = room < limit ? { bytes: room, error: () => overQuota(quota) } : { bytes: limit, error: () => tooLarge(limit) };
+      const { purpose, filename, bytes, lines, anchor, seconds } = await this.receive(event, type, cap, tmp);
       if (purpose === undefined) throw badRequest("The 'purpose' field is required (\"batch\").", 'purpose');
       if (purpose !== 'batch') throw badRequest(`Purpose '${purpose.slice(0, 50)}' is not supported: router stores files for batches ("batch").`, 'purpose');
       if (filename === undefined) throw badRequest("The 'file' field is required.", 'file');
+      const expiresIn = expiryOf(anchor, seconds);
       renameSync(tmp, this.pathOf(id));
-      const row: FileRow = { id, key_id: keyId, purpose, filename, bytes, lines, created_at: nowSeconds() };
+      const created = nowSeconds();
+      const row: FileRow = { id, key_id: keyId, purpose, filename, bytes, lines, created_at: created, expires_at: created + expiresIn };
       this.store.addFile(row);
       return row;
     } finally {
@@ -121,7 +163,13 @@ export class FileService {
     }
   }
 
-  private receive(event: H3Event, type: string, limit: number, tmp: string): Promise<{ purpose?: string; filename?: string; bytes: number; lines: number }> {
+  private receive(
+    event: H3Event,
+    type: string,
+    cap: { bytes: number; error: () => RouterError },
+    tmp: string,
+  ): Promise<{ purpose?: string; filename?: string; bytes: number; lines: number; anchor?: string; seconds?: string }> {
+    const limit = cap.bytes;
     const source: Readable | undefined = event.req.runtime?.node?.req ?? (event.req.body ? Readable.fromWeb(event.req.body as never) : undefined);
     if (!source) return Promise.reject(badRequest('The upload has no body.', 'file'));
     return new Promise((resolve, reject) => {
@@ -131,7 +179,7 @@ export class FileService {
       } catch {
         return reject(badRequest('The multipart body is malformed (no boundary).', 'file'));
       }
-      const fields: { purpose?: string; filename?: string; bytes: number; lines: number } = { bytes: 0, lines: 0 };
+      const fields: { purpose?: string; filename?: string; bytes: number; lines: number; anchor?: string; seconds?: string } = { bytes: 0, lines: 0 };
       let failed: RouterError | undefined;
       let stopped = false;
       let out: WriteStream | undefined;
@@ -152,6 +200,8 @@ export class FileService {
       };
       bb.on('field', (name, value) => {
         if (name === 'purpose') fields.purpose = value;
+        else if (name === 'expires_after[anchor]') fields.anchor = value;
+        else if (name === 'expires_after[seconds]') fields.seconds = value;
       });
       bb.on('file', (name, stream, info) => {
         if (name !== 'file' || fields.filename !== undefined) return void stream.resume();
@@ -165,7 +215,7 @@ export class FileService {
           file.on('error', rej);
         });
         // busboy signals when the file reaches fileSize (limit + 1): one byte past the limit.
-        stream.on('limit', () => fail(tooLarge(limit), true));
+        stream.on('limit', () => fail(cap.error(), true));
         // A body that ends inside the file: busboy destroys this stream with an error (uncaught without this).
         stream.on('error', (err: Error) => fail(malformedMultipart(err, 'file'), true));
         stream.on('data', (chunk: Buffer) => {

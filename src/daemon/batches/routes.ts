@@ -55,13 +55,14 @@ export const batchRoutes: RouteDef[] = [
     path: '/v1/files',
     tier: 'client',
     tag: 'batch',
-    summary: 'Upload a batch input file (multipart: file, purpose=batch); JSONL checked line by line; 413 past batchFileMaxBytes',
+    summary: 'Upload a batch input file (multipart: file, purpose=batch, optional expires_after[anchor]/[seconds], default 30 days); JSONL checked line by line; 413 past batchFileMaxBytes or the key\'s filesMaxStoredBytesPerKey',
     rawBody: true,
     bodyTypes: ['multipart/form-data'],
     // The file's own limit (setting batchFileMaxBytes) is applied while it streams to disk.
     bodyLimit: Number.MAX_SAFE_INTEGER,
     handler: async ({ event, services, auth }) => {
-      const row = await services.batches.files.upload(event, ownerOf(auth) ?? null, services.settings.get().batchFileMaxBytes);
+      const settings = services.settings.get();
+      const row = await services.batches.files.upload(event, ownerOf(auth) ?? null, settings.batchFileMaxBytes, settings.filesMaxStoredBytesPerKey);
       return json(200, fileObject(row));
     },
   }),
@@ -73,6 +74,7 @@ export const batchRoutes: RouteDef[] = [
     summary: 'List files (OpenAI shape: purpose, limit, after, order)',
     query: fileList,
     handler: ({ services, auth, query }) => {
+      services.batches.files.sweep();
       const page = services.batches.store.listFiles({ keyId: ownerOf(auth), purpose: query.purpose, after: query.after, limit: query.limit, order: query.order });
       return list(page.data.map(fileObject) as { id: string }[], page.has_more);
     },

@@ -32,6 +32,9 @@ export function ownerOf(auth: AuthInfo): string | undefined {
 
 const WINDOW_RE = /^(\d{1,3})h$/;
 
+/** How often expired files are deleted. */
+const FILE_SWEEP_MS = 10 * 60_000;
+
 /**
  * How long one hour of `completion_window` lasts, ms. Tests shorten it through the environment variable
  * ROUTER_TEST_BATCH_HOUR_MS (read here only, once at start; docs/batch.md "Testing"), so a batch can
@@ -50,6 +53,7 @@ export class BatchService {
   private services?: Services;
   private closed = false;
   private readonly hourMs = windowHourMs();
+  private sweeper?: NodeJS.Timeout;
 
   constructor(db: Db, home: string, concurrency: () => number) {
     this.store = new BatchStore(db);
@@ -61,6 +65,10 @@ export class BatchService {
   start(services: Services): void {
     this.services = services;
     for (const row of this.store.unfinished()) this.launch(row);
+    // Expired files go at start and every few minutes (and before any lookup: files.ts).
+    this.files.sweep();
+    this.sweeper = setInterval(() => this.files.sweep(), FILE_SWEEP_MS);
+    this.sweeper.unref();
   }
 
   /**
@@ -80,6 +88,7 @@ export class BatchService {
   /** Stops every running batch; lines still in flight are not recorded, so they are sent again at the next start. */
   close(): void {
     this.closed = true;
+    clearInterval(this.sweeper);
     for (const { handle } of this.running.values()) handle.halt('shutdown');
   }
 

@@ -15,6 +15,8 @@ export interface FileRow {
   bytes: number;
   lines: number;
   created_at: number;
+  /** Unix seconds after which the file is deleted (OpenAI's `expires_after`); null: never. */
+  expires_at?: number | null;
 }
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
@@ -113,8 +115,30 @@ export class BatchStore {
 
   addFile(row: FileRow): void {
     this.db
-      .prepare('INSERT INTO batch_files (id, key_id, purpose, filename, bytes, lines, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(row.id, row.key_id, row.purpose, row.filename, row.bytes, row.lines, row.created_at);
+      .prepare('INSERT INTO batch_files (id, key_id, purpose, filename, bytes, lines, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(row.id, row.key_id, row.purpose, row.filename, row.bytes, row.lines, row.created_at, row.expires_at ?? null);
+  }
+
+  /** Bytes of uploaded files (not router's outputs) one owner stores (NULL: the dashboard and CLI's pool). */
+  storedBytes(keyId: string | null): number {
+    const row = this.db
+      .prepare("SELECT COALESCE(SUM(bytes), 0) AS n FROM batch_files WHERE key_id IS ? AND purpose <> 'batch_output'")
+      .get(keyId) as { n: number };
+    return row.n;
+  }
+
+  /**
+   * Files past their expiry, except the input of a batch still running (it is deleted once that batch
+   * ends and the next sweep runs).
+   */
+  expiredFiles(nowSec: number): string[] {
+    const rows = this.db
+      .prepare(
+        `SELECT id FROM batch_files WHERE expires_at IS NOT NULL AND expires_at <= ?
+           AND id NOT IN (SELECT input_file_id FROM batches WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling'))`,
+      )
+      .all(nowSec) as { id: string }[];
+    return rows.map((r) => r.id);
   }
 
   file(id: string): FileRow | undefined {

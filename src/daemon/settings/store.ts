@@ -292,6 +292,13 @@ export const settingsSchema = z.object({
     .max(2048 * MiB)
     .default(200 * 1000 * 1000)
     .meta(about({ group: 'batches', unit: 'bytes', description: 'Largest file POST /v1/files takes (OpenAI\'s 200 MB by default).' })),
+  filesMaxStoredBytesPerKey: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * MiB)
+    .default(10 * 1024 * MiB)
+    .meta(about({ group: 'batches', unit: 'bytes', description: 'Bytes of uploaded /v1/files one API key may store at once (the dashboard and CLI share one pool); past it an upload is a 413. Expired files (expires_after, 30 days by default) stop counting.' })),
   batchPollIntervalMs: z
     .number()
     .int()
