@@ -6,7 +6,8 @@ import { StringDecoder } from 'node:string_decoder';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
 import { FastResponse } from 'srvx';
-import { badRequest, CLOSE_AFTER_REPLY, RouterError } from '../http/errors.js';
+import { dropRestOfBody } from '../http/body.js';
+import { badRequest, RouterError } from '../http/errors.js';
 import { HEADER } from '../../shared/headers.js';
 import { malformedMultipart } from '../proxy/media/multipart.js';
 import { JsonlChecker } from './jsonl.js';
@@ -59,12 +60,11 @@ function expiryOf(anchor: string | undefined, seconds: string | undefined): numb
 function overQuota(quota: number): RouterError {
   return new RouterError(413, `The files of this API key would exceed their storage quota of ${quota} bytes (setting filesMaxStoredBytesPerKey); delete files or wait for them to expire.`, {
     code: 'storage_quota_exceeded',
-    headers: { ...CLOSE_AFTER_REPLY },
   });
 }
 
 function tooLarge(limit: number): RouterError {
-  return new RouterError(413, `The file exceeds the limit of ${limit} bytes (setting batchFileMaxBytes).`, { headers: { ...CLOSE_AFTER_REPLY } });
+  return new RouterError(413, `The file exceeds the limit of ${limit} bytes (setting batchFileMaxBytes).`);
 }
 
 export class FileService {
@@ -138,11 +138,17 @@ export class FileService {
     const type = event.req.headers.get('content-type') ?? '';
     if (!type.toLowerCase().startsWith('multipart/form-data')) throw new RouterError(415, 'Content-Type must be multipart/form-data (fields file and purpose).');
     const declared = event.req.headers.get('content-length');
-    if (declared !== null && Number(declared) > limit + MULTIPART_OVERHEAD) throw tooLarge(limit);
+    if (declared !== null && Number(declared) > limit + MULTIPART_OVERHEAD) {
+      dropRestOfBody(event);
+      throw tooLarge(limit);
+    }
     // The owner's stored bytes (expired files no longer count): the upload may use what is left of its quota.
     this.sweep();
     const room = quota - this.store.storedBytes(keyId);
-    if (room <= 0 || (declared !== null && Number(declared) > room + MULTIPART_OVERHEAD)) throw overQuota(quota);
+    if (room <= 0 || (declared !== null && Number(declared) > room + MULTIPART_OVERHEAD)) {
+      dropRestOfBody(event);
+      throw overQuota(quota);
+    }
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const id = newId('file-');
     const tmp = `${this.pathOf(id)}.part`;
@@ -193,7 +199,8 @@ export class FileService {
         } else failed ??= err;
         if (stopReading) {
           source.unpipe(bb);
-          source.pause();
+          // What is left of the body is dropped (then the connection closes if it goes on).
+          dropRestOfBody(event);
           out?.destroy();
           reject(failed);
         }

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
-import { CLOSE_AFTER_REPLY, RouterError, badRequest } from './errors.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RouterError, badRequest } from './errors.js';
 import { isJsonMediaType } from './request-guard.js';
 
 /**
@@ -12,9 +13,15 @@ import { isJsonMediaType } from './request-guard.js';
  */
 export async function readBodyBytes(event: H3Event, limit: number): Promise<Uint8Array> {
   const declared = event.req.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   const nodeReq = event.req.runtime?.node?.req;
-  if (nodeReq) return readNodeBody(nodeReq, limit);
+  if (declared !== null && Number(declared) > limit) {
+    if (nodeReq) dropRestOfBody(event);
+    throw tooLarge(limit);
+  }
+  if (nodeReq) return readNodeBody(nodeReq, limit).catch((err: unknown) => {
+    if (err instanceof RouterError && err.status === 413) dropRestOfBody(event);
+    throw err;
+  });
   const stream = event.req.body;
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -46,8 +53,7 @@ function readNodeBody(req: Readable, limit: number): Promise<Uint8Array> {
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        // Stop reading; the 413 reply is sent and the connection closed with it.
-        req.pause();
+        // Nothing more is kept; the caller drops the rest (dropRestOfBody).
         reject(tooLarge(limit));
         return;
       }
@@ -68,6 +74,34 @@ function readNodeBody(req: Readable, limit: number): Promise<Uint8Array> {
   });
 }
 
+/** How long a connection may go on sending a refused body after its reply before it is cut. */
+const LINGER_MS = 5_000;
+
+/**
+ * After a refusal sent before the request body was read to its end (a body over its limit, a broken
+ * upload), what is left is read and dropped, never kept. Left unread it would stall a keep-alive
+ * connection; cut at once, the connection would be reset with data unread, and the client could lose the
+ * reply. So: if the body ends by the time the reply is out, the connection keeps working; otherwise the
+ * reply is followed by the end of the connection (FIN: a client stops sending), and a client that still
+ * sends after LINGER_MS is cut (the lingering close of HTTP servers).
+ */
+export function dropRestOfBody(event: H3Event): void {
+  const req = event.req.runtime?.node?.req as IncomingMessage | undefined;
+  const res = event.req.runtime?.node?.res as ServerResponse | undefined;
+  if (!req || req.complete) return;
+  req.resume();
+  if (!res) return;
+  const linger = () => {
+    if (req.complete || req.socket.destroyed) return;
+    req.socket.end();
+    const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+    timer.unref();
+    req.socket.once('close', () => clearTimeout(timer));
+  };
+  if (res.writableFinished) linger();
+  else res.once('finish', linger);
+}
+
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);
@@ -84,7 +118,7 @@ function uploadAborted(): RouterError {
 }
 
 function tooLarge(limit: number): RouterError {
-  return new RouterError(413, `Request body exceeds the limit of ${limit} bytes.`, { headers: { ...CLOSE_AFTER_REPLY } });
+  return new RouterError(413, `Request body exceeds the limit of ${limit} bytes.`);
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -53,13 +53,6 @@ export function asRouterError(error: unknown): unknown {
   });
 }
 
-/**
- * Headers of a refusal sent before the request body was read to its end (a body over its limit): the
- * connection closes after the reply, since the rest of the body still in it cannot be skipped cheaply and a
- * keep-alive connection would otherwise stall on it.
- */
-export const CLOSE_AFTER_REPLY: Readonly<Record<string, string>> = { connection: 'close' };
-
 /** Shorthand for the common 400. `param` names the offending field when known. */
 export function badRequest(message: string, param?: string): RouterError {
   return new RouterError(400, message, param ? { extra: { param } } : {});

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
-import { badRequest, CLOSE_AFTER_REPLY, RouterError } from '../../http/errors.js';
+import { dropRestOfBody } from '../../http/body.js';
+import { badRequest, RouterError } from '../../http/errors.js';
 import { mediaTypeEssence } from '../../http/request-guard.js';
 
 /** One uploaded file of a multipart body, held in memory (bounded by the route's limits). */
@@ -31,7 +32,7 @@ export interface MultipartLimits {
 const FIELD_BYTES = 1024 * 1024;
 
 function tooLarge(what: string, limit: number): RouterError {
-  return new RouterError(413, `${what} exceeds the limit of ${limit} bytes.`, { headers: { ...CLOSE_AFTER_REPLY } });
+  return new RouterError(413, `${what} exceeds the limit of ${limit} bytes.`);
 }
 
 /**
@@ -59,7 +60,10 @@ export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<
     return Promise.reject(new RouterError(415, 'Content-Type must be multipart/form-data.'));
   }
   const declared = event.req.headers.get('content-length');
-  if (declared !== null && Number(declared) > limits.totalBytes) return Promise.reject(tooLarge('Request body', limits.totalBytes));
+  if (declared !== null && Number(declared) > limits.totalBytes) {
+    dropRestOfBody(event);
+    return Promise.reject(tooLarge('Request body', limits.totalBytes));
+  }
   const source: Readable | undefined =
     (event.req.runtime?.node?.req as Readable | undefined) ??
     (event.req.body ? Readable.fromWeb(event.req.body as import('node:stream/web').ReadableStream) : undefined);
@@ -86,8 +90,8 @@ export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<
       source.off('error', onSourceError);
       if (err) {
         source.unpipe(parser);
-        // The server discards what is left of the upload; nothing more is parsed or kept.
-        source.resume();
+        // What is left of the upload is dropped, never parsed or kept (then the connection closes if it goes on).
+        dropRestOfBody(event);
         reject(err);
       } else resolve(out);
     };
