@@ -18,6 +18,45 @@ export const COMBO_STRATEGIES = [
 /** A combo strategy name. */
 export type ComboStrategy = (typeof COMBO_STRATEGIES)[number];
 
+/**
+ * How the accounts of one provider are chosen: `fill-first` (by priority), `round-robin`, `least-used`, or
+ * `headroom` (the account with the most of its reported rate-limit quota left first).
+ */
+export const ACCOUNT_STRATEGIES = ['fill-first', 'round-robin', 'least-used', 'headroom'] as const;
+
+/** One rate-limit window of an account as its replies last reported it (`GET /api/accounts`). */
+export interface AccountLimitWindow {
+  /** `requests`, `tokens`, `input-tokens`, `output-tokens`, `unified`, `unified-5h`, `codex-primary`... */
+  name: string;
+  limit: number | null;
+  remaining: number | null;
+  /** Share used, 0..1, where the provider reports a share (Anthropic unified, Codex). */
+  used: number | null;
+  /** Epoch ms of the window's reset, when said. */
+  resetAt: number | null;
+  /** Share left now, 0..1 (1 once the reset passed). */
+  left: number | null;
+  resetSeconds: number | null;
+}
+
+/** An account (connection) with its remaining quota and cooldowns (`GET /api/accounts`). */
+export interface AccountView {
+  id: string;
+  provider: string;
+  providerId: string;
+  name: string;
+  authKind: string;
+  priority: number;
+  isActive: boolean;
+  /** Share left of its tightest window, 0..1; null until a reply reported one. */
+  headroom: number | null;
+  limitsUpdatedAt: string | null;
+  windows: AccountLimitWindow[];
+  /** Cooling for every model until then (usage limit reached, out of credit, auth), or null. */
+  coolingUntil: string | null;
+  cooldowns: Array<{ model: string; remainingSeconds: number; reason: string }>;
+}
+
 /** Cache affinity of a combo (CONTRACT "Routing beyond failover"): keep one conversation on one account and target. */
 export const COMBO_AFFINITIES = ['off', 'session', 'prefix'] as const;
 

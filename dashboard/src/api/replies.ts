@@ -4,6 +4,7 @@
  * have no shared type are read as `Json`.
  */
 import type {
+  AccountView,
   BreakdownRow,
   ComboRecord,
   CooldownView,
@@ -23,7 +24,7 @@ import type { DiscoverReply, KeychainImportReply } from '../../../src/shared/imp
 import type { DoctorFinding, DoctorReply } from '../../../src/shared/doctor';
 import type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo } from '../../../src/shared/oauth';
 
-export type { BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, SeriesGroup, Summary, WebhookView };
+export type { AccountView, BreakdownRow, ComboRecord, CooldownView, DeliveryRecord, LogEntry, MemoryEntry, Point, ProviderNode, ProviderTelemetry, SeriesGroup, Summary, WebhookView };
 export type { ApiKeyRecord, CreatedApiKey, StatusReply, DiscoverReply, KeychainImportReply, DoctorFinding, DoctorReply };
 export type { OAuthAuthorizeReply, OAuthConnectionReply, OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo };
 
@@ -54,6 +55,7 @@ export interface Replies {
   'GET /api/pricing': { pricing: PriceEntry[] };
   'GET /api/webhooks/{id}/deliveries': { deliveries: DeliveryRecord[] };
   'GET /api/resilience/model-cooldowns': { cooldowns: CooldownView[] };
+  'GET /api/accounts': { accounts: AccountView[]; accountStrategy: string };
   'GET /api/oauth/providers': { providers: OAuthProviderInfo[] };
   'GET /api/oauth/{provider}/start-callback-server': OAuthAuthorizeReply;
   'POST /api/oauth/{provider}/poll-callback': OAuthPollReply;

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api/client';
-import type { DiscoverReply } from '../api/replies';
+import type { AccountView, DiscoverReply } from '../api/replies';
 import type { Routes } from '../api/routes.gen';
 import { Empty, ErrorBox, Field, fieldError, fmt, Section, useAction, useData, ok } from '../ui/kit';
 import { OAuthLogins } from './OAuthLogins';
@@ -12,6 +12,8 @@ export function Providers() {
   const catalog = useData(() => api('GET /api/providers/catalog'));
   const conns = useData(() => api('GET /api/providers'));
   const nodes = useData(() => api('GET /api/provider-nodes'));
+  const limits = useData(() => api('GET /api/accounts'));
+  const quota = new Map((limits.data?.accounts ?? []).map((a) => [a.id, a] as const));
   const providers = (catalog.data?.providers ?? []) as Array<Record<string, any>>;
   const connections = (conns.data?.connections ?? []) as Conn[];
   const choices = [...(nodes.data?.nodes ?? []).map((n) => ({ id: n.prefix, name: `${n.name} (node)` })), ...providers.map((p) => ({ id: String(p.id), name: String(p.name) }))];
@@ -30,12 +32,13 @@ export function Providers() {
                 <th>Key</th>
                 <th>Priority</th>
                 <th>Active</th>
+                <th title="What the provider's rate-limit headers said last; the headroom account strategy prefers the account with the most left">Quota left</th>
                 <th>Actions</th>
               </tr>
             </thead>
             <tbody>
               {connections.map((c) => (
-                <ConnectionRow key={c.id} c={c} reload={conns.reload} />
+                <ConnectionRow key={c.id} c={c} quota={quota.get(String(c.id))} reload={conns.reload} />
               ))}
             </tbody>
           </table>
@@ -133,7 +136,22 @@ function RemoveButton({ label, run, done }: { label: string; run: () => Promise<
   );
 }
 
-function ConnectionRow({ c, reload }: { c: Conn; reload: () => void }) {
+type Account = AccountView;
+
+/** An account's remaining quota in one cell: the tightest share left, each window, and a cooldown. */
+function QuotaCell({ q }: { q?: Account }) {
+  if (!q || (q.windows.length === 0 && !q.coolingUntil)) return <td className="muted">–</td>;
+  const parts = q.windows.map((w) => (w.remaining !== null ? `${w.name} ${fmt.int(w.remaining)}${w.limit !== null ? `/${fmt.int(w.limit)}` : ''}` : w.used !== null ? `${w.name} ${Math.round(w.used * 100)}% used` : w.name));
+  return (
+    <td title={parts.join('\n')}>
+      {q.headroom !== null ? `${Math.round(q.headroom * 100)} %` : '–'}
+      {q.coolingUntil ? <span className="muted small"> cooling until {new Date(q.coolingUntil).toLocaleTimeString()}</span> : null}
+      <div className="muted small">{parts.join(', ')}</div>
+    </td>
+  );
+}
+
+function ConnectionRow({ c, quota, reload }: { c: Conn; quota?: Account; reload: () => void }) {
   const a = useAction();
   const [note, setNote] = useState<string>();
   const [rotating, setRotating] = useState(false);
@@ -149,6 +167,7 @@ function ConnectionRow({ c, reload }: { c: Conn; reload: () => void }) {
         </td>
         <td>{c.priority}</td>
         <td>{c.isActive ? 'yes' : 'no'}</td>
+        <QuotaCell q={quota} />
         <td className="actions">
           <button
             type="button"

@@ -4,8 +4,7 @@ import type { Command } from 'commander';
 import type { OAuthAuthorizeReply, OAuthCancelReply, OAuthConnectionReply, OAuthConnectionView, OAuthDeviceCodeReply, OAuthPollReply } from '../../shared/oauth.js';
 import type { DaemonClient } from '../client.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
-import { stamp } from '../format.js';
-import { CliError, type Io, table } from '../io.js';
+import { CliError, type Io } from '../io.js';
 
 /** Providers whose login is a device code (the others open a browser). */
 const DEVICE = new Set(['github-copilot', 'qwen-code']);
@@ -156,38 +155,6 @@ export function register(program: Command, ctx: CommandContext): void {
         const connection = await login(client, io, provider, { timeoutS: timeout, browser: opts.browser, callbackPort });
         if (io.interactive) io.err('\r');
         ctx.emit(opts, { connection }, () => `logged in: ${connection.provider} connection '${connection.name}' (${connection.id})`);
-        return 0;
-      }),
-    );
-
-  examples(withCommon(program.command('accounts')), ['router accounts', 'router accounts --json'])
-    .description('OAuth connections by provider, with token expiry and last refresh')
-    .option('--json', 'print JSON')
-    .action(
-      ctx.run(async (opts: { json?: boolean }) => {
-        const client = ctx.client(opts as never);
-        const all = (await client.request<{ connections: Array<OAuthConnectionView & { authKind: string }> }>('GET', '/api/providers')).connections;
-        const accounts = all.filter((c) => c.authKind === 'oauth').sort((a, b) => a.provider.localeCompare(b.provider));
-        ctx.emit(opts, { accounts }, () =>
-          accounts.length === 0
-            ? 'no OAuth accounts; `router login <provider>` adds one'
-            : table(
-                ['PROVIDER', 'NAME', 'ID', 'EXPIRES', 'LAST REFRESH', 'STATUS'],
-                accounts.map((c) => {
-                  const refreshed = c.providerSpecificData.lastRefreshedAt;
-                  return [
-                    c.provider,
-                    c.name,
-                    c.id,
-                    c.expiresAt ? stamp(c.expiresAt) : '-',
-                    typeof refreshed === 'string' ? stamp(refreshed) : '-',
-                    c.isActive ? 'active' : (c.testStatus ?? 'inactive'),
-                  ];
-                }),
-                [],
-                { flex: [1] },
-              ),
-        );
         return 0;
       }),
     );

@@ -314,6 +314,8 @@ async function attempt(
     });
     if (!call.stream) guard.firstByte();
     const upstreamHeadersMs = performance.now() - tSend;
+    // The account's remaining quota, as its rate-limit headers say (a few lookups when there are none).
+    if (target.connectionId !== undefined) services.resilience.limits.observe(target.connectionId, reply.headers);
     if (reply.statusCode >= 400) {
       // The first MiB of an error body is plenty to report it; the rest is not read.
       const text = await reply.textUpTo(1024 * 1024);

@@ -3,6 +3,7 @@ import { RouterError } from '../http/errors.js';
 import { upstreamAuthError } from '../routing/errors.js';
 import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
+import { exhaustedSeconds, isLimitHeader } from '../routing/account-limits.js';
 import type { WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { redactSecrets } from '../../shared/mask.js';
@@ -67,6 +68,16 @@ function classifyAttempt(kind: AttemptKind, status: number, raw: AttemptError['r
   const hinted = raw !== undefined && (tryParseRetryAfter(raw.headers['retry-after'], now) !== undefined || parseRetryHintFromText(raw.body) !== undefined);
   if (failure.kind === 'quota') failure.coolSeconds = hinted ? retryHintSeconds({ headers: raw?.headers, bodyText: raw?.body }, now) : QUOTA_COOLDOWN_SECONDS;
   else if (status === 429 || (status >= 500 && hinted)) failure.coolSeconds = retryHintSeconds({ headers: raw?.headers, bodyText: raw?.body }, now);
+  // A 429 whose rate-limit headers say one of the account's limits is used up until a reset (OpenAI
+  // x-ratelimit-remaining-* 0, Anthropic anthropic-ratelimit-*-remaining 0 or unified status rejected, Codex
+  // used-percent 100): the whole account waits until then, every model (account-limits.ts).
+  if (status === 429 && raw !== undefined && failure.scope !== 'request') {
+    const until = exhaustedSeconds(raw.headers, now);
+    if (until !== undefined) {
+      failure.scope = 'account';
+      failure.coolSeconds = Math.max(failure.coolSeconds ?? 0, until);
+    }
+  }
   return failure;
 }
 
@@ -87,6 +98,11 @@ export function httpAttemptError(
   const pass: Record<string, string> = {};
   const retryAfter = headers['retry-after'];
   if (typeof retryAfter === 'string') pass['retry-after'] = retryAfter;
+  // Rate-limit headers say whether an account-wide limit is used up (classifyAttempt).
+  for (const name in headers) {
+    const v = headers[name];
+    if (isLimitHeader(name) && v !== undefined) pass[name] = Array.isArray(v) ? v[0]! : v;
+  }
   const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : 'application/json';
   return new AttemptError(formatProviderError(info.code ?? status, info.message), status, 'http', { body: bodyText, contentType, headers: pass }, info.code, info.message);
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
+import { ANY_MODEL } from '../routing/cooldowns.js';
+import type { AccountView } from '../../shared/records.js';
 
 const resetBody = z.object({ provider: z.string().min(1).max(200).optional() }).strict();
 const cooldownQuery = z.object({ connectionId: z.string().max(100).optional(), model: z.string().max(512).optional() }).strict();
@@ -28,6 +30,42 @@ export const resilienceRoutes: RouteDef[] = [
         // Accounts tried after the healthy ones for a model (repeated 5xx, model not available to them).
         demoted: r.health.list(),
         settings: r.breakers.settings,
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/accounts',
+    tier: 'management',
+    tag: 'resilience',
+    summary:
+      "Every account (connection) with its remaining quota as its replies' rate-limit headers report it (windows: limit, remaining, used share, reset; headroom = share left of the tightest window) and its cooldowns (account-wide and per model)",
+    handler: ({ services }) => {
+      const r = services.resilience;
+      const limits = new Map(r.limits.list().map((l) => [l.connectionId, l]));
+      const cooling = r.cooldowns.list();
+      return {
+        accountStrategy: services.settings.get().accountStrategy,
+        accounts: services.connections.list().map((c): AccountView => {
+          const own = cooling.filter((x) => x.connectionId === c.id);
+          const all = own.find((x) => x.model === ANY_MODEL);
+          const l = limits.get(c.id);
+          return {
+            id: c.id,
+            provider: services.providers.label(c.provider),
+            providerId: c.provider,
+            name: c.name,
+            authKind: c.authKind,
+            priority: c.priority,
+            isActive: c.isActive,
+            headroom: l?.headroom ?? null,
+            limitsUpdatedAt: l?.updatedAt ?? null,
+            windows: l?.windows ?? [],
+            // Cooling for every model (a usage limit reached, out of credit, auth) until then, if it is.
+            coolingUntil: all ? new Date(all.until).toISOString() : null,
+            cooldowns: own.map((x) => ({ model: x.model, remainingSeconds: x.remainingSeconds, reason: x.reason })),
+          };
+        }),
       };
     },
   }),

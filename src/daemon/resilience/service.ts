@@ -2,6 +2,7 @@ import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../logger.js';
 import type { ConnectionStore } from '../providers/connections.js';
 import { AccountHealth } from '../routing/account-health.js';
+import { AccountLimits } from '../routing/account-limits.js';
 import { AccountSelector } from '../routing/accounts.js';
 import { CircuitBreakers, type BreakerEvent, type BreakerSnapshotEntry } from '../routing/breaker.js';
 import { ConversationAffinity } from '../routing/conversation.js';
@@ -26,6 +27,8 @@ export class Resilience {
   readonly cooldowns = new CooldownStore();
   /** Failure streaks that demote an account for a model (repeated 5xx, model not available to it). */
   readonly health = new AccountHealth();
+  /** Remaining quota per account as its replies' rate-limit headers report it (the `headroom` strategy). */
+  readonly limits = new AccountLimits();
   readonly accounts: AccountSelector<{ id: string; priority: number; active: boolean }>;
   readonly latency = new LatencyTracker();
   readonly comboStates = new Map<string, ComboState>();
@@ -48,7 +51,7 @@ export class Resilience {
     private readonly label: (providerId: string) => string = String,
   ) {
     this.breakers = new CircuitBreakers(breakerConfig(settings.get()));
-    this.accounts = new AccountSelector({ cooldowns: this.cooldowns, affinity: new SessionAffinity(), health: this.health });
+    this.accounts = new AccountSelector({ cooldowns: this.cooldowns, affinity: new SessionAffinity(), health: this.health, limits: this.limits });
     this.restore();
     const sync = () => this.syncConnections(connections);
     sync();

@@ -5,11 +5,13 @@
  * (plus a sort of the available ones for `least-used`).
  */
 import type { DemotionReader } from './account-health.js';
+import type { HeadroomReader } from './account-limits.js';
+import { ACCOUNT_STRATEGIES } from '../../shared/records.js';
 import type { CooldownReader } from './cooldowns.js';
 import type { SessionAffinity } from './session-affinity.js';
 
-/** Account selection strategies. */
-export const ACCOUNT_STRATEGIES = ['fill-first', 'round-robin', 'least-used'] as const;
+/** Account selection strategies (src/shared/records.ts: the settings schema reads the same list). */
+export { ACCOUNT_STRATEGIES };
 
 /** An account selection strategy name. */
 export type AccountStrategy = (typeof ACCOUNT_STRATEGIES)[number];
@@ -44,11 +46,13 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
   private readonly cooldowns: CooldownReader;
   private readonly affinity?: SessionAffinity;
   private readonly health?: DemotionReader;
+  private readonly limits?: HeadroomReader;
 
-  constructor(options: { cooldowns: CooldownReader; affinity?: SessionAffinity; health?: DemotionReader }) {
+  constructor(options: { cooldowns: CooldownReader; affinity?: SessionAffinity; health?: DemotionReader; limits?: HeadroomReader }) {
     this.cooldowns = options.cooldowns;
     this.affinity = options.affinity;
     this.health = options.health;
+    this.limits = options.limits;
   }
 
   /**
@@ -135,6 +139,12 @@ export class AccountSelector<C extends AccountConnection = AccountConnection> {
     if (strategy === 'least-used') {
       // Array.prototype.sort is stable, so equal counts keep priority order.
       return available.sort((a, b) => (pool.usage.get(a.id) ?? 0) - (pool.usage.get(b.id) ?? 0));
+    }
+    if (strategy === 'headroom' && this.limits && available.length > 1) {
+      // Most quota left first; an account that never reported counts as full (it gets tried and then
+      // reports). Stable, so equal headroom keeps priority order.
+      const limits = this.limits;
+      return available.sort((a, b) => (limits.headroom(b.id) ?? 1) - (limits.headroom(a.id) ?? 1));
     }
     return available;
   }

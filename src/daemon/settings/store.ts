@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACCOUNT_STRATEGIES } from '../../shared/records.js';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import type { Db } from '../store/db.js';
 import { compressionSettingsSchema } from '../compression/settings.js';
@@ -78,9 +79,15 @@ export const settingsSchema = z.object({
     .default('https://models.dev/api.json')
     .meta(about({ group: 'catalog', description: 'Where `router catalog update` fetches the model catalog: a models.dev api.json document (docs/catalog.md).' })),
   accountStrategy: z
-    .enum(['fill-first', 'round-robin', 'least-used'])
+    .enum(ACCOUNT_STRATEGIES)
     .default('fill-first')
-    .meta(about({ group: 'routing', description: 'How the accounts of one provider are chosen: fill-first (by priority), round-robin, or least-used.' })),
+    .meta(
+      about({
+        group: 'routing',
+        description:
+          'How the accounts of one provider are chosen: fill-first (by priority), round-robin, least-used, or headroom (the account with the most of its rate-limit quota left, as its replies report it).',
+      }),
+    ),
   breakerFailureThreshold: z
     .number()
     .int()
