@@ -266,7 +266,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
   it('updates usage, the chart and the request log live as traffic flows, and shows a request\'s detail', async () => {
     expect((await router.manage('PATCH', '/api/settings', { captureTraffic: true })).status).toBe(200);
     await go('/dashboard/usage');
-    const requests = page.locator('.stat', { hasText: 'Requests' }).locator('.stat-value');
+    const requests = page.locator('.stat', { hasText: /^Requests/ }).locator('.stat-value');
     await expect.poll(() => requests.textContent()).toBe('1');
     const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey, maxRetries: 0 });
     for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'team', messages: [{ role: 'user', content: `hello ${i}` }] });
