@@ -4,7 +4,9 @@
 // else runs on the machine).
 //
 //   node bench/compare.mjs --a /path/to/checkoutA --b /path/to/checkoutB [--kind nonstream|stream|anthropic] [--b-node "--flag"]
-//                          [--rounds 4] [--ms 3000] [--connections 32] [--b-env "K=V K2=V2"]
+//                          [--rounds 4] [--ms 3000] [--connections 32] [--b-env "K=V K2=V2"] [--combo]
+// --combo: requests name a one-target combo (`bench`, strategy priority, every optional field at its default)
+// instead of `openai/gpt-bench`, so the combo planning path is measured.
 // --a-env / --b-env: extra environment for that build's daemon (e.g. a trace collector that does not answer:
 // --b-env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9"); A and B may then be the same checkout.
 // Each checkout needs dist/ (built) and node_modules/ (a symlink to this repo's is fine).
@@ -54,8 +56,11 @@ for (const [name, dir] of Object.entries(builds)) {
   };
   const key = (await manage('POST', '/api/keys', { name: 'bench', scopes: ['proxy'] })).json.key;
   await manage('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-bench', providerSpecificData: { baseUrl: `http://127.0.0.1:${mockPort}/v1` } });
+  if (args.includes('--combo')) await manage('POST', '/api/combos', { name: 'bench', models: ['openai/gpt-bench'] });
   routers[name] = { handle: h, url: ready.url, pid: ready.pid, key, manage };
 }
+
+const model = args.includes('--combo') ? 'bench' : 'openai/gpt-bench';
 
 function req(r) {
   const msg = [{ role: 'user', content: 'Say hello in one short sentence.' }];
@@ -64,14 +69,14 @@ function req(r) {
       origin: r.url,
       path: '/v1/messages',
       headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': r.key },
-      body: JSON.stringify({ model: 'openai/gpt-bench', max_tokens: 32, stream: true, messages: msg }),
+      body: JSON.stringify({ model, max_tokens: 32, stream: true, messages: msg }),
     };
   }
   return {
     origin: r.url,
     path: '/v1/chat/completions',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${r.key}` },
-    body: JSON.stringify({ model: 'openai/gpt-bench', messages: msg, max_tokens: 32, ...(kind === 'stream' ? { stream: true } : {}) }),
+    body: JSON.stringify({ model, messages: msg, max_tokens: 32, ...(kind === 'stream' ? { stream: true } : {}) }),
   };
 }
 
