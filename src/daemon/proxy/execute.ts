@@ -250,6 +250,6 @@ function recordRefusal(req: ExecRequest, plan: Plan | undefined, err: RouterErro
     error: err.message,
     combo: plan?.combo?.name,
     client: req.client,
-    session: req.sessionKey,
+    session: plan?.session ?? req.sessionKey,
   });
 }
