@@ -209,14 +209,14 @@ describe('router models, combos, settings', () => {
   it('models lists combos and connected providers; --search filters; the table has a fixed header', async () => {
     await ok('combos', 'add', 'fast', '--model', 'openai/gpt-4o-mini', '--model', 'anthropic/claude-haiku-4-5');
     const all = json<any[]>(await ok('models', '--json'));
-    // A combo's context length is the smallest of its known targets' (spec "Other records"); the openai
-    // list was synced earlier without lengths, so only the Anthropic target's 200,000 is known here.
-    expect(all).toContainEqual({ id: 'fast', provider: 'combo', contextLength: 200_000, source: 'combo', available: true, availability: 'combo' });
+    // A combo's context length is the smallest of its known targets' (spec "Other records"): the openai
+    // list was synced without lengths, but the model catalog knows gpt-4o-mini's 128,000 (issue 31).
+    expect(all).toContainEqual({ id: 'fast', provider: 'combo', contextLength: 128_000, source: 'combo', available: true, availability: 'combo' });
     expect(all.some((m) => m.id.startsWith('anthropic/'))).toBe(true);
     const haiku = json<any[]>(await ok('models', '--search', 'HAIKU', '--json')).map((m) => m.id);
     expect(haiku).toContain('anthropic/claude-haiku-4-5');
     expect(haiku).toEqual(all.map((m) => m.id).filter((id: string) => id.toLowerCase().includes('haiku')));
-    expect((await ok('models', '--provider', 'combo')).stdout).toBe('MODEL  PROVIDER  CONTEXT  SOURCE\nfast   combo     200,000  combo\n');
+    expect((await ok('models', '--provider', 'combo')).stdout).toBe('MODEL  PROVIDER  CONTEXT  SOURCE\nfast   combo     128,000  combo\n');
   });
 
   it('settings set/get round-trip through the daemon', async () => {
