@@ -14,7 +14,7 @@ import { PricingStore, type PriceCatalog } from './pricing.js';
 import { CACHE_HIT, NOTHING_BILLED, setCost, usageOf } from './row-cost.js';
 import { BoundedQueue } from './queue.js';
 import type { UsageRecord } from './record.js';
-import { sameModel } from '../routing/served-model.js';
+import { emitServed } from './served-events.js';
 import { sanitizeHeaderValue } from './sanitize.js';
 import { heuristicCount } from './token-count.js';
 import { UsageWriter } from './writer.js';
@@ -488,32 +488,7 @@ export class UsageService {
     const events = this.opts.events;
     if (rec.status < 400) {
       if (this.failures.size) this.failures.delete(rec.traceId);
-      if (events.hasListeners('request.completed')) {
-        events.emit('request.completed', {
-          trace_id: rec.traceId,
-          api_key_id: rec.apiKeyId,
-          provider: rec.provider,
-          model: meta.publicModel,
-          status: rec.status,
-          tokens_in: rec.tokensIn,
-          tokens_out: rec.tokensOut,
-          cost_usd: rec.costUsd,
-          cost_source: rec.costSource,
-          price_version: rec.priceVersion,
-        });
-      }
-      if (rec.servedModel && !sameModel(rec.model, rec.servedModel) && events.hasListeners('model.mismatch')) {
-        events.emit('model.mismatch', {
-          trace_id: rec.traceId,
-          api_key_id: rec.apiKeyId,
-          provider: rec.provider,
-          connection_id: rec.connectionId,
-          combo: rec.combo,
-          requested_model: rec.requestedModel,
-          model: rec.model,
-          served_model: rec.servedModel,
-        });
-      }
+      emitServed(events, rec, meta.publicModel);
       return;
     }
     const prev = this.failures.get(rec.traceId);
