@@ -127,6 +127,20 @@ function readWindows(
   }
 }
 
+/** Whether a reply carries any of the rate-limit headers read here (the common no-header case allocates nothing). */
+function hasLimitHeaders(h: ReplyHeaders): boolean {
+  return (
+    h['x-ratelimit-remaining-requests'] !== undefined ||
+    h['x-ratelimit-remaining-tokens'] !== undefined ||
+    h['anthropic-ratelimit-requests-remaining'] !== undefined ||
+    h['anthropic-ratelimit-tokens-remaining'] !== undefined ||
+    h['anthropic-ratelimit-input-tokens-remaining'] !== undefined ||
+    h['anthropic-ratelimit-unified-status'] !== undefined ||
+    h['x-codex-primary-used-percent'] !== undefined ||
+    h['x-codex-secondary-used-percent'] !== undefined
+  );
+}
+
 /** Share of a window left now: 1 once its reset passed; from counts, else from the used share. */
 function leftOf(w: LimitWindow, now: number): number | null {
   if (w.resetAt !== null && w.resetAt <= now) return 1;
@@ -170,6 +184,7 @@ export class AccountLimits implements HeadroomReader {
 
   /** Records what a reply of `connectionId` says about its limits (nothing when it says nothing). */
   observe(connectionId: string, headers: ReplyHeaders): void {
+    if (!hasLimitHeaders(headers)) return;
     const now = this.now();
     let state = this.accounts.get(connectionId);
     readWindows(headers, now, (name, limit, remaining, used, resetAt) => {
