@@ -161,6 +161,35 @@ describe('cache affinity', () => {
     expect(await turn()).toEqual([other]);
   });
 
+  it('a Responses previous_response_id chain is one conversation: every turn goes to the account that holds the stored response', async () => {
+    const chain = async (model: string) => {
+      const accounts: string[] = [];
+      let previous: string | undefined;
+      for (let t = 0; t < 4; t++) {
+        const before = env.mock.requests.length;
+        const res = await fetch(`${env.router.url}/v1/responses`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, input: `turn ${t}`, ...(previous ? { previous_response_id: previous } : {}) }),
+        });
+        const json = (await res.json()) as any;
+        expect(res.status, JSON.stringify(json)).toBe(200);
+        expect(json.id).toMatch(/^resp_/);
+        previous = json.id;
+        accounts.push(accountOf(env.mock.requests[before]!));
+      }
+      return { accounts, last: previous! };
+    };
+    expect(new Set((await chain('plain')).accounts).size).toBe(2);
+    const sticky = await chain('sticky');
+    expect(new Set(sticky.accounts).size).toBe(1);
+    // The conversation is named after its first response; the log groups all four turns under it.
+    const logs = (await env.router.manage('GET', '/api/logs?limit=20')).json.logs as any[];
+    const ids = new Set(logs.filter((l) => l.combo === 'sticky' && l.endpoint === '/v1/responses').map((l) => l.sessionId));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toMatch(/^resp:resp_/);
+  });
+
   it('an unknown affinity mode is a 400 naming the field', async () => {
     const r = await env.router.manage('POST', '/api/combos', { name: 'bad-affinity', models: ['openai/m'], affinity: 'sticky' });
     expect(r.status).toBe(400);

@@ -428,9 +428,14 @@ async function jsonReply(
  */
 function noteReply(services: Services, outcome: Outcome, response: IrResponse | undefined): void {
   outcome.servedModel = response?.model;
-  if (!response?.id || outcome.session === undefined || outcome.call.clientFormat !== 'openai-responses' || outcome.combo === undefined) return;
-  const affinity = services.combos.byName(outcome.combo)?.affinity;
-  if (affinity !== undefined && affinity !== 'off') services.resilience.conversations.chains.note(response.id, outcome.session);
+  // Only an upstream `resp_` id reaches the client as is (a translated reply gets router's own id).
+  if (!response?.id.startsWith('resp_') || outcome.call.clientFormat !== 'openai-responses' || outcome.combo === undefined) return;
+  const combo = services.combos.byName(outcome.combo);
+  if (!combo || combo.affinity === 'off') return;
+  const { target } = outcome;
+  const started = outcome.session === undefined;
+  outcome.session = services.resilience.conversations.noteResponse(combo.id, response.id, outcome.session, target);
+  if (started && target.connectionId !== undefined) services.resilience.accounts.bindSession(target.provider.id, outcome.session, target.connectionId);
 }
 
 async function streamReply(

@@ -134,6 +134,19 @@ export class ConversationAffinity {
     this.bindings.bind(comboId, conversation, targetKey(target));
   }
 
+  /**
+   * A Responses reply served through a combo with affinity: its id joins the request's conversation, so
+   * the turn that names it as `previous_response_id` is the same conversation. A request that had none
+   * starts one named after this response, bound here to the target that served it (a stored response
+   * lives with the account that made it). Returns the conversation.
+   */
+  noteResponse(comboId: string, responseId: string, conversation: string | undefined, target: { publicModel: string; connectionId?: string }): string {
+    const conv = conversation ?? `resp:${clip(responseId)}`;
+    this.chains.note(responseId, conv);
+    if (conversation === undefined) this.bind(comboId, conv, target);
+    return conv;
+  }
+
   release(comboId: string, conversation: string): void {
     this.bindings.release(comboId, conversation);
   }
