@@ -20,7 +20,7 @@ describe('model capabilities', () => {
     ['anthropic', 'claude-sonnet-4-5', false, 64_000],
     ['anthropic', 'claude-opus-4-1', false, 32_000],
   ])('%s/%s: reasoning_effort %s, max output %s (catalog)', (provider, model, reasoning, max) => {
-    expect(modelCapabilities(builtinProvider(provider)!, model)).toEqual({ reasoningEffort: reasoning, ...(max ? { maxOutputTokens: max } : {}) });
+    expect(modelCapabilities(builtinProvider(provider)!, model)).toMatchObject({ reasoningEffort: reasoning, ...(max ? { maxOutputTokens: max } : {}) });
   });
 
   it.each([
@@ -32,6 +32,14 @@ describe('model capabilities', () => {
     ['claude-opus-4-20250514', false, 32_000],
     ['claude-sonnet-4-5-20250929', false, 64_000],
   ])('%s outside any catalog: by family name', (model, reasoning, max) => {
-    expect(modelCapabilities(node, model)).toEqual({ reasoningEffort: reasoning, ...(max ? { maxOutputTokens: max } : {}) });
+    expect(modelCapabilities(node, model)).toMatchObject({ reasoningEffort: reasoning, ...(max ? { maxOutputTokens: max } : {}) });
+  });
+});
+
+describe('output-limit field', () => {
+  it('o-series and gpt-5 models take max_completion_tokens only; others max_tokens (node option auto)', () => {
+    expect(modelCapabilities(builtinProvider('openai')!, 'o3').completionTokensOnly).toBe(true);
+    expect(modelCapabilities(builtinProvider('openai')!, 'gpt-5-mini').completionTokensOnly).toBe(true);
+    expect(modelCapabilities(builtinProvider('openai')!, 'gpt-4o').completionTokensOnly).toBe(false);
   });
 });
