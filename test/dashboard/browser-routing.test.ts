@@ -81,5 +81,10 @@ describe.skipIf(!CHROMIUM)('routing in the dashboard', () => {
     const conn = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'work', exact: true }) });
     await expect.poll(() => conn.textContent()).toContain('42 %');
     expect(await conn.textContent()).toContain('requests 42/100');
+
+    // Insights > Sessions: the conversation with its cached share and the one account it used.
+    await page.goto(`${router.url}/dashboard/insights`);
+    const session = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'dash', exact: true }) });
+    await expect.poll(() => session.textContent()).toContain('50.0 %');
   });
 });

@@ -106,6 +106,8 @@ describe('cache affinity', () => {
     expect(['one', 'two']).toContain(s.accounts[0].name);
     expect(s.cachedShare).toBeGreaterThan(0.6);
     expect(s.cacheReadTokens).toBe(s.requests.reduce((n: number, r: any) => n + r.cacheReadTokens, 0));
+    const listed = (await env.router.manage('GET', '/api/sessions?q=conv-1')).json.sessions as any[];
+    expect(listed.find((x) => x.sessionId === 'cache:conv-1')).toMatchObject({ accountsUsed: 1, cacheReadTokens: s.cacheReadTokens });
 
     // /metrics: cached share per combo and per account.
     const metrics = await fetch(`${env.router.url}/metrics`, { headers: { 'x-router-cli-token': env.router.cliToken } }).then((r) => r.text());

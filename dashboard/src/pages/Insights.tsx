@@ -76,7 +76,7 @@ function Sessions() {
     <Section title="Sessions">
       <ErrorBox error={s.error} />
       {s.data && list.length === 0 ? (
-        <Empty>No session yet: requests that send an X-Router-Session header are grouped here as conversations.</Empty>
+        <Empty>No session yet: requests that send an X-Router-Session-Id header, or go through a combo with cache affinity, are grouped here as conversations.</Empty>
       ) : null}
       {list.length ? (
         <table>
@@ -87,6 +87,8 @@ function Sessions() {
               <th>Requests</th>
               <th>Errors</th>
               <th>Tokens</th>
+              <th title="Share of input tokens read from the provider's prompt cache">Cached</th>
+              <th title="Accounts that served it (a combo's cache affinity keeps a conversation on one)">Accounts</th>
               <th>Cost</th>
               <th>Providers</th>
               <th>Latest</th>
@@ -102,6 +104,8 @@ function Sessions() {
                 <td>{x.traces}</td>
                 <td>{x.errors}</td>
                 <td>{fmt.int(x.tokensIn + x.tokensOut)}</td>
+                <td>{x.tokensIn > 0 ? `${((x.cacheReadTokens / x.tokensIn) * 100).toFixed(1)} %` : '–'}</td>
+                <td>{x.accountsUsed}</td>
                 <td>{fmt.usd(x.costUsd)}</td>
                 <td>{(x.providers ?? []).join(', ')}</td>
                 <td>{x.recent?.[0] ? <Link to={`/dashboard/requests/${x.recent[0].traceId}`}>{x.recent[0].model}</Link> : '–'}</td>

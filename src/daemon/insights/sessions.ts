@@ -24,6 +24,10 @@ export interface SessionSummary {
   errors: number;
   tokensIn: number;
   tokensOut: number;
+  /** Input tokens read from the provider's prompt cache (served requests). */
+  cacheReadTokens: number;
+  /** Distinct accounts that served its requests (cache affinity keeps this at 1). */
+  accountsUsed: number;
   costUsd: number;
   providers: string[];
   models: string[];
@@ -41,6 +45,8 @@ interface SessionRow {
   errors: number;
   tin: number;
   tout: number;
+  cached: number;
+  accts: number;
   cost: number;
   providers: string | null;
   models: string | null;
@@ -98,7 +104,8 @@ export function listSessions(
     .prepare(
       `SELECT session_id, MIN(ts) AS first, MAX(ts) AS last, COUNT(*) AS requests, COUNT(DISTINCT trace_id) AS traces,
          COALESCE(SUM(status >= 400), 0) AS errors, COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
-         COALESCE(SUM(cost_usd), 0) AS cost, GROUP_CONCAT(DISTINCT provider) AS providers,
+         COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached,
+         COUNT(DISTINCT CASE WHEN status < 400 THEN connection_id END) AS accts, COALESCE(SUM(cost_usd), 0) AS cost, GROUP_CONCAT(DISTINCT provider) AS providers,
          GROUP_CONCAT(DISTINCT model) AS models, GROUP_CONCAT(DISTINCT api_key_id) AS keys
        FROM usage_log WHERE ${w.sql} GROUP BY session_id ${having}
        ORDER BY last DESC, session_id DESC LIMIT ?`,
@@ -116,6 +123,8 @@ export function listSessions(
     errors: r.errors,
     tokensIn: r.tin,
     tokensOut: r.tout,
+    cacheReadTokens: r.cached,
+    accountsUsed: r.accts,
     costUsd: Math.round(r.cost * 1e12) / 1e12,
     providers: split(r.providers),
     models: split(r.models),
