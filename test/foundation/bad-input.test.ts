@@ -216,6 +216,8 @@ describe('body size limits', () => {
     const chunks = [body.slice(0, 1000), body.slice(1000, 3000), body.slice(3000)];
     const over = await raw('POST', '/api/keys', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, chunks);
     expectStandardError(over, 413);
+    // The rest of the body was never read: the reply says so, and a keep-alive client opens a new connection.
+    expect(over.headers.get('connection')).toBe('close');
     const ok = paddedKeyBody(LIMIT, 'chunked-at');
     const at = await raw('POST', '/api/keys', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, [ok.slice(0, 500), ok.slice(500)]);
     expect(at.status, JSON.stringify(at.body)).toBe(201);

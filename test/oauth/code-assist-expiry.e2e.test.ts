@@ -81,7 +81,7 @@ describe.each(['gemini-cli', 'antigravity'])('%s: reactive expiry through loadCo
     const from = oauth.requests.length;
     oauth.validAccess.delete(accessToken); // Google revoked the grant: the token and the refresh token are refused.
     oauth.refreshFailStatus = 400;
-    expect((await chat(`${provider}/gemini-2.5-pro`)).status).toBe(401);
+    expect((await chat(`${provider}/gemini-2.5-pro`)).status).toBe(502);
     const after = await until(() => connection(id), (c) => c.testStatus === 'expired');
     expect(after).toMatchObject({ testStatus: 'expired', isActive: false });
     expect(oauth.refreshCalls).toBe(1);
@@ -101,7 +101,7 @@ describe.each(['gemini-cli', 'antigravity'])('%s: reactive expiry through loadCo
     const from = oauth.requests.length;
     oauth.generateAuthFailures = 1;
     oauth.refreshFailStatus = 400;
-    expect((await chat(`${provider}/gemini-2.5-pro`)).status).toBe(401);
+    expect((await chat(`${provider}/gemini-2.5-pro`)).status).toBe(502);
     await until(async () => checks(from, accessToken).length, (n) => n === 1);
     expect(checks(from, accessToken)).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 200));

@@ -81,25 +81,28 @@ const LINGER_MS = 5_000;
  * After a refusal sent before the request body was read to its end (a body over its limit, a broken
  * upload), what is left is read and dropped, never kept. Left unread it would stall a keep-alive
  * connection; cut at once, the connection would be reset with data unread, and the client could lose the
- * reply. So: if the body ends by the time the reply is out, the connection keeps working; otherwise the
- * reply is followed by the end of the connection (FIN: a client stops sending), and a client that still
- * sends after LINGER_MS is cut (the lingering close of HTTP servers).
+ * reply. So the reply says `Connection: close` (a keep-alive client must not send its next request on this
+ * connection), and Node's close after the reply is replaced by a lingering close: the end of the
+ * connection is sent (FIN: a client stops sending), what still arrives is dropped, and a client that
+ * still sends after LINGER_MS is cut (the lingering close of HTTP servers).
  */
 export function dropRestOfBody(event: H3Event): void {
   const req = event.req.runtime?.node?.req as IncomingMessage | undefined;
   const res = event.req.runtime?.node?.res as ServerResponse | undefined;
   if (!req || req.complete) return;
   req.resume();
-  if (!res) return;
-  const linger = () => {
-    if (req.complete || req.socket.destroyed) return;
-    req.socket.end();
-    const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  if (!res || res.headersSent) return;
+  res.setHeader('connection', 'close');
+  const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void };
+  // Node ends a `Connection: close` exchange with socket.destroySoon(): end, then destroy as soon as the
+  // reply is flushed, which resets a connection that still has body bytes in flight.
+  socket.destroySoon = () => {
+    socket.end();
+    if (socket.destroyed) return;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();
-    req.socket.once('close', () => clearTimeout(timer));
+    socket.once('close', () => clearTimeout(timer));
   };
-  if (res.writableFinished) linger();
-  else res.once('finish', linger);
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
