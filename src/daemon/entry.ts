@@ -1,7 +1,7 @@
 import type { DaemonMessage } from '../shared/wire.js';
 import { resolveHome, statePaths } from '../shared/paths.js';
 import { runDaemon } from './main.js';
-import { closeUpstreams } from './proxy/upstream.js';
+import { closeUpstreams } from './net/upstream.js';
 import { installSafetyNet } from './system/safety-net.js';
 
 /**

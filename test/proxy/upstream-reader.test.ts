@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReplyTooLargeError, UpstreamExchange, sendUpstream } from '../../src/daemon/proxy/upstream.js';
+import { ReplyTooLargeError, UpstreamExchange, sendUpstream } from '../../src/daemon/net/upstream.js';
 
 const KiB = 1024;
 const HIGH_WATER = 256 * KiB;

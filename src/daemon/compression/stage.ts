@@ -1,5 +1,5 @@
 import type { RequestStage, StageContext } from '../proxy/stages.js';
-import type { Target } from '../proxy/target.js';
+import type { Target } from '../providers/target.js';
 import type { ModelInfo } from '../providers/types.js';
 import type { Services } from '../services.js';
 import type { IrRequest } from '../translate/ir.js';

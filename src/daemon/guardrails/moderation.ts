@@ -4,7 +4,7 @@ import { internalCall } from '../proxy/internal-call.js';
 import type { Services } from '../services.js';
 import type { ChatCall } from '../proxy/chat.js';
 import type { StageContext } from '../proxy/stages.js';
-import { joinUrl } from '../proxy/target.js';
+import { joinUrl } from '../providers/target.js';
 import type { IrRequest } from '../translate/ir.js';
 import type { GuardrailPolicy } from './policy.js';
 import { mapRequestTexts } from './texts.js';

@@ -1,7 +1,7 @@
 import { internalCall, internalChat, type InternalCall } from '../proxy/internal-call.js';
 import { internalRerank } from '../proxy/rerank/run.js';
 import { resolveTargets } from '../proxy/resolve.js';
-import { joinUrl } from '../proxy/target.js';
+import { joinUrl } from '../providers/target.js';
 import type { Services } from '../services.js';
 
 /**

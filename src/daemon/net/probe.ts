@@ -1,4 +1,4 @@
-import { sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from './upstream.js';
 import { proxyDispatcher, proxyFor, redactProxyUrl } from './outbound-proxy.js';
 import { OutboundProxyError } from './socks.js';
 

@@ -1,5 +1,5 @@
 import { connectionProxy } from '../net/outbound-proxy.js';
-import type { Target } from '../proxy/target.js';
+import type { Target } from '../providers/target.js';
 import type { Services } from '../services.js';
 import { discoverProject } from './code-assist.js';
 import { oauthEndpoints } from './endpoints.js';

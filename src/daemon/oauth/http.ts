@@ -1,5 +1,5 @@
 import { networkFailureText } from '../net/probe.js';
-import { sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from '../net/upstream.js';
 import type { ProviderDef } from '../providers/types.js';
 
 /** A reply of an authorization server or setup API: status, the parsed JSON body (or undefined), the text. */

@@ -1,6 +1,6 @@
 import { RouterError } from '../http/errors.js';
 import { connectionProxy } from '../net/outbound-proxy.js';
-import type { Target } from '../proxy/target.js';
+import type { Target } from './target.js';
 import type { Connection, ConnectionStore } from './connections.js';
 import type { SyncedModels } from './models.js';
 import { checkModelId } from './model-id.js';

@@ -1,6 +1,6 @@
-import { joinUrl, targetHeaders, type Target } from '../proxy/target.js';
+import { joinUrl, targetHeaders, type Target } from './target.js';
 import { connectionProxy } from '../net/outbound-proxy.js';
-import { sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from '../net/upstream.js';
 import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import type { Connection } from './connections.js';
 import { redactSecrets } from '../../shared/mask.js';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
-import type { UpstreamReply } from './upstream.js';
+import type { UpstreamReply } from '../net/upstream.js';
 
 /** Limits of one attempt, ms from its start. */
 export interface AttemptLimits {

@@ -11,10 +11,10 @@ import { assertResponsesStatePortable } from '../translate/formats/openai-respon
 import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { collectStream, openStream, type StreamBody, type StreamSummary } from './stream.js';
-import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from './target.js';
+import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from '../providers/target.js';
 import { sessionHeader } from '../routing/conversation.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { UpstreamExchange, type UpstreamReply } from './upstream.js';
+import { UpstreamExchange, type UpstreamReply } from '../net/upstream.js';
 import { socketRoute, type SocketCall } from './socket-route.js';
 import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';

@@ -10,7 +10,7 @@ import { execute, finishOutcome } from './execute.js';
 import { postJson } from './json-call.js';
 import type { ProxyCall } from './outcome.js';
 import { tokenizer } from '../tokenizer.js';
-import { joinUrl, type Target } from './target.js';
+import { joinUrl, type Target } from '../providers/target.js';
 import { attemptErrorResponse } from './upstream-error.js';
 
 /** Estimates the prompt tokens of an IR request: system, messages and tool definitions. */

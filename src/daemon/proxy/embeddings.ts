@@ -7,7 +7,7 @@ import { sessionHeader } from '../routing/conversation.js';
 import { execute, finishOutcome } from './execute.js';
 import { postJson } from './json-call.js';
 import type { ProxyCall } from './outcome.js';
-import { joinUrl, type Target } from './target.js';
+import { joinUrl, type Target } from '../providers/target.js';
 import { attemptErrorResponse } from './upstream-error.js';
 
 /** Usage an embeddings reply reports (`usage.prompt_tokens`), when it does. */

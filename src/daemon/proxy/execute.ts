@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 import type { IrUsage } from '../translate/ir.js';
 import { recordOutcome, type Outcome, type ProxyCall } from './outcome.js';
 import { planTargets, type Plan } from './plan.js';
-import type { Target } from './target.js';
+import type { Target } from '../providers/target.js';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
 import type { AttemptLimits } from './attempt-guard.js';
 import { freshTarget } from '../oauth/fresh.js';

@@ -8,7 +8,7 @@ import { getUpstreamCodec } from '../translate/registry.js';
 import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from './execute.js';
 import { postJson } from './json-call.js';
 import type { Outcome, ProxyCall } from './outcome.js';
-import { chatUrl, encodeOptionsFor, type Target } from './target.js';
+import { chatUrl, encodeOptionsFor, type Target } from '../providers/target.js';
 import { AttemptError } from './upstream-error.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { Target } from './target.js';
-import { credentialSecrets, requestHeaders, withRequestHeaders } from './target.js';
+import type { Target } from '../providers/target.js';
+import { credentialSecrets, requestHeaders, withRequestHeaders } from '../providers/target.js';
 import { httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { UpstreamExchange, type UpstreamHeaders } from './upstream.js';
+import { UpstreamExchange, type UpstreamHeaders } from '../net/upstream.js';
 import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 
 /** A successful JSON reply of one attempt. */

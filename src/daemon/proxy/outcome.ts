@@ -1,7 +1,7 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import type { Services } from '../services.js';
 import type { IrFinishReason, IrUsage, WireFormat } from '../translate/ir.js';
-import type { Target } from './target.js';
+import type { Target } from '../providers/target.js';
 
 /**
  * One call as the executor and the usage recorder see it, whatever the endpoint: the client's format (the

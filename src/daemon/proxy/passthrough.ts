@@ -1,6 +1,6 @@
 import { getUpstreamCodec } from '../translate/registry.js';
 import type { WireFormat } from '../translate/ir.js';
-import type { Target } from './target.js';
+import type { Target } from '../providers/target.js';
 
 /**
  * The upstream body of a same-format passthrough: the client's body for the target's model id, as the

@@ -5,7 +5,7 @@ import { circuitOpenError, modelCooldownError } from '../routing/errors.js';
 import type { ComboAffinity } from '../../shared/records.js';
 import { orderTargets } from '../routing/strategies.js';
 import type { Services } from '../services.js';
-import type { Target } from './target.js';
+import type { Target } from '../providers/target.js';
 
 /** Nesting limit of combos referencing combos (also enforced when combos are saved). */
 export const MAX_COMBO_DEPTH = 4;

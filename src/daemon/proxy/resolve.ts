@@ -1,7 +1,7 @@
 import { badRequest } from '../http/errors.js';
 import { unknownModel } from './plan.js';
 import type { Services } from '../services.js';
-import type { Target } from './target.js';
+import type { Target } from '../providers/target.js';
 
 /**
  * Resolves the model a client named into the targets that can serve it, in the order to try them:

@@ -1,7 +1,7 @@
 import { outboundDispatcher } from '../net/outbound-proxy.js';
 import type { Services } from '../services.js';
 import type { UpstreamWireFormat } from '../translate/codec.js';
-import { joinUrl, type Target } from './target.js';
+import { joinUrl, type Target } from '../providers/target.js';
 import { SocketPool, UpstreamSocket } from './upstream-socket.js';
 
 /** A Responses request that follows one served on the same client socket (ResponsesSession). */

@@ -2,7 +2,7 @@ import type { AuthInfo } from '../auth/pipeline.js';
 import type { Services } from '../services.js';
 import type { IrRequest, IrResponse, IrStreamEvent } from '../translate/ir.js';
 import type { ChatCall } from './chat.js';
-import type { Target } from './target.js';
+import type { Target } from '../providers/target.js';
 
 /** What a stage knows about the request it is looking at. */
 export interface StageContext {

@@ -7,7 +7,7 @@ import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { StreamTransform } from './stages.js';
 import { SSE_MAX_EVENT_CHARS, SseReader, SseTooLargeError, formatSseBatch } from '../translate/sse.js';
 import { AttemptError } from './upstream-error.js';
-import { MAX_REPLY_BYTES, type UpstreamReply } from './upstream.js';
+import { MAX_REPLY_BYTES, type UpstreamReply } from '../net/upstream.js';
 
 /** An upstream SSE message whose data is not JSON (or `[DONE]`): a broken upstream or a proxy's error page. */
 class MalformedStreamError extends AttemptError {

@@ -114,9 +114,9 @@ export function httpAttemptError(
 export function networkAttemptError(err: unknown, timedOut: boolean, url?: string): AttemptError {
   if (timedOut) return new AttemptError(formatProviderError('TIMEOUT', 'The upstream did not answer in time.'), 504, 'timeout');
   const code = (err as { code?: string } | undefined)?.code;
-  // A whole read past the reply cap (upstream.ts, ReplyTooLargeError): the upstream answered, too much.
+  // A whole read past the reply cap (net/upstream.ts, ReplyTooLargeError): the upstream answered, too much.
   if (code === 'ROUTER_REPLY_TOO_LARGE') return new AttemptError(`The upstream reply exceeds ${(err as { limitText?: string }).limitText}, the most one reply may have.`, 502, 'invalid');
-  // A status line outside 100-599 (upstream.ts, InvalidStatusError): not HTTP a client could be given.
+  // A status line outside 100-599 (net/upstream.ts, InvalidStatusError): not HTTP a client could be given.
   if (code === 'ROUTER_INVALID_STATUS') return new AttemptError((err as Error).message, 502, 'invalid');
   return new AttemptError(formatProviderError(code, `The upstream could not be reached: ${networkFailureText(err, url ?? '')}.`), 502, 'network');
 }

@@ -14,7 +14,7 @@
  * read (before the first content: failover; after: `response.failed` to the client).
  */
 import WebSocket from 'ws';
-import type { UpstreamHeaders, UpstreamReply } from './upstream.js';
+import type { UpstreamHeaders, UpstreamReply } from '../net/upstream.js';
 
 /** Error bodies of refused handshakes are read up to this size. */
 const REFUSAL_BODY_MAX = 64 * 1024;

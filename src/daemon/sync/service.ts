@@ -4,7 +4,7 @@ import {
 import { RouterError } from '../http/errors.js';
 import { describeFailure } from '../net/probe.js';
 import { proxyFor } from '../net/outbound-proxy.js';
-import { sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from '../net/upstream.js';
 import type { Services } from '../services.js';
 import { applySnapshot, type ApplyOptions } from './apply.js';
 import { buildSnapshot, snapshotSchema } from './snapshot.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { sendUpstream } from '../proxy/upstream.js';
+import { sendUpstream } from '../net/upstream.js';
 import type { AnyRouterEvent } from '../events/types.js';
 import { DestinationError } from './destination.js';
 import { signBody } from './signing.js';

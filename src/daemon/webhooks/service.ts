@@ -1,5 +1,5 @@
 import type { Agent, Dispatcher } from 'undici';
-import { createAgent } from '../proxy/upstream.js';
+import { createAgent } from '../net/upstream.js';
 import { outboundDispatcher } from '../net/outbound-proxy.js';
 import type { EventBus } from '../events/bus.js';
 import type { AnyRouterEvent } from '../events/types.js';

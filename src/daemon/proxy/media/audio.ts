@@ -3,7 +3,7 @@ import { badRequest } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
 import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
-import { joinUrl, type Target } from '../target.js';
+import { joinUrl, type Target } from '../../providers/target.js';
 import { failReply, lastEvent, mediaRequest, num, openUpstream, passThrough, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType } from './common.js';
 import { encodeMultipart, field, type MultipartBody } from './multipart.js';
 import { speechCost, transcriptionCost } from './pricing.js';

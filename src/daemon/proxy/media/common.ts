@@ -9,9 +9,9 @@ import type { Services } from '../../services.js';
 import { AttemptGuard, type AttemptLimits } from '../attempt-guard.js';
 import type { ExecRequest } from '../execute.js';
 import type { ProxyCall } from '../outcome.js';
-import { credentialSecrets, targetHeaders, withRequestHeaders, type Target } from '../target.js';
+import { credentialSecrets, targetHeaders, withRequestHeaders, type Target } from '../../providers/target.js';
 import { attemptErrorResponse, httpAttemptError, networkAttemptError, type AttemptError } from '../upstream-error.js';
-import { ReplyTooLargeError, UpstreamExchange } from '../upstream.js';
+import { ReplyTooLargeError, UpstreamExchange } from '../../net/upstream.js';
 
 /** A request for one media endpoint as the executor sees it. */
 export interface MediaRequest {

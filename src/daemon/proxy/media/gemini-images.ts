@@ -1,5 +1,5 @@
 import { RouterError } from '../../http/errors.js';
-import { joinUrl, type Target } from '../target.js';
+import { joinUrl, type Target } from '../../providers/target.js';
 import { geminiModelPath } from '../../translate/formats/gemini/index.js';
 import { SseReader } from '../../translate/sse.js';
 import { AttemptError } from '../upstream-error.js';

@@ -4,7 +4,7 @@ import type { RouteContext } from '../../http/routes.js';
 import { formatSse } from '../../translate/sse.js';
 import { execute, finishOutcome } from '../execute.js';
 import type { Outcome } from '../outcome.js';
-import { joinUrl, type Target } from '../target.js';
+import { joinUrl, type Target } from '../../providers/target.js';
 import type { AttemptLimits } from '../attempt-guard.js';
 import { failReply, mediaRequest, num, openUpstream, passThrough, readWhole, replyHeaders, requireEndpoint, tryJson, upstreamContentType, type MediaRequest, type OpenReply } from './common.js';
 import { foldGeminiStream, geminiImageRequest, geminiImageReply, type ImageAsk } from './gemini-images.js';

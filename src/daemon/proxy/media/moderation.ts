@@ -3,7 +3,7 @@ import { badRequest } from '../../http/errors.js';
 import type { RouteContext } from '../../http/routes.js';
 import { execute, finishOutcome } from '../execute.js';
 import { postJson } from '../json-call.js';
-import { joinUrl } from '../target.js';
+import { joinUrl } from '../../providers/target.js';
 import { failReply, mediaRequest, replyHeaders, requireEndpoint, tryJson } from './common.js';
 
 /** The model a request without one is sent to (OpenAI's own default for the endpoint). */

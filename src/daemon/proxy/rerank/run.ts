@@ -9,7 +9,7 @@ import { execute, finishOutcome } from '../execute.js';
 import { internalCall } from '../internal-call.js';
 import { postJson } from '../json-call.js';
 import type { Outcome, ProxyCall } from '../outcome.js';
-import { joinUrl, type Target } from '../target.js';
+import { joinUrl, type Target } from '../../providers/target.js';
 import { AttemptError, attemptErrorResponse } from '../upstream-error.js';
 import { clientResults, decodeRerank, encodeRerank, readRerankRequest, type RerankReply, type RerankRequest, type RerankResult, type RerankSpec } from './dialects.js';
 

@@ -55,7 +55,7 @@ function addTooling(body: Body, request: IrRequest): void {
 /**
  * IR -> Chat Completions request. The limit goes out as `max_completion_tokens` (OpenAI's current name;
  * `max_tokens` is rejected by its reasoning models) unless `options.tokenLimitField` names `max_tokens`,
- * which OpenAI-compatible servers take (ProviderDef.chatTokenLimit, via target.ts encodeOptionsFor). Streams always ask for usage, which router needs
+ * which OpenAI-compatible servers take (ProviderDef.chatTokenLimit, via providers/target.ts encodeOptionsFor). Streams always ask for usage, which router needs
  * whether or not the client asked. `top_k` has no equivalent and is dropped.
  */
 export function encodeChatRequest(request: IrRequest, options: UpstreamEncodeOptions = {}): Body {

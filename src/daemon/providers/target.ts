@@ -1,8 +1,7 @@
-import type { ProviderDef, Credential, UpstreamFormat } from '../providers/types.js';
+import type { ProviderDef, Credential, UpstreamFormat } from './types.js';
 import type { UpstreamEncodeOptions, UpstreamWireFormat } from '../translate/codec.js';
-import type { WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
-import { modelCapabilities } from '../providers/capabilities.js';
+import { modelCapabilities } from './capabilities.js';
 
 /** One place a request can be sent: a provider, the model id it knows, and the account to use. */
 export interface Target {

@@ -1,7 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
-import { closeOutboundProxies, outboundDispatcher, type OutboundRoute } from '../net/outbound-proxy.js';
+import { closeOutboundProxies, outboundDispatcher, type OutboundRoute } from './outbound-proxy.js';
 
 /** A keep-alive connection pool (undici's Agent, loaded without the rest of undici: see undici-agent.d.ts). */
 export function createAgent(options: UndiciAgent.Options): UndiciAgent {
@@ -52,7 +52,7 @@ function splitUrl(raw: string): { origin: string; path: string } {
 /**
  * What readers of an upstream reply use: its status and headers, the body read whole or chunk by chunk,
  * and abort. An HTTP exchange ({@link UpstreamExchange}) or one response on an upstream WebSocket
- * (upstream-socket.ts), whose frames are read as the Server-Sent Events the HTTP stream would carry.
+ * (proxy/upstream-socket.ts), whose frames are read as the Server-Sent Events the HTTP stream would carry.
  */
 export type UpstreamReply = Pick<UpstreamExchange, 'statusCode' | 'headers' | 'aborted' | 'abort' | 'discard' | 'read' | 'text' | 'textUpTo'>;
 
