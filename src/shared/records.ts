@@ -157,6 +157,13 @@ export interface UsageRecord {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
+  /** The part of cacheWriteTokens written for one hour (Anthropic's 1-hour cache), priced at its own rate; 0 when none. */
+  cacheWrite1hTokens?: number;
+  /** Audio and image parts of tokensIn and tokensOut (docs/usage.md "One usage model"), priced at their own rates; 0 when none. */
+  audioInputTokens?: number;
+  audioOutputTokens?: number;
+  imageInputTokens?: number;
+  imageOutputTokens?: number;
   /** USD; null when unpriced. */
   costUsd: number | null;
   /** Null only on rows recorded before router kept cost sources. */
@@ -197,7 +204,14 @@ export interface TokenTotals {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** The 1-hour part of cacheWrite. */
+  cacheWrite1h: number;
   reasoning: number;
+  /** Audio and image parts of input and output. */
+  audioInput: number;
+  audioOutput: number;
+  imageInput: number;
+  imageOutput: number;
   total: number;
 }
 
@@ -251,7 +265,10 @@ export interface Point {
   errors: number;
   tokensIn: number;
   tokensOut: number;
+  /** Sum over the bucket's priced rows. */
   costUsd: number;
+  /** The bucket's rows with no known price (left out of costUsd, not counted as $0). */
+  unpricedRequests: number;
 }
 
 export interface Percentiles {

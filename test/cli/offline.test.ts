@@ -306,7 +306,7 @@ describe('human output (snapshots with fixed data)', () => {
   const totals = (requests: number, errors: number, input: number, output: number, costUsd: number, avg: number | null, unpricedRequests = 0) => ({
     requests,
     errors,
-    tokens: { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: input + output },
+    tokens: { input, output, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0, reasoning: 0, audioInput: 0, audioOutput: 0, imageInput: 0, imageOutput: 0, total: input + output },
     costUsd,
     unpricedRequests,
     avgLatencyMs: avg,

@@ -20,7 +20,9 @@ export const MAX_POINTS = 2_000;
 const TOTALS_SQL = `COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
   COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
   COALESCE(SUM(cache_read_tokens), 0) AS tcr, COALESCE(SUM(cache_write_tokens), 0) AS tcw,
-  COALESCE(SUM(reasoning_tokens), 0) AS trs, COALESCE(SUM(cost_usd), 0) AS cost,
+  COALESCE(SUM(reasoning_tokens), 0) AS trs, COALESCE(SUM(cache_write_1h_tokens), 0) AS tcw1h,
+  COALESCE(SUM(audio_in_tokens), 0) AS tai, COALESCE(SUM(audio_out_tokens), 0) AS tao,
+  COALESCE(SUM(image_in_tokens), 0) AS tii, COALESCE(SUM(image_out_tokens), 0) AS tio, COALESCE(SUM(cost_usd), 0) AS cost,
   COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced, AVG(latency_ms) AS lat`;
 
 interface TotalsRow {
@@ -31,6 +33,11 @@ interface TotalsRow {
   tcr: number;
   tcw: number;
   trs: number;
+  tcw1h: number;
+  tai: number;
+  tao: number;
+  tii: number;
+  tio: number;
   cost: number;
   unpriced: number;
   lat: number | null;
@@ -40,7 +47,19 @@ function totals(r: TotalsRow): Totals {
   return {
     requests: r.requests,
     errors: r.errors,
-    tokens: { input: r.tin, output: r.tout, cacheRead: r.tcr, cacheWrite: r.tcw, reasoning: r.trs, total: r.tin + r.tout },
+    tokens: {
+      input: r.tin,
+      output: r.tout,
+      cacheRead: r.tcr,
+      cacheWrite: r.tcw,
+      cacheWrite1h: r.tcw1h,
+      reasoning: r.trs,
+      audioInput: r.tai,
+      audioOutput: r.tao,
+      imageInput: r.tii,
+      imageOutput: r.tio,
+      total: r.tin + r.tout,
+    },
     costUsd: roundUsd(r.cost),
     unpricedRequests: r.unpriced,
     avgLatencyMs: r.lat === null ? null : Math.round(r.lat * 100) / 100,
@@ -128,8 +147,9 @@ function seriesWhere(range: Range, filter: SeriesFilter): { where: string[]; arg
 
 /** The per-bucket sums (the bucket size is a constant of BUCKET_MS, inlined so the division stays integer). */
 const pointSql = (size: number) => `(ts / ${size}) * ${size} AS b, COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
-  COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, COALESCE(SUM(cost_usd), 0) AS cost`;
-type PointRow = { b: number; requests: number; errors: number; tin: number; tout: number; cost: number };
+  COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, COALESCE(SUM(cost_usd), 0) AS cost,
+  COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced`;
+type PointRow = { b: number; requests: number; errors: number; tin: number; tout: number; cost: number; unpriced: number };
 
 /** Every bucket of the range in order, from the rows that have traffic (zero-filled). */
 function fill(bucket: Bucket, range: Range, rows: PointRow[]): Point[] {
@@ -145,6 +165,7 @@ function fill(bucket: Bucket, range: Range, rows: PointRow[]): Point[] {
       tokensIn: r?.tin ?? 0,
       tokensOut: r?.tout ?? 0,
       costUsd: roundUsd(r?.cost ?? 0),
+      unpricedRequests: r?.unpriced ?? 0,
     });
   }
   return points;

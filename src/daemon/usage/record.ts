@@ -23,6 +23,12 @@ export interface UsageRow {
   cache_read_tokens: number;
   cache_write_tokens: number;
   reasoning_tokens: number;
+  /** Migration 0026: the 1-hour part of the cache writes, audio and image parts of the totals. */
+  cache_write_1h_tokens?: number;
+  audio_in_tokens?: number;
+  audio_out_tokens?: number;
+  image_in_tokens?: number;
+  image_out_tokens?: number;
   cost_usd: number;
   cost_source?: string | null;
   price_version?: string | null;
@@ -70,6 +76,11 @@ export function logEntry(row: UsageRow): LogEntry {
     cacheReadTokens: row.cache_read_tokens,
     cacheWriteTokens: row.cache_write_tokens,
     reasoningTokens: row.reasoning_tokens,
+    cacheWrite1hTokens: row.cache_write_1h_tokens ?? 0,
+    audioInputTokens: row.audio_in_tokens ?? 0,
+    audioOutputTokens: row.audio_out_tokens ?? 0,
+    imageInputTokens: row.image_in_tokens ?? 0,
+    imageOutputTokens: row.image_out_tokens ?? 0,
     // An unpriced row stores 0 (the column is NOT NULL) and reads back as null: never a silent $0.
     costUsd: row.cost_source === 'unpriced' ? null : row.cost_usd,
     costSource: (row.cost_source ?? null) as LogEntry['costSource'],

@@ -1,4 +1,3 @@
-import type { IrUsage } from '../translate/ir.js';
 import type { CostUsage, RowCost } from './pricing.js';
 import type { UsageRecord } from './record.js';
 
@@ -14,24 +13,18 @@ export function setCost(rec: UsageRecord, cost: RowCost): void {
   rec.priceVersion = cost.priceVersion;
 }
 
-/**
- * A row's token counts as pricing reads them, with the parts the row does not store (1-hour cache writes,
- * audio and image tokens) from the upstream's usage when it reported them.
- */
-export function usageOf(r: UsageRecord, u?: Partial<IrUsage>): CostUsage {
-  const out: CostUsage = {
+/** A row's token counts as pricing reads them (the totals and every part priced at its own rate). */
+export function usageOf(r: UsageRecord): CostUsage {
+  return {
     inputTokens: r.tokensIn,
     outputTokens: r.tokensOut,
     cacheReadTokens: r.cacheReadTokens,
     cacheWriteTokens: r.cacheWriteTokens,
+    cacheWrite1hTokens: r.cacheWrite1hTokens,
     reasoningTokens: r.reasoningTokens,
+    audioInputTokens: r.audioInputTokens,
+    audioOutputTokens: r.audioOutputTokens,
+    imageInputTokens: r.imageInputTokens,
+    imageOutputTokens: r.imageOutputTokens,
   };
-  if (u) {
-    out.cacheWrite1hTokens = u.cacheWrite1hTokens;
-    out.audioInputTokens = u.audioInputTokens;
-    out.audioOutputTokens = u.audioOutputTokens;
-    out.imageInputTokens = u.imageInputTokens;
-    out.imageOutputTokens = u.imageOutputTokens;
-  }
-  return out;
 }

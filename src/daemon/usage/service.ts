@@ -219,6 +219,11 @@ export class UsageService {
       cacheReadTokens: u ? count(u.cacheReadTokens) : 0,
       cacheWriteTokens: u ? count(u.cacheWriteTokens) : 0,
       reasoningTokens: u ? count(u.reasoningTokens) : 0,
+      cacheWrite1hTokens: u ? count(u.cacheWrite1hTokens) : 0,
+      audioInputTokens: u ? count(u.audioInputTokens) : 0,
+      audioOutputTokens: u ? count(u.audioOutputTokens) : 0,
+      imageInputTokens: u ? count(u.imageInputTokens) : 0,
+      imageOutputTokens: u ? count(u.imageOutputTokens) : 0,
       costUsd: null,
       costSource: 'unpriced',
       priceVersion: null,
@@ -263,7 +268,7 @@ export class UsageService {
     }
     // A failed attempt with no tokens was billed nothing, whatever the model's price (requests refused
     // before any upstream attempt too): a certain $0, not an unknown.
-    setCost(rec, status >= 400 && rec.tokensIn === 0 && rec.tokensOut === 0 ? NOTHING_BILLED : this.pricing.cost(rec.provider, rec.model, usageOf(rec, u), x.costFactor ?? 1));
+    setCost(rec, status >= 400 && rec.tokensIn === 0 && rec.tokensOut === 0 ? NOTHING_BILLED : this.pricing.cost(rec.provider, rec.model, usageOf(rec), x.costFactor ?? 1));
     this.commit(rec, meta);
   }
 

@@ -9,13 +9,14 @@ export const USAGE_COLUMNS = [
   'ts', 'trace_id', 'api_key_id', 'endpoint', 'client_format', 'provider', 'model', 'requested_model', 'connection_id',
   'combo', 'status', 'latency_ms', 'upstream_ms', 'tokens_in', 'tokens_out', 'cache_read_tokens', 'cache_write_tokens',
   'reasoning_tokens', 'cost_usd', 'streamed', 'estimated', 'finish_reason', 'error', 'user_agent', 'forwarded_for', 'notes',
-  'session_id', 'cost_source', 'price_version', 'served_model',
+  'session_id', 'cost_source', 'price_version', 'served_model', 'cache_write_1h_tokens', 'audio_in_tokens', 'audio_out_tokens',
+  'image_in_tokens', 'image_out_tokens',
 ] as const;
 
 /** Values per row in the flat encoding. */
 export const FIELDS = USAGE_COLUMNS.length;
 
-/** Rows per multi-row INSERT statement (30 x 32 = 960 parameters, under SQLite's 32,766). */
+/** Rows per multi-row INSERT statement (35 x 32 = 1,120 parameters, under SQLite's 32,766). */
 export const ROWS_PER_STATEMENT = 32;
 
 /** `INSERT INTO usage_log (...) VALUES (...), (...)` for `rows` rows. */
@@ -36,6 +37,7 @@ export function encodeRows(rows: readonly UsageRecord[]): unknown[] {
       r.combo, r.status, r.latencyMs, r.upstreamMs, r.tokensIn, r.tokensOut, r.cacheReadTokens, r.cacheWriteTokens,
       r.reasoningTokens, r.costUsd ?? 0, r.streamed ? 1 : 0, r.estimated ? 1 : 0, r.finishReason, r.error, r.userAgent,
       r.forwardedFor, r.notes, r.sessionId ?? null, r.costSource, r.priceVersion, r.servedModel ?? null,
+      r.cacheWrite1hTokens ?? 0, r.audioInputTokens ?? 0, r.audioOutputTokens ?? 0, r.imageInputTokens ?? 0, r.imageOutputTokens ?? 0,
     );
   }
   return out;
