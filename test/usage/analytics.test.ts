@@ -331,6 +331,12 @@ describe('GET /api/logs', () => {
       cacheReadTokens: top.cr,
       cacheWriteTokens: top.cw,
       reasoningTokens: top.rs,
+      // parts of the totals (migration 0026): 0 on rows that did not set them
+      cacheWrite1hTokens: 0,
+      audioInputTokens: 0,
+      audioOutputTokens: 0,
+      imageInputTokens: 0,
+      imageOutputTokens: 0,
       costUsd: top.cost,
       // rows written straight to the table here carry no cost source (as rows recorded before migration 0021)
       costSource: null,
