@@ -63,6 +63,12 @@ export const COMBO_AFFINITIES = ['off', 'session', 'prefix'] as const;
 /** A combo affinity mode. */
 export type ComboAffinity = (typeof COMBO_AFFINITIES)[number];
 
+/** What a combo does with a stream cut or stalled after its first byte (CONTRACT "Routing beyond failover"). */
+export const MID_STREAM_RECOVERIES = ['error', 'continue'] as const;
+
+/** A mid-stream recovery mode. */
+export type MidStreamRecovery = (typeof MID_STREAM_RECOVERIES)[number];
+
 /** One declared target of a combo: a `<provider>/<model>` or the name of another combo. */
 export interface ComboModel {
   model: string;
@@ -85,6 +91,20 @@ export interface ComboRecord {
    * its first system and user content; `off` (default) leaves every request to the strategies.
    */
   affinity: ComboAffinity;
+  /**
+   * Hedged requests: when the target tried sent no byte (a stream's first content, a whole JSON reply)
+   * within this many ms, the next target starts too; the first to answer is served, the other aborted.
+   * Null: off.
+   */
+  hedgeAfterMs: number | null;
+  /**
+   * A stream cut or stalled after its first byte: `error` ends it with the client format's error event,
+   * `continue` goes on with the next target, the partial answer as the assistant's prefix, in the same
+   * client stream. Null: off (a cut ends with the error event, a stall or a clean cut is not watched).
+   */
+  midStreamRecovery: MidStreamRecovery | null;
+  /** Skip targets whose context window cannot hold the request's estimated tokens plus its max output. */
+  contextFit: boolean;
   createdAt: string;
   updatedAt: string;
 }

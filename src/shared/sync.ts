@@ -58,6 +58,10 @@ export interface SyncCombo {
   targetTimeoutMs: number | null;
   /** Missing from peers older than combo affinity: `off`. */
   affinity?: string;
+  /** Missing from peers older than hedging, recovery mid-stream and context fit: off. */
+  hedgeAfterMs?: number | null;
+  midStreamRecovery?: string | null;
+  contextFit?: boolean;
   updatedAt: string;
 }
 

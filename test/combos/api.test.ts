@@ -192,6 +192,20 @@ describe('POST /api/combos validation', () => {
     }
   });
 
+  it('hedgeAfterMs (50..600000 or null), midStreamRecovery (error, continue or null), contextFit (boolean): stored, off by default, PUT resets them', async () => {
+    const on = await must(leaf('r-on', { hedgeAfterMs: 1500, midStreamRecovery: 'continue', contextFit: true }));
+    expect(on).toMatchObject({ hedgeAfterMs: 1500, midStreamRecovery: 'continue', contextFit: true });
+    expect((await must(leaf('r-err', { midStreamRecovery: 'error', hedgeAfterMs: null }))).midStreamRecovery).toBe('error');
+    expect(await must(leaf('r-off'))).toMatchObject({ hedgeAfterMs: null, midStreamRecovery: null, contextFit: false });
+    for (const [field, bad] of [['hedgeAfterMs', 49], ['hedgeAfterMs', 600_001], ['hedgeAfterMs', 10.5], ['hedgeAfterMs', '100'], ['midStreamRecovery', 'retry'], ['midStreamRecovery', 'off'], ['contextFit', 'yes'], ['contextFit', 1]] as const) {
+      const r = await create(leaf('r-bad', { [field]: bad }));
+      expect(r.status, `${field}=${bad}`).toBe(400);
+      expect(r.json.error.param).toBe(field);
+    }
+    const put = await call('PUT', `/api/combos/${on.id}`, { name: 'r-on', models: ['openai/gpt-5'] });
+    expect(put.json).toMatchObject({ hedgeAfterMs: null, midStreamRecovery: null, contextFit: false });
+  });
+
   it('unknown body fields and non-JSON bodies are 400', async () => {
     expect((await create({ ...leaf('extra'), timeout: 5 })).status).toBe(400);
     expect((await create(['openai/gpt-5'])).status).toBe(400);
@@ -249,13 +263,18 @@ describe('CRUD', () => {
   it('POST returns 201 with the whole record; GET list and GET one return it', async () => {
     const r = await create({ name: 'crud', strategy: 'round-robin', models: ['openai/gpt-5', { model: 'anthropic/claude-sonnet-4-5', weight: 1 }], targetTimeoutMs: 30_000 });
     expect(r.status).toBe(201);
-    expect(Object.keys(r.json).sort()).toEqual(['affinity', 'createdAt', 'id', 'models', 'name', 'strategy', 'targetTimeoutMs', 'updatedAt']);
+    expect(Object.keys(r.json).sort()).toEqual([
+      'affinity', 'contextFit', 'createdAt', 'hedgeAfterMs', 'id', 'midStreamRecovery', 'models', 'name', 'strategy', 'targetTimeoutMs', 'updatedAt',
+    ]);
     expect(r.json).toMatchObject({
       name: 'crud',
       strategy: 'round-robin',
       models: [{ model: 'openai/gpt-5' }, { model: 'anthropic/claude-sonnet-4-5', weight: 1 }],
       targetTimeoutMs: 30_000,
       affinity: 'off',
+      hedgeAfterMs: null,
+      midStreamRecovery: null,
+      contextFit: false,
     });
     expect(r.json.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(Number.isNaN(Date.parse(r.json.createdAt))).toBe(false);

@@ -91,6 +91,27 @@ describe('router combos', { timeout: 60_000 }, () => {
     expect(renamed.name).toBe('cli-outer-2');
   });
 
+  it('--hedge-after, --mid-stream-recovery and --context-fit on add and edit; show prints them', async () => {
+    const added = JSON.parse(
+      (await ok('combos', 'add', 'cli-steady', '--model', 'openai/gpt-5', '--model', 'anthropic/claude-sonnet-4-5', '--hedge-after', '1500', '--mid-stream-recovery', 'continue', '--context-fit', 'on', '--json')).stdout,
+    );
+    expect(added).toMatchObject({ hedgeAfterMs: 1500, midStreamRecovery: 'continue', contextFit: true });
+    const shown = (await ok('combos', 'show', 'cli-steady')).stdout;
+    expect(shown).toMatch(/hedge after:\s+1500 ms/);
+    expect(shown).toMatch(/mid-stream:\s+continue/);
+    expect(shown).toMatch(/context fit:\s+on/);
+    // Options not given keep their value; none/off turn them off.
+    const edited = JSON.parse((await ok('combos', 'edit', 'cli-steady', '--strategy', 'random', '--json')).stdout);
+    expect(edited).toMatchObject({ strategy: 'random', hedgeAfterMs: 1500, midStreamRecovery: 'continue', contextFit: true });
+    const off = JSON.parse((await ok('combos', 'edit', 'cli-steady', '--hedge-after', 'none', '--mid-stream-recovery', 'off', '--context-fit', 'off', '--json')).stdout);
+    expect(off).toMatchObject({ hedgeAfterMs: null, midStreamRecovery: null, contextFit: false });
+    const bad = await cli('combos', 'edit', 'cli-steady', '--mid-stream-recovery', 'retry');
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/midStreamRecovery/);
+    expect((await cli('combos', 'edit', 'cli-steady', '--hedge-after', 'soon')).exitCode).toBe(2);
+    await ok('combos', 'rm', 'cli-steady');
+  });
+
   it('daemon validation errors come back as one line naming the field, with exit 2 like a usage error', async () => {
     const shadow = await cli('combos', 'add', 'openai/x', '--model', 'openai/gpt-5');
     expect(shadow.exitCode).toBe(2);

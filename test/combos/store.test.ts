@@ -34,6 +34,9 @@ const input = (name: string, models: Array<string | { model: string; weight?: nu
   models: models.map((m) => (typeof m === 'string' ? { model: m } : m)),
   targetTimeoutMs: null,
   affinity: 'off',
+  hedgeAfterMs: null,
+  midStreamRecovery: null,
+  contextFit: false,
   ...extra,
 });
 

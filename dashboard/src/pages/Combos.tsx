@@ -6,6 +6,7 @@ import { Empty, ErrorBox, Field, fieldError, Section, useAction, useData, ok } f
 
 const STRATEGIES = ['priority', 'weighted', 'round-robin', 'random', 'least-used', 'cost-optimized', 'latency-optimized'] as const;
 const AFFINITIES = ['off', 'session', 'prefix'] as const;
+const RECOVERIES = ['off', 'error', 'continue'] as const;
 type Body = Routes['POST /api/combos']['body'];
 
 /** Combos: list, create and edit (targets, weights, strategy, timeout) with the daemon's validation inline. */
@@ -100,6 +101,9 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
   const [strategy, setStrategy] = useState<Body['strategy']>(combo?.strategy ?? 'priority');
   const [timeout, setTimeoutMs] = useState(combo?.targetTimeoutMs ? String(combo.targetTimeoutMs) : '');
   const [affinity, setAffinity] = useState<NonNullable<Body['affinity']>>(combo?.affinity ?? 'off');
+  const [hedge, setHedge] = useState(combo?.hedgeAfterMs ? String(combo.hedgeAfterMs) : '');
+  const [recovery, setRecovery] = useState<(typeof RECOVERIES)[number]>(combo?.midStreamRecovery ?? 'off');
+  const [contextFit, setContextFit] = useState(combo?.contextFit ?? false);
   const [targets, setTargets] = useState(combo?.models.map((m) => ({ model: m.model, weight: m.weight === undefined ? '' : String(m.weight) })) ?? [{ model: '', weight: '' }]);
   const models = useData(() => api('GET /api/models', { query: { all: 'true' } }).catch(() => ({ models: [] })));
   const a = useAction();
@@ -110,6 +114,7 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
     if (t.weight && !(Number(t.weight) > 0)) local[`models.${i}`] = 'A weight is a number above 0.';
   });
   if (timeout && !(Number(timeout) >= 100 && Number(timeout) <= 600000)) local.targetTimeoutMs = 'Between 100 and 600000 ms.';
+  if (hedge && !(Number.isInteger(Number(hedge)) && Number(hedge) >= 50 && Number(hedge) <= 600000)) local.hedgeAfterMs = 'Between 50 and 600000 ms.';
   const err = (f: string) => local[f] ?? fieldError(a.error, f);
   const body: Body = {
     name,
@@ -117,9 +122,12 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
     models: targets.filter((t) => t.model).map((t) => (t.weight ? { model: t.model, weight: Number(t.weight) } : t.model)),
     targetTimeoutMs: timeout ? Number(timeout) : null,
     affinity,
+    hedgeAfterMs: hedge ? Number(hedge) : null,
+    midStreamRecovery: recovery === 'off' ? null : recovery,
+    contextFit,
   };
   const ids = ((models.data?.models ?? []) as Array<{ id?: string }>).map((m) => m.id).filter(Boolean) as string[];
-  const anyFieldError = ['name', 'strategy', 'models', 'targetTimeoutMs', 'affinity'].some((f) => fieldError(a.error, f));
+  const anyFieldError = ['name', 'strategy', 'models', 'targetTimeoutMs', 'affinity', 'hedgeAfterMs', 'midStreamRecovery', 'contextFit'].some((f) => fieldError(a.error, f));
   return (
     <Section title={combo ? `Edit ${combo.name}` : 'New combo'}>
       <form
@@ -176,6 +184,19 @@ function ComboForm({ combo, onDone }: { combo?: ComboRecord; onDone: () => void 
               <option key={s}>{s}</option>
             ))}
           </select>
+        </Field>
+        <Field label="Hedge after (ms)" error={err('hedgeAfterMs')} hint="empty: off; when a target sent no byte within this time, the next one starts too and the first to answer is served">
+          <input inputMode="numeric" value={hedge} onChange={(e) => setHedge(e.target.value)} />
+        </Field>
+        <Field label="Mid-stream recovery" error={err('midStreamRecovery')} hint="a stream cut or stalled after it started: end with the client's error event, or continue on the next target">
+          <select value={recovery} onChange={(e) => setRecovery(e.target.value as (typeof RECOVERIES)[number])}>
+            {RECOVERIES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Context fit" error={err('contextFit')} hint="skip targets whose context window cannot hold the request">
+          <input type="checkbox" checked={contextFit} onChange={(e) => setContextFit(e.target.checked)} />
         </Field>
         <div className="actions">
           <button type="submit" className="primary" disabled={a.busy}>

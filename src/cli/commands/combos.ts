@@ -12,6 +12,28 @@ const STRATEGIES = 'priority (default), weighted, round-robin, random, least-use
 const AFFINITY =
   'cache affinity: off (default), session (keep a conversation on one account and target, by X-Router-Session-Id or the client\'s own session markers) or prefix (also by its first system and user content)';
 
+const HEDGE = "hedged requests: when a target sent no byte within this many ms, start the next target too and serve the first to answer ('none' for off)";
+const RECOVERY = "a stream cut or stalled after its first byte: error (end with the client format's error event), continue (go on with the next target, same client stream) or off";
+const CONTEXT_FIT = "skip targets whose context window cannot hold the request: on or off";
+
+/** The routing options of add and edit (hedging, recovery mid-stream, context fit), as body fields. */
+function routingFields(opts: { hedgeAfter?: string; midStreamRecovery?: string; contextFit?: string }): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const hedge = opts.hedgeAfter;
+  if (hedge !== undefined) {
+    if (hedge !== 'none' && !/^\d+$/.test(hedge)) throw new CliError(`--hedge-after expects milliseconds as a whole number or 'none', got '${hedge}'`, 2);
+    body.hedgeAfterMs = hedge === 'none' ? null : Number(hedge);
+  }
+  // Any other word is the daemon's to refuse (its message lists the modes).
+  if (opts.midStreamRecovery !== undefined) body.midStreamRecovery = opts.midStreamRecovery === 'off' ? null : opts.midStreamRecovery;
+  const fit = opts.contextFit;
+  if (fit !== undefined) {
+    if (fit !== 'on' && fit !== 'off') throw new CliError(`--context-fit expects on or off, got '${fit}'`, 2);
+    body.contextFit = fit === 'on';
+  }
+  return body;
+}
+
 /** `--weight M=W` values as a map; the model part may itself contain `=`, so the last one splits. */
 function parseWeights(values: string[] | undefined): Map<string, number> {
   const out = new Map<string, number>();
@@ -53,6 +75,9 @@ function details(c: ComboRecord): string {
     `strategy:       ${c.strategy}`,
     `target timeout: ${c.targetTimeoutMs === null ? 'default' : `${c.targetTimeoutMs} ms`}`,
     `affinity:       ${c.affinity ?? 'off'}`,
+    `hedge after:    ${c.hedgeAfterMs == null ? 'off' : `${c.hedgeAfterMs} ms`}`,
+    `mid-stream:     ${c.midStreamRecovery ?? 'off'}`,
+    `context fit:    ${c.contextFit ? 'on' : 'off'}`,
     `created:        ${stamp(c.createdAt)} UTC`,
     `updated:        ${stamp(c.updatedAt)} UTC`,
     'models:',
@@ -83,6 +108,9 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--weight <model=weight>', 'weight of a listed model (read by the weighted strategy); repeatable', collect)
     .option('--target-timeout <ms>', 'per-target timeout in milliseconds (100..600000)')
     .option('--affinity <mode>', AFFINITY)
+    .option('--hedge-after <ms>', HEDGE)
+    .option('--mid-stream-recovery <mode>', RECOVERY)
+    .option('--context-fit <on|off>', CONTEXT_FIT)
     .option('--json', 'print the created combo as JSON')
     .addHelpText(
       'after',
@@ -94,6 +122,8 @@ export function register(program: Command, ctx: CommandContext): void {
         '      --weight openai/gpt-4o=3 --weight anthropic/claude-sonnet-4-5=1 --target-timeout 30000',
         '  router combos add safe --model fast --model ollama/llama3.2   # a combo may list other combos',
         '  router combos add pool --strategy round-robin --affinity session --model codex/gpt-5 --model openai/gpt-5',
+        '  router combos add steady --hedge-after 1500 --mid-stream-recovery continue --context-fit on \\',
+        '      --model anthropic/claude-sonnet-4-5 --model openai/gpt-5',
       ].join('\n'),
     )
     .action(
@@ -109,6 +139,7 @@ export function register(program: Command, ctx: CommandContext): void {
         const timeout = parseTimeout(opts.targetTimeout, false);
         if (timeout !== undefined) body.targetTimeoutMs = timeout;
         if (opts.affinity !== undefined) body.affinity = opts.affinity;
+        Object.assign(body, routingFields(opts));
         const created = await client(opts).request<ComboRecord>('POST', '/api/combos', body);
         if (opts.json) io.out(JSON.stringify(created));
         else io.out(`created combo ${created.name} (${created.strategy}): ${describeModels(created.models)}`);
@@ -151,6 +182,9 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--weight <model=weight>', 'set the weight of a listed model; repeatable', collect)
     .option('--target-timeout <ms>', "per-target timeout in milliseconds, or 'none' for the default")
     .option('--affinity <mode>', AFFINITY)
+    .option('--hedge-after <ms>', HEDGE)
+    .option('--mid-stream-recovery <mode>', RECOVERY)
+    .option('--context-fit <on|off>', CONTEXT_FIT)
     .option('--rename <new-name>', 'give the combo a new name')
     .option('--json', 'print the updated combo as JSON')
     .addHelpText(
@@ -161,6 +195,7 @@ export function register(program: Command, ctx: CommandContext): void {
         '  router combos edit fast --strategy round-robin',
         '  router combos edit fast --model openai/gpt-4o-mini --model groq/llama-3.1-8b-instant',
         '  router combos edit split --weight openai/gpt-4o=5 --target-timeout none',
+        '  router combos edit steady --hedge-after none --mid-stream-recovery error',
       ].join('\n'),
     )
     .action(
@@ -176,6 +211,10 @@ export function register(program: Command, ctx: CommandContext): void {
           models: applyWeights(base, parseWeights(opts.weight)),
           targetTimeoutMs: timeout === undefined ? current.targetTimeoutMs : timeout,
           affinity: opts.affinity ?? current.affinity ?? 'off',
+          hedgeAfterMs: current.hedgeAfterMs ?? null,
+          midStreamRecovery: current.midStreamRecovery ?? null,
+          contextFit: current.contextFit ?? false,
+          ...routingFields(opts),
         };
         const updated = await c.request<ComboRecord>('PUT', `/api/combos/${encodeURIComponent(current.id)}`, body);
         if (opts.json) io.out(JSON.stringify(updated));

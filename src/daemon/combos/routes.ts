@@ -48,7 +48,7 @@ export const comboRoutes: RouteDef[] = [
     path: '/api/combos/:id',
     tier: 'management',
     tag: 'combos',
-    summary: 'Replace a combo (same body as create; omitted strategy, targetTimeoutMs and affinity reset to defaults)',
+    summary: 'Replace a combo (same body as create; omitted strategy, targetTimeoutMs, affinity, hedgeAfterMs, midStreamRecovery and contextFit reset to defaults)',
     body: comboBody,
     handler: ({ services, params, body }) => {
       const rec = comboById(services, params);

@@ -3,7 +3,7 @@ import { RouterError } from '../http/errors.js';
 import type { ComboStrategy } from '../routing/strategies.js';
 import type { Db } from '../store/db.js';
 
-import type { ComboAffinity, ComboModel, ComboRecord } from '../../shared/records.js';
+import type { ComboAffinity, ComboModel, ComboRecord, MidStreamRecovery } from '../../shared/records.js';
 
 export type { ComboModel, ComboRecord };
 
@@ -14,6 +14,9 @@ export interface ComboInput {
   models: ComboModel[];
   targetTimeoutMs: number | null;
   affinity: ComboAffinity;
+  hedgeAfterMs: number | null;
+  midStreamRecovery: MidStreamRecovery | null;
+  contextFit: boolean;
 }
 
 export type ComboChange =
@@ -34,6 +37,9 @@ interface Row {
   models: string;
   target_timeout_ms: number | null;
   affinity: string;
+  hedge_after_ms: number | null;
+  mid_stream_recovery: string | null;
+  context_fit: number;
   created_at: string;
   updated_at: string;
 }
@@ -56,6 +62,9 @@ function fromRow(row: Row): ComboRecord {
     models: normalizeModels(JSON.parse(row.models) as ComboModel[]),
     targetTimeoutMs: row.target_timeout_ms,
     affinity: row.affinity as ComboAffinity,
+    hedgeAfterMs: row.hedge_after_ms,
+    midStreamRecovery: row.mid_stream_recovery as MidStreamRecovery | null,
+    contextFit: row.context_fit === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   });
@@ -120,15 +129,18 @@ export class ComboStore implements ComboLookup {
       models: normalizeModels(input.models),
       targetTimeoutMs: input.targetTimeoutMs,
       affinity: input.affinity,
+      hedgeAfterMs: input.hedgeAfterMs,
+      midStreamRecovery: input.midStreamRecovery,
+      contextFit: input.contextFit,
       createdAt: now,
       updatedAt: now,
     });
     try {
       this.db
         .prepare(
-          'INSERT INTO combos (id, name, strategy, models, target_timeout_ms, affinity, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO combos (id, name, strategy, models, target_timeout_ms, affinity, hedge_after_ms, mid_stream_recovery, context_fit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
-        .run(rec.id, rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, now, now);
+        .run(rec.id, rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, rec.hedgeAfterMs, rec.midStreamRecovery, rec.contextFit ? 1 : 0, now, now);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameTaken(rec.name);
       throw err;
@@ -149,12 +161,17 @@ export class ComboStore implements ComboLookup {
       models: normalizeModels(input.models),
       targetTimeoutMs: input.targetTimeoutMs,
       affinity: input.affinity,
+      hedgeAfterMs: input.hedgeAfterMs,
+      midStreamRecovery: input.midStreamRecovery,
+      contextFit: input.contextFit,
       updatedAt: new Date().toISOString(),
     });
     try {
       this.db
-        .prepare('UPDATE combos SET name = ?, strategy = ?, models = ?, target_timeout_ms = ?, affinity = ?, updated_at = ? WHERE id = ?')
-        .run(rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, rec.updatedAt, id);
+        .prepare(
+          'UPDATE combos SET name = ?, strategy = ?, models = ?, target_timeout_ms = ?, affinity = ?, hedge_after_ms = ?, mid_stream_recovery = ?, context_fit = ?, updated_at = ? WHERE id = ?',
+        )
+        .run(rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, rec.hedgeAfterMs, rec.midStreamRecovery, rec.contextFit ? 1 : 0, rec.updatedAt, id);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameTaken(rec.name);
       throw err;

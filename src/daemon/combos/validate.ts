@@ -5,7 +5,7 @@ import { modelHint, type HintProviders } from '../providers/model-hint.js';
 import { modelIdProblem } from '../providers/model-id.js';
 import type { ProviderDef } from '../providers/types.js';
 import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY } from '../routing/strategies.js';
-import { COMBO_AFFINITIES } from '../../shared/records.js';
+import { COMBO_AFFINITIES, MID_STREAM_RECOVERIES } from '../../shared/records.js';
 import type { ComboInput, ComboLookup, ComboModel, ComboRecord, ComboStore } from './store.js';
 
 /** Characters a combo name may use; `/` is allowed, so names read like model ids (`team/fast`). */
@@ -15,6 +15,8 @@ export const MAX_COMBO_MODELS = 50;
 /** Most combos on any path from a combo down to a leaf target, the combo itself included. */
 export const MAX_COMBO_DEPTH = 4;
 export const MIN_TARGET_TIMEOUT_MS = 100;
+/** Shortest hedge delay: below it every request would start two targets (ms). */
+export const MIN_HEDGE_AFTER_MS = 50;
 export const MAX_TARGET_TIMEOUT_MS = 600_000;
 export const MAX_COMBO_WEIGHT = 1_000_000;
 const MODEL_MAX = 512;
@@ -57,6 +59,15 @@ export const comboBody = z
       .nullable()
       .optional(),
     affinity: z.enum(COMBO_AFFINITIES, { error: `must be one of ${COMBO_AFFINITIES.join(', ')}` }).optional(),
+    hedgeAfterMs: z
+      .number()
+      .int('must be an integer number of milliseconds')
+      .min(MIN_HEDGE_AFTER_MS, `must be at least ${MIN_HEDGE_AFTER_MS}`)
+      .max(MAX_TARGET_TIMEOUT_MS, `must be at most ${MAX_TARGET_TIMEOUT_MS}`)
+      .nullable()
+      .optional(),
+    midStreamRecovery: z.enum(MID_STREAM_RECOVERIES, { error: `must be one of ${MID_STREAM_RECOVERIES.join(', ')}, or null` }).nullable().optional(),
+    contextFit: z.boolean({ error: 'must be true or false' }).optional(),
   })
   .strict();
 
@@ -145,6 +156,9 @@ export function checkCombo(body: ComboBody, ctx: ComboContext, selfId?: string):
     models,
     targetTimeoutMs: body.targetTimeoutMs ?? null,
     affinity: body.affinity ?? 'off',
+    hedgeAfterMs: body.hedgeAfterMs ?? null,
+    midStreamRecovery: body.midStreamRecovery ?? null,
+    contextFit: body.contextFit ?? false,
   };
 }
 

@@ -26,7 +26,7 @@ export function promptBudget(contextLength: number, maxTokens: number | undefine
 }
 
 /** The reply limit a client asked for, read from any client format's field without decoding. */
-function rawMaxTokens(raw: Record<string, unknown>): number | undefined {
+export function rawMaxTokens(raw: Record<string, unknown>): number | undefined {
   const gen = raw.generationConfig as { maxOutputTokens?: unknown } | undefined;
   const v = raw.max_tokens ?? raw.max_completion_tokens ?? raw.max_output_tokens ?? gen?.maxOutputTokens;
   return typeof v === 'number' && v > 0 ? v : undefined;

@@ -76,7 +76,7 @@ export const TOOLS: readonly ToolDef[] = [
     readOnly: true,
     input: z.strictObject({}),
     run({ services }) {
-      return { combos: services.combos.list().map((c) => ({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs, affinity: c.affinity })) };
+      return { combos: services.combos.list().map((c) => ({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs, affinity: c.affinity, hedgeAfterMs: c.hedgeAfterMs, midStreamRecovery: c.midStreamRecovery, contextFit: c.contextFit })) };
     },
   }),
   tool({

@@ -19,6 +19,7 @@ import { socketRoute, type SocketCall } from './socket-route.js';
 import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
 import { execute, finishOutcome } from './execute.js';
+import { estimateTokens } from './count-tokens.js';
 import type { Outcome, ProxyCall } from './outcome.js';
 import {
   applyUpstreamEdits,
@@ -268,6 +269,7 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
         return prepare(call, target, decoded, staged, stages, stageCtx, capture);
       },
       attempt: (target, prepared, outcome, limits) => attempt(services, call, target, prepared, outcome, limits),
+      inputTokens: () => estimateTokens(decoded()),
       fail(last, prepared) {
         const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version, traceId);
         if (failure instanceof RouterError) throw failure;

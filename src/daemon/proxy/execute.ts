@@ -8,6 +8,7 @@ import type { IrUsage } from '../translate/ir.js';
 import { recordOutcome, type Outcome, type ProxyCall } from './outcome.js';
 import { planTargets, type Plan } from './plan.js';
 import type { Target } from '../providers/target.js';
+import { fitContext } from './context-fit.js';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
 import type { AttemptLimits } from './attempt-guard.js';
 import { freshTarget } from '../oauth/fresh.js';
@@ -68,6 +69,8 @@ export interface ExecPolicy<P, R> {
   fail(last: AttemptError, prepared: P): R;
   /** Per-target timeout when the combo sets none (ms); default none (the request deadline still holds). */
   targetTimeoutMs?: number;
+  /** The request's estimated input tokens, for a combo's context fit (endpoints without it are not fitted). */
+  inputTokens?(): Promise<number>;
 }
 
 /** Time that must be left before the request deadline for another attempt to start, ms. */
@@ -125,6 +128,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
   const plan = planTargets(services, call.model, req.sessionKey, req);
   planned.plan = plan;
   if (plan.unavailable) throw plan.unavailable;
+  if (plan.combo?.contextFit && policy.inputTokens) await fitContext(services, plan, call.raw, policy.inputTokens);
   const first = plan.targets[0]!;
   services.quotas.admit(auth, { provider: first.provider.id, model: first.model, relay: req.relay === true, clientIp: auth.remoteAddress });
   const breakers = services.resilience.breakers;

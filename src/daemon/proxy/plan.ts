@@ -2,7 +2,7 @@ import { badRequest, RouterError } from '../http/errors.js';
 import { modelHint } from '../providers/model-hint.js';
 import { conversationOf, targetKey, type HeaderGetter } from '../routing/conversation.js';
 import { circuitOpenError, modelCooldownError } from '../routing/errors.js';
-import type { ComboAffinity } from '../../shared/records.js';
+import type { ComboAffinity, MidStreamRecovery } from '../../shared/records.js';
 import { orderTargets } from '../routing/strategies.js';
 import type { Services } from '../services.js';
 import type { Target } from '../providers/target.js';
@@ -16,6 +16,12 @@ export interface PlannedCombo {
   name: string;
   targetTimeoutMs: number | null;
   affinity: ComboAffinity;
+  /** Hedged requests: the next target starts too after this many ms without a byte; null: off. */
+  hedgeAfterMs: number | null;
+  /** A stream cut or stalled after its first byte: the client's error event, or continued on the next target. */
+  midStreamRecovery: MidStreamRecovery | null;
+  /** Targets whose context window cannot hold the request are left out (proxy/context-fit.ts). */
+  contextFit: boolean;
 }
 
 /** Where a conversation id can be read from: the request's headers and body (read only under a combo's affinity). */
@@ -72,7 +78,15 @@ export function planTargets(services: Services, model: unknown, sessionKey?: str
   const plan: Plan = { targets: acc.targets };
   if (session !== undefined) plan.session = session;
   if (combo) {
-    plan.combo = { id: combo.id, name: combo.name, targetTimeoutMs: combo.targetTimeoutMs ?? null, affinity: combo.affinity };
+    plan.combo = {
+      id: combo.id,
+      name: combo.name,
+      targetTimeoutMs: combo.targetTimeoutMs ?? null,
+      affinity: combo.affinity,
+      hedgeAfterMs: combo.hedgeAfterMs,
+      midStreamRecovery: combo.midStreamRecovery,
+      contextFit: combo.contextFit,
+    };
     if (combo.affinity !== 'off' && session !== undefined && acc.targets.length > 1) pinConversation(services, combo.id, session, acc.targets);
   }
   if (acc.targets.length === 0) plan.unavailable = acc.skipped[0] ?? new RouterError(503, `No target of '${model}' is usable.`);

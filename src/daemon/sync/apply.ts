@@ -71,10 +71,12 @@ export function applySnapshot(services: Services, snap: WireSnapshot, opts: Appl
   for (const c of snap.connections) guarded('connection', `${c.provider}/${c.name}`, () => applyConnection(services, c, opts, report));
   for (const c of snap.combos) guarded('combo', c.name, () => {
     const local = services.combos.byName(c.name);
-    const affinity = c.affinity ?? 'off';
-    if (local && same([local.strategy, local.models, local.targetTimeoutMs, local.affinity], [c.strategy, c.models, c.targetTimeoutMs, affinity])) return void report.unchanged++;
+    // Fields a peer older than them does not send take their defaults.
+    const routing = { affinity: c.affinity ?? 'off', hedgeAfterMs: c.hedgeAfterMs ?? null, midStreamRecovery: c.midStreamRecovery ?? null, contextFit: c.contextFit ?? false };
+    const mine = local && { affinity: local.affinity, hedgeAfterMs: local.hedgeAfterMs, midStreamRecovery: local.midStreamRecovery, contextFit: local.contextFit };
+    if (local && same([local.strategy, local.models, local.targetTimeoutMs, mine], [c.strategy, c.models, c.targetTimeoutMs, routing])) return void report.unchanged++;
     if (local && local.updatedAt >= c.updatedAt) return note({ kind: 'combo', name: c.name, result: 'kept-local', reason: 'changed here more recently' });
-    const body = comboBody.parse({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs, affinity });
+    const body = comboBody.parse({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs, ...routing });
     if (local) services.combos.update(local.id, checkCombo(body, services, local.id));
     else services.combos.create(checkCombo(body, services));
     note({ kind: 'combo', name: c.name, result: local ? 'updated' : 'created' });

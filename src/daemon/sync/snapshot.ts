@@ -30,7 +30,8 @@ export const snapshotSchema = z.object({
     name: z.string().max(100), prefix: z.string().max(50), type: z.enum(['openai-compatible', 'anthropic-compatible']),
     apiType: z.enum(['chat', 'responses']), completions: z.boolean(), rerankFormat: z.enum(['cohere', 'tei']), secrets: sealedSchema, updatedAt: stamp,
   })).max(1_000),
-  combos: z.array(z.object({ name: z.string(), strategy: z.string(), models: z.array(z.unknown()), targetTimeoutMs: z.number().nullable(), affinity: z.string().optional(), updatedAt: stamp })).max(10_000),
+  combos: z.array(z.object({ name: z.string(), strategy: z.string(), models: z.array(z.unknown()), targetTimeoutMs: z.number().nullable(), affinity: z.string().optional(),
+    hedgeAfterMs: z.number().nullable().optional(), midStreamRecovery: z.string().nullable().optional(), contextFit: z.boolean().optional(), updatedAt: stamp })).max(10_000),
   keys: z.array(z.object({
     name: z.string().max(100), scopes: z.array(z.string().max(300)).max(100), isActive: z.boolean(),
     dailyRequestLimit: z.number().int().min(0).nullable(), tokenLimits: z.array(z.unknown()).max(100), updatedAt: stamp,
@@ -81,7 +82,8 @@ export function buildSnapshot(services: Services, secret: string): SyncSnapshot 
       name: n.name, prefix: n.prefix, type: n.type, apiType: n.apiType, completions: n.completions, rerankFormat: n.rerankFormat ?? 'cohere',
       secrets: seal(secret, { baseUrl: n.baseUrl, customHeaders: n.customHeaders }), updatedAt: n.updatedAt,
     })),
-    combos: services.combos.list().map((c) => ({ name: c.name, strategy: c.strategy, models: [...c.models], targetTimeoutMs: c.targetTimeoutMs, affinity: c.affinity, updatedAt: c.updatedAt })),
+    combos: services.combos.list().map((c) => ({ name: c.name, strategy: c.strategy, models: [...c.models], targetTimeoutMs: c.targetTimeoutMs, affinity: c.affinity,
+      hedgeAfterMs: c.hedgeAfterMs, midStreamRecovery: c.midStreamRecovery, contextFit: c.contextFit, updatedAt: c.updatedAt })),
     keys: services.keys.list().map((k) => ({
       name: k.name, scopes: k.scopes, isActive: k.isActive, dailyRequestLimit: k.dailyRequestLimit, tokenLimits: k.tokenLimits, updatedAt: keyStamps.get(k.id) ?? '',
     })),
