@@ -18,6 +18,7 @@ import { SettingsStore } from './settings/store.js';
 import { configureOutboundProxy } from './net/outbound-proxy.js';
 import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
+import { useSecretKey } from './store/secrets.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
@@ -58,6 +59,7 @@ import { Metrics } from './observability/metrics.js';
 import { tracingFromSettings } from './observability/setup.js';
 import { traceContentStage, TRACE_CONTENT_STAGE_ORDER } from './observability/content-stage.js';
 import { BatchService } from './batches/service.js';
+import { checkSealingKey, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
 
 export interface BootOptions {
   home: string;
@@ -67,6 +69,8 @@ export interface BootOptions {
   migrationsDir?: string;
   requestShutdown?: (reason: string) => void;
   requestRestart?: (reason: string, beforeStart?: () => void) => void;
+  /** Where cluster options are read (ROUTER_NODE_ID, ROUTER_SECRET_KEY...); default: the process environment. */
+  env?: NodeJS.ProcessEnv;
   /** Clock of the time-based limits (quotas); tests move it. Default: wall time. */
   clock?: () => number;
 }
@@ -85,6 +89,18 @@ export function bootServices(opts: BootOptions): Services {
     preMigration = backupBeforeMigrations(db, paths, opts.migrationsDir);
     if (preMigration) log.info('database backed up before migrations', { id: preMigration.id });
     migrate(db, opts.migrationsDir);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  let nodeId: string;
+  try {
+    nodeId = resolveNodeId(paths.home, opts.env);
+    const givenKey = resolveSecretKey(opts.env);
+    if (givenKey) {
+      useSecretKey(paths.secretKey, givenKey);
+      checkSealingKey(db, givenKey);
+    }
   } catch (err) {
     db.close();
     throw err;
@@ -186,6 +202,7 @@ export function bootServices(opts: BootOptions): Services {
     live: new LiveHub({ usage, log, names: { label, keys, connections }, startedAt: Date.now(), version: VERSION }),
     responsesSocket: new ResponsesSocketServer(),
     cliToken,
+    nodeId,
     log,
     routeTable: ROUTES,
     requestShutdown: opts.requestShutdown ?? (() => {}),

@@ -7,6 +7,7 @@ import { settingsRoutes } from './settings/routes.js';
 import { netRoutes } from './net/routes.js';
 import { syncRoutes } from './sync/routes.js';
 import { systemRoutes } from './system/routes.js';
+import { clusterRoutes } from './cluster/routes.js';
 import { providerRoutes } from './providers/routes.js';
 import { importRoutes } from './imports/routes.js';
 import { healthRoutes } from './providers/health.js';
@@ -48,4 +49,4 @@ import { catalogRoutes } from './catalog/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...catalogRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...modelTestRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...clusterRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...catalogRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...modelTestRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];

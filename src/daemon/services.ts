@@ -110,6 +110,8 @@ export interface Services {
   live: LiveHub;
   /** The Responses API over WebSocket (GET /v1/responses with Upgrade: websocket). */
   responsesSocket: ResponsesSocketServer;
+  /** This daemon's node id (`--node-id`, ROUTER_NODE_ID, or generated once into the state folder). */
+  nodeId: string;
   /** The CLI token this daemon accepts (derived once at start). */
   cliToken: string;
   log: Logger;

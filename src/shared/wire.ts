@@ -15,6 +15,10 @@ export interface StatusReply {
   home: string | null;
   /** Facts about the machine and process (`GET /api/system/status` only). */
   host?: HostFacts;
+  /** `single` on one machine, `cluster` on a shared database (absent when not running). */
+  mode?: 'single' | 'cluster';
+  /** This daemon's node id (absent when not running). */
+  nodeId?: string;
 }
 
 /** `GET /api/system/status` `host`: what an operator asks first about a running daemon. */

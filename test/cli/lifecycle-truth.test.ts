@@ -54,6 +54,8 @@ describe.concurrent('router status, start, stop tell the truth', () => {
       version: PACKAGE_VERSION,
       uptimeSeconds: expect.any(Number),
       home,
+      mode: 'single',
+      nodeId: expect.stringMatching(/^node-[0-9a-f]{8}$/),
     });
     const human = await runRouter(['status', '--home', home]);
     expect(human.stdout).toContain(`router is running at ${s.url}`);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DAEMON_NODE_FLAGS, daemonEnv } from '../../shared/daemon-flags.js';
@@ -61,8 +62,22 @@ async function withStartLock<T>(file: string, fn: () => Promise<T>): Promise<T> 
   }
 }
 
+/** Options of `router start` that the daemon reads from its environment (a key or URL in argv would show in `ps`). */
+export interface ClusterStartOptions {
+  nodeId?: string;
+  secretKeyFile?: string;
+}
+
+/** The environment variables `router start`'s cluster options become for the daemon process. */
+export function clusterEnv(opts: ClusterStartOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (opts.nodeId !== undefined) env.ROUTER_NODE_ID = opts.nodeId;
+  if (opts.secretKeyFile !== undefined) env.ROUTER_SECRET_KEY_FILE = resolve(opts.secretKeyFile);
+  return env;
+}
+
 /** Spawns the detached daemon and waits for its nonce-stamped IPC message. */
-async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Promise<unknown> }> {
+async function spawnDaemon(target: Target, extraEnv: Record<string, string>): Promise<DaemonMessage & { exited: Promise<unknown> }> {
   // execa is loaded here only: importing it costs start-up time every other command would pay.
   const { execa } = await import('execa');
   const nonce = randomBytes(16).toString('hex');
@@ -76,7 +91,7 @@ async function spawnDaemon(target: Target): Promise<DaemonMessage & { exited: Pr
     stdout: 'ignore',
     // The daemon logs to its own file (fatal errors included); a piped stderr would keep this CLI alive.
     stderr: 'ignore',
-    env: { ...daemonEnv(), ROUTER_START_NONCE: nonce },
+    env: { ...daemonEnv(), ...extraEnv, ROUTER_START_NONCE: nonce },
   });
   const exited = child.then((r) => ({ type: 'exit' as const, code: r.exitCode, signal: r.signal }));
   const message = child
@@ -107,7 +122,7 @@ function startedLine(opts: { json?: boolean }, d: { url: string; pid: number }, 
 }
 
 /** Starts the daemon (detached unless --foreground) and returns once it answers /api/health. */
-export async function startCommand(opts: CommonOptions & { foreground?: boolean; json?: boolean }, io: Io): Promise<number> {
+export async function startCommand(opts: CommonOptions & ClusterStartOptions & { foreground?: boolean; json?: boolean }, io: Io): Promise<number> {
   const target = resolveTarget(opts);
   if (opts.foreground) return runForeground(opts, io);
   // A first start on a fresh machine: the state folder (and its parents) may not exist yet, and the start
@@ -123,7 +138,7 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean;
       io.out(startedLine(opts, current.running, true));
       return 0;
     }
-    const msg = await spawnDaemon(current);
+    const msg = await spawnDaemon(current, clusterEnv(opts));
     if (msg.type === 'error') {
       // The daemon exits after reporting; wait for that (bounded), so no half-started process outlives this command.
       let timer: NodeJS.Timeout | undefined;
@@ -148,7 +163,7 @@ export async function startCommand(opts: CommonOptions & { foreground?: boolean;
  * for it to end. The child has its own process group, so a Ctrl-C reaches it once, forwarded from here
  * (twice would skip the graceful stop). The CLI never loads daemon code itself.
  */
-async function runForeground(opts: CommonOptions & { json?: boolean }, io: Io): Promise<number> {
+async function runForeground(opts: CommonOptions & ClusterStartOptions & { json?: boolean }, io: Io): Promise<number> {
   const { spawn } = await import('node:child_process');
   const target = resolveTarget(opts);
   const nonce = randomBytes(16).toString('hex');
@@ -157,7 +172,7 @@ async function runForeground(opts: CommonOptions & { json?: boolean }, io: Io): 
     process.execPath,
     [...DAEMON_NODE_FLAGS, ENTRY, '--foreground', '--home', target.paths.home, '--host', target.host, '--port', String(target.port)],
     // With --json, stdout carries the one JSON object; the echoed log goes to stderr instead.
-    { stdio: ['ignore', opts.json ? 2 : 'inherit', 'inherit', 'ipc'], detached: true, env: { ...process.env, ...daemonEnv(), ROUTER_START_NONCE: nonce } },
+    { stdio: ['ignore', opts.json ? 2 : 'inherit', 'inherit', 'ipc'], detached: true, env: { ...process.env, ...daemonEnv(), ...clusterEnv(opts), ROUTER_START_NONCE: nonce } },
   );
   const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
   const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
@@ -192,6 +207,8 @@ export function register(program: Command, ctx: CommandContext): void {
     .description('start the router daemon (detached) and wait until it is ready')
     .option('--foreground', 'run in this terminal instead of detaching (its log is printed here; Ctrl-C stops it)')
     .option('--json', 'print {url, pid} (and alreadyRunning: true when it was)')
-    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground')
+    .option('--node-id <id>', "this daemon's id in a cluster (env ROUTER_NODE_ID; default: generated once and kept in the state folder)")
+    .option('--secret-key-file <file>', 'the key that seals credentials, shared by every node of a cluster: 32 bytes or 64 hex characters (env ROUTER_SECRET_KEY_FILE, or ROUTER_SECRET_KEY with the hex key)')
+    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground\n  router start --node-id gw-1 --secret-key-file /etc/router/secret.key')
     .action(ctx.run((opts) => startCommand(opts, ctx.io)));
 }

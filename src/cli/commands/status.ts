@@ -49,6 +49,7 @@ function describe(s: StatusView, ownHome: string): string {
     `  pid      ${s.pid}`,
     `  version  ${s.version}`,
     `  home     ${s.home}${other}`,
+    ...(s.nodeId ? [`  node     ${s.nodeId} (${s.mode ?? 'single'})`] : []),
     `  up       ${uptime(s.uptimeSeconds ?? 0)}`,
   ].join('\n');
 }
@@ -67,6 +68,6 @@ export async function statusCommand(opts: CommonOptions & { json?: boolean }, io
 export function register(program: Command, ctx: CommandContext): void {
   examples(withCommon(program.command('status')), ['router status', 'router status --json', 'router status >/dev/null && echo up   # exit 1 when not running'])
     .description('show whether the daemon is running: URL, pid, version, state folder, uptime')
-    .option('--json', 'print {running, accepted, pid, url, version, uptimeSeconds, home}')
+    .option('--json', 'print {running, accepted, pid, url, version, uptimeSeconds, home, mode, nodeId}')
     .action(ctx.run((opts) => statusCommand(opts, ctx.io)));
 }

@@ -3,6 +3,7 @@ import { route, json, type RouteDef } from '../http/routes.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { SHUTDOWN_GRACE_MS, type HealthReply, type RestartReply, type ShutdownReply, type StatusReply } from '../../shared/wire.js';
 import { hostFacts } from './host.js';
+import { clusterView } from '../cluster/routes.js';
 
 let openApiCache: { routes: readonly RouteDef[]; doc: string } | undefined;
 
@@ -42,6 +43,8 @@ export const systemRoutes: RouteDef[] = [
       version: services.version,
       uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
       home: services.paths.home,
+      mode: clusterView(services).mode,
+      nodeId: services.nodeId,
       host: hostFacts(services),
     }),
   }),

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../store/db.js';
+import { SecretError, decryptWithKey, encryptWithKey } from '../store/secrets.js';
+
+/**
+ * Who this daemon is in a cluster and which key seals its secrets (CONTRACT "Wave three > Cluster mode").
+ * Both are read once at start, from the environment `router start` passes (`--node-id`, `--secret-key-file`)
+ * or the user sets (ROUTER_NODE_ID, ROUTER_SECRET_KEY, ROUTER_SECRET_KEY_FILE): flags would show a key in
+ * `ps`, the environment does not.
+ */
+
+/** A refusal to start, with a one-line message the CLI prints as is. */
+export class StartRefused extends Error {
+  override name = 'StartRefused';
+}
+
+const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** `--node-id` > ROUTER_NODE_ID > the id generated once and kept in the state folder (`node-id`). */
+export function resolveNodeId(home: string, env: NodeJS.ProcessEnv = process.env): string {
+  const given = env.ROUTER_NODE_ID;
+  if (given !== undefined && given !== '') {
+    if (!NODE_ID_RE.test(given)) throw new StartRefused(`the node id '${given.slice(0, 80)}' is not valid: use 1-64 letters, digits, '.', '_' or '-'`);
+    return given;
+  }
+  const file = join(home, 'node-id');
+  try {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (NODE_ID_RE.test(kept)) return kept;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const id = `node-${randomBytes(4).toString('hex')}`;
+  writeFileSync(file, `${id}\n`, { mode: 0o600 });
+  return id;
+}
+
+/**
+ * The sealing key given to this node: ROUTER_SECRET_KEY (64 hex characters) or the file named by
+ * ROUTER_SECRET_KEY_FILE (`--secret-key-file`; 32 raw bytes or 64 hex characters). Undefined: the state
+ * folder's own `secret.key`, as on one machine.
+ */
+export function resolveSecretKey(env: NodeJS.ProcessEnv = process.env): Buffer | undefined {
+  const inline = env.ROUTER_SECRET_KEY;
+  if (inline !== undefined && inline !== '') {
+    const key = fromHex(inline.trim());
+    if (!key) throw new StartRefused('ROUTER_SECRET_KEY must be 64 hexadecimal characters (32 bytes)');
+    return key;
+  }
+  const file = env.ROUTER_SECRET_KEY_FILE;
+  if (file === undefined || file === '') return undefined;
+  let raw: Buffer;
+  try {
+    raw = readFileSync(file);
+  } catch (err) {
+    throw new StartRefused(`cannot read the secret key file (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+  }
+  const key = raw.length === 32 ? raw : fromHex(raw.toString('utf8').trim());
+  if (!key) throw new StartRefused('the secret key file must hold 32 bytes, or 64 hexadecimal characters');
+  return key;
+}
+
+function opens(enc: string, key: Buffer, context: string): boolean {
+  try {
+    decryptWithKey(enc, key, context);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function fromHex(text: string): Buffer | undefined {
+  return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : undefined;
+}
+
+/** The settings row holding a value sealed with the cluster's key (the settings store skips unknown keys). */
+export const SEALING_CHECK_KEY = '_sealingCheck';
+const CHECK_PLAIN = 'router sealing key check v1';
+
+/**
+ * Makes sure `key` is the key this database's secrets are sealed with: the first node to start seals a
+ * known value under it; every later start opens that value, and a node holding another key refuses to
+ * start instead of writing secrets no other node can read. Imports re-seal the row with the rest
+ * (backups/rekey.ts sees it as an encrypted setting).
+ */
+export function checkSealingKey(db: Db, key: Buffer): void {
+  const context = `setting:${SEALING_CHECK_KEY}`;
+  const row = db.prepare('SELECT value FROM settings WHERE key = ?').get(SEALING_CHECK_KEY) as { value: string } | undefined;
+  if (!row) {
+    // No check value yet: the first start with a given key. Secrets sealed before (a single machine moving
+    // to a given key) must open with it, or they would all be lost at once.
+    const old = db.prepare('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1').get() as
+      | { id: string; secrets_enc: string }
+      | undefined;
+    if (old && !opens(old.secrets_enc, key, `connection:${old.id}`)) {
+      throw new StartRefused("the secret key given to this node does not open the secrets already in its database (sealed with the state folder's secret.key): start without it, or give that key");
+    }
+    const sealed = JSON.stringify({ enc: encryptWithKey(CHECK_PLAIN, key, context) });
+    db.prepare('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING').run(SEALING_CHECK_KEY, sealed, new Date().toISOString());
+    return;
+  }
+  let plain: string | undefined;
+  try {
+    plain = decryptWithKey((JSON.parse(row.value) as { enc: string }).enc, key, context);
+  } catch (err) {
+    if (!(err instanceof SecretError) && !(err instanceof SyntaxError) && !(err instanceof TypeError)) throw err;
+  }
+  if (plain !== CHECK_PLAIN) {
+    throw new StartRefused('the secret key given to this node does not open the secrets of its database: start it with the same ROUTER_SECRET_KEY (or --secret-key-file) as the other nodes');
+  }
+}
