@@ -59,7 +59,7 @@ async function connection(id: string): Promise<any> {
   return (await router.manage('GET', `/api/providers/${id}`)).json;
 }
 
-async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await what();

@@ -172,7 +172,7 @@ export function hits(mock: MockUpstream, model: string): MockRequest[] {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns a truthy value (its type, without the falsy ones) or the time is up. */
-export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 5000, stepMs = 25): Promise<NonNullable<T>> {
+export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 15_000, stepMs = 25): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -123,7 +123,7 @@ function isRouterDaemon(pid: number): boolean {
 }
 
 /** Polls until the process is gone; false when it is still there after `ms`. */
-export async function waitForExit(pid: number, ms = 5_000): Promise<boolean> {
+export async function waitForExit(pid: number, ms = 15_000): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (!processRunning(pid)) return true;

@@ -93,7 +93,7 @@ export function frameReader(socket: Socket, head?: Buffer): { next: (pred: (msg:
 }
 
 /** Polls until `fn` returns a value (not undefined) or the time is up. */
-export async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 5_000): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { EventBus } from '../../src/daemon/events/bus.js';
 import { EVENT_NAMES, isEventName, type AnyRouterEvent } from '../../src/daemon/events/types.js';
+import { cpuTimeOf } from '../support/timing.js';
 
 const completed = {
   trace_id: 't1',
@@ -94,14 +95,15 @@ describe('event bus', () => {
     expect(bus.hasListeners('provider.recovered')).toBe(false);
   });
 
-  it('is cheap: 100k emits with a listener well under a second', () => {
-    const bus = new EventBus();
-    let n = 0;
-    bus.onAny(() => n++);
-    const t = performance.now();
-    for (let i = 0; i < 100_000; i++) bus.emit('request.completed', completed);
-    expect(n).toBe(100_000);
-    expect(performance.now() - t).toBeLessThan(1000);
+  it('is cheap: 100k emits with a listener well under a second', async () => {
+    const ms = await cpuTimeOf(() => {
+      const bus = new EventBus();
+      let n = 0;
+      bus.onAny(() => n++);
+      for (let i = 0; i < 100_000; i++) bus.emit('request.completed', completed);
+      expect(n).toBe(100_000);
+    });
+    expect(ms).toBeLessThan(1000);
   });
 
   it('an any-listener with `wants` only gets, and only counts for, the events it wants right now', () => {

@@ -137,5 +137,8 @@ export function fakeResolver(map: Record<string, string[]>): Resolver & { calls:
   return Object.assign(fn, { calls });
 }
 
-/** Fast retry timing for unit tests. */
-export const FAST: Partial<DeliveryPolicy> = { retryDelaysMs: [10, 20, 40], timeoutMs: 2_000 };
+/**
+ * Fast retry timing for unit tests. The attempt timeout is the product default (10 s): a loopback receiver on a
+ * loaded machine can take more than 2 s to answer; tests of the timeout set their own policy.
+ */
+export const FAST: Partial<DeliveryPolicy> = { retryDelaysMs: [10, 20, 40], timeoutMs: 10_000 };

@@ -20,7 +20,7 @@ export function sdk(env: ProxyEnv, key = env.key): OpenAI {
 }
 
 /** Waits until `fn` returns a value (not undefined), up to `ms`. */
-export async function eventually<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
