@@ -8,7 +8,7 @@ import type { Db } from '../store/db.js';
 import { unwrapKey, wrapKey } from './keywrap.js';
 import { rekeySecrets, type RekeyCounts } from './rekey.js';
 import { checkImportSchema } from './schema.js';
-import { removeQuietly, type BackupStore } from './store.js';
+import { onlineBackup, removeQuietly, type BackupStore } from './store.js';
 
 /**
  * The export file is itself a SQLite database: a consistent snapshot of router.db plus one table,
@@ -41,7 +41,7 @@ export async function buildExport(
 ): Promise<string> {
   const file = store.scratch('export');
   try {
-    await live.backup(file);
+    await onlineBackup(live, file);
     const wrapped = opts.passphrase ? await wrapKey(loadSecretKey(opts.keyFile), opts.passphrase) : undefined;
     const snap = openFile(file);
     try {

@@ -27,6 +27,27 @@ function dateOfStamp(stamp: string): string {
   return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${m[7]}Z`;
 }
 
+/** Pages copied per backup step at first (better-sqlite3's default). */
+const FIRST_STEP_PAGES = 100;
+
+/**
+ * SQLite's online backup of `db` into `file`: pages are copied in steps between which the event loop runs
+ * (requests keep flowing). A write through another connection (the usage writer's) between two steps
+ * restarts the copy, so under steady traffic on a slow machine it could start over forever; each restart
+ * doubles the pages per step, so after a few the rest goes in one step and the backup ends.
+ */
+export async function onlineBackup(db: Db, file: string): Promise<void> {
+  let step = FIRST_STEP_PAGES;
+  let remainingBefore = Number.POSITIVE_INFINITY;
+  await db.backup(file, {
+    progress: ({ remainingPages }) => {
+      if (remainingPages >= remainingBefore) step *= 2; // no progress: the copy started over
+      remainingBefore = remainingPages;
+      return step;
+    },
+  });
+}
+
 /** Backups on disk: list, create (online, through SQLite's backup API), prune, remove. */
 export class BackupStore {
   constructor(readonly dir: string) {}
@@ -87,15 +108,15 @@ export class BackupStore {
   }
 
   /**
-   * A consistent copy of the live database while it serves: better-sqlite3's `backup()` is SQLite's online
-   * backup API, which copies pages in steps between which the event loop runs (requests keep flowing), and
-   * restarts or follows along when the database changes meanwhile, so the copy is one point in time.
+   * A consistent copy of the live database while it serves: SQLite's online backup API (onlineBackup), which
+   * copies pages in steps between which the event loop runs (requests keep flowing), and restarts or
+   * follows along when the database changes meanwhile, so the copy is one point in time.
    */
   async create(db: Db, reason: BackupReason): Promise<BackupRecord> {
     this.ensureDir();
     const { id, file, partial } = this.allocate(reason);
     try {
-      await db.backup(partial);
+      await onlineBackup(db, partial);
     } catch (err) {
       removeQuietly(partial);
       throw err;
