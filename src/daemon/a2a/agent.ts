@@ -1,3 +1,4 @@
+import { publicReason } from '../http/errors.js';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
@@ -67,7 +68,7 @@ export class RouterAgentExecutor implements AgentExecutor {
         answer = replyText(r.value);
       } catch (err) {
         if (run.canceled) return;
-        const msg = err instanceof Error ? err.message.replace(/\s+/g, ' ').slice(0, 500) : String(err);
+        const msg = publicReason(err).replace(/\s+/g, ' ').slice(0, 500);
         bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, msg)));
         return;
       }

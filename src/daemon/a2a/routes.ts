@@ -1,3 +1,4 @@
+import { publicReason } from '../http/errors.js';
 import { FastResponse } from 'srvx';
 import { HEADER } from '../../shared/headers.js';
 import { readJsonBody } from '../http/body.js';
@@ -25,7 +26,7 @@ async function sseReply(stream: AsyncGenerator<unknown>, id: unknown, version: s
         if (next.done) controller.close();
         else controller.enqueue(enc.encode(`data: ${JSON.stringify(next.value)}\n\n`));
       } catch (err) {
-        const error = { jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: err instanceof Error ? err.message.slice(0, 300) : 'stream failed' } };
+        const error = { jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: publicReason(err, 'stream failed').slice(0, 300) } };
         controller.enqueue(enc.encode(`data: ${JSON.stringify(error)}\n\n`));
         controller.close();
       }

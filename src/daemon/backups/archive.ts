@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { badRequest, RouterError } from '../http/errors.js';
+import { badRequest, RouterError, publicReason } from '../http/errors.js';
 import { loadSecretKey } from '../store/secrets.js';
 import { MIGRATIONS_DIR, MigrationError, migrate, readMigrations } from '../store/migrate.js';
 import type { Db } from '../store/db.js';
@@ -100,14 +100,14 @@ export async function prepareImport(
   try {
     db = openFile(file);
   } catch (err) {
-    throw badRequest(`The uploaded file cannot be opened as a database: ${(err as Error).message}.`);
+    throw badRequest(`The uploaded file cannot be opened as a database: ${publicReason(err, 'it is not a readable SQLite file')}.`);
   }
   try {
     let check: string;
     try {
       check = (db.pragma('quick_check', { simple: true }) as string) ?? '';
     } catch (err) {
-      throw badRequest(`The uploaded database is damaged: ${(err as Error).message}.`);
+      throw badRequest(`The uploaded database is damaged: ${publicReason(err, 'its integrity check could not run')}.`);
     }
     if (check !== 'ok') throw badRequest(`The uploaded database is damaged (integrity check: ${String(check).slice(0, 200)}).`);
     if (!hasTable(db, 'schema_migrations') || !hasTable(db, 'api_keys') || !hasTable(db, 'provider_connections')) {

@@ -1,3 +1,4 @@
+import { publicReason } from '../http/errors.js';
 import { internalChat } from '../proxy/internal-call.js';
 import type { Services } from '../services.js';
 import type { Db } from '../store/db.js';
@@ -91,7 +92,7 @@ export class EvalService {
         passed: false,
         checks: c.checks.map((check) => ({ type: check.type, passed: false })),
         output: null,
-        error: ((err as Error).message ?? String(err)).slice(0, 1000),
+        error: publicReason(err).slice(0, 1000),
         latencyMs: Math.round((performance.now() - t0) * 100) / 100,
         tokensIn: 0,
         tokensOut: 0,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RouterError } from '../http/errors.js';
+import { RouterError, publicReason } from '../http/errors.js';
 import { noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { DESCRIPTIONS, guardrailConfigSchema, guardrailOverrideSchema, type GuardrailConfig } from './config.js';
@@ -53,7 +53,8 @@ async function tryModeration(services: Services, cfg: ModerationSettings, text: 
     const findings = await moderate(services, cfg, [text], INTERNAL_AUTH);
     return { findings, view: { model: cfg.model, checked: true, flagged: findings.length > 0 } };
   } catch (err) {
-    return { findings: [], view: { model: cfg.model, checked: false, error: (err as Error).message } };
+    services.log.warn('guardrail moderation test failed', { model: cfg.model, error: (err as Error).message });
+    return { findings: [], view: { model: cfg.model, checked: false, error: publicReason(err) } };
   }
 }
 

@@ -7,6 +7,8 @@ import { statusInfo } from '../../shared/error-status.js';
 import { CodecError } from '../translate/errors.js';
 import type { WireFormat } from '../translate/ir.js';
 import { getClientCodec } from '../translate/registry.js';
+import { SecretError } from '../store/secrets.js';
+import { MigrationError } from '../store/migrate.js';
 
 export { statusInfo };
 
@@ -99,6 +101,59 @@ export function sanitizeMessage(message: string): string {
 export function clientErrorBody(format: WireFormat, status: number, body: ErrorBody): Record<string, unknown> {
   const { message, type, code, ...extra } = body.error;
   return getClientCodec(format).encodeError({ type: 'error', status, message, errorType: type, code }, { code, ...extra });
+}
+
+/**
+ * Error classes whose messages router writes for people (a refusal, a codec's complaint, a failed
+ * upstream attempt): their text may reach a client. Modules above this one add theirs (`publicErrorClass`).
+ */
+const PUBLIC_ERRORS: Array<abstract new (...args: never[]) => Error> = [RouterError, CodecError, SecretError, MigrationError];
+
+/** Declares an error class whose messages are written for people (see `publicReason`). */
+export function publicErrorClass(cls: abstract new (...args: never[]) => Error): void {
+  if (!PUBLIC_ERRORS.includes(cls)) PUBLIC_ERRORS.push(cls);
+}
+
+/** What a system, network, TLS or SQLite error code means, in words that name no path and no internals. */
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed',
+  ETIMEDOUT: 'the connection timed out',
+  ENOTFOUND: 'the host name was not found',
+  EAI_AGAIN: 'the host name could not be resolved',
+  EHOSTUNREACH: 'the host cannot be reached',
+  ENETUNREACH: 'the network cannot be reached',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'no reply came in time',
+  UND_ERR_BODY_TIMEOUT: 'the reply stopped coming',
+  UND_ERR_SOCKET: 'the connection failed',
+  CERT_HAS_EXPIRED: 'its TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is not trusted',
+  SELF_SIGNED_CERT_IN_CHAIN: 'its TLS certificate is not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate is not trusted',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'its TLS certificate does not name this host',
+  SQLITE_NOTADB: 'the file is not a database',
+  SQLITE_CORRUPT: 'the database is damaged',
+  ENOSPC: 'the disk is full',
+  ABORT_ERR: 'it was cancelled',
+};
+
+/**
+ * A failure as a client may read it: router's own messages as they are (sanitized), a known system or
+ * network failure in plain words, anything else as `fallback`. Raw exception text (a library's message, a
+ * driver's internals) never reaches a reply; callers log the error itself.
+ */
+export function publicReason(err: unknown, fallback = 'an unexpected error (details in the daemon log)'): string {
+  if (err instanceof Error && PUBLIC_ERRORS.some((cls) => err instanceof cls)) return sanitizeMessage(err.message);
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && REASONS[code]) return REASONS[code];
+    const name = (e as { name?: unknown }).name;
+    if (name === 'AbortError') return 'it was cancelled';
+    if (name === 'TimeoutError') return 'it timed out';
+  }
+  return fallback;
 }
 
 /** Converts anything thrown into a status and standard body. Unknown errors become an opaque 500. */

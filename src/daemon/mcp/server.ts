@@ -15,7 +15,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../auth/pipeline.js';
-import { RouterError } from '../http/errors.js';
+import { RouterError, publicReason } from '../http/errors.js';
 import type { Services } from '../services.js';
 import { callerName, McpAudit, type AuditTransport } from './audit.js';
 import { listedTools, TOOL_BY_NAME, TOOLS, type ToolDef } from './tools.js';
@@ -71,7 +71,7 @@ export async function runTool(
     if (!parsed.success) throw new RouterError(400, `Invalid arguments: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
     outcome = { ok: true, value: await def.run({ services, auth }, parsed.data) };
   } catch (err) {
-    outcome = { ok: false, error: err instanceof Error ? err.message.replace(/\s+/g, ' ').slice(0, 1000) : String(err) };
+    outcome = { ok: false, error: publicReason(err).replace(/\s+/g, ' ').slice(0, 1000) };
   }
   try {
     audit.record({ ts, auth, transport: via.transport, sessionId: via.sessionId, tool: def.name, args: argText, durationMs: performance.now() - t0, error: outcome.ok ? undefined : outcome.error });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, RouterError } from '../http/errors.js';
+import { badRequest, RouterError, publicReason } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { keySettingsPatch, memorySettingsPatch, publicMemorySettings, type KeySettings, type MemorySettingsPatch } from './settings.js';
@@ -242,7 +242,8 @@ export const memoryRoutes: RouteDef[] = [
       try {
         return await services.memory.summarize({ ...body, apiKeyId: scopeOf(body.apiKeyId) });
       } catch (err) {
-        throw new RouterError(502, `Summarization failed: ${(err as Error).message}`);
+        services.log.warn('memory summarization failed', { error: (err as Error).message });
+        throw new RouterError(502, `Summarization failed: ${publicReason(err)}.`);
       }
     },
   }),

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { badRequest, RouterError } from '../http/errors.js';
+import { badRequest, RouterError, publicReason } from '../http/errors.js';
 import type { Connection } from '../providers/connections.js';
 import { redactSecrets } from '../../shared/mask.js';
 import type { OAuthConfig, ProviderDef } from '../providers/types.js';
@@ -195,8 +195,10 @@ export class OAuthLogins {
       Object.assign(login, { status: 'complete', connection });
       return { ok: true, message: `${def.name} is connected to router.` };
     } catch (err) {
-      Object.assign(login, { status: 'error', error: (err as Error).message });
-      return { ok: false, message: (err as Error).message };
+      const reason = publicReason(err);
+      this.services().log.warn('oauth login failed', { provider: def.id, error: (err as Error).message });
+      Object.assign(login, { status: 'error', error: reason });
+      return { ok: false, message: `The ${def.name} login could not be completed: ${reason}.` };
     }
   }
 
@@ -283,7 +285,8 @@ export class OAuthLogins {
       extra: body,
     }).catch((err: unknown) => {
       if (err instanceof RouterError) throw err;
-      throw new RouterError(502, `The ${def.name} login could not be completed: ${(err as Error).message}`, { code: 'oauth_setup_failed' });
+      this.services().log.warn('oauth login failed', { provider: def.id, error: (err as Error).message });
+      throw new RouterError(502, `The ${def.name} login could not be completed: ${publicReason(err)}.`, { code: 'oauth_setup_failed' });
     });
   }
 

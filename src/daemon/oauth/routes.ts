@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, RouterError } from '../http/errors.js';
+import { badRequest, RouterError, publicReason } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import { publicConnection, type Connection } from '../providers/connections.js';
 import type { ProviderDef } from '../providers/types.js';
@@ -180,7 +180,8 @@ export const oauthRoutes: RouteDef[] = [
         name: body.name,
       }).catch((err: unknown) => {
         if (err instanceof RouterError) throw err;
-        throw badRequest(`The ${def.name} token could not be set up: ${(err as Error).message}`, 'accessToken');
+        services.log.warn('oauth token import failed', { provider: def.id, error: (err as Error).message });
+        throw badRequest(`The ${def.name} token could not be set up: ${publicReason(err)}.`, 'accessToken');
       });
       return json(201, { created: saved.created, connection: view(services, saved.connection) } satisfies OAuthConnectionReply);
     },

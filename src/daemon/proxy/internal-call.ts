@@ -1,7 +1,7 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import { replyText } from '../translate/util/reply-text.js';
 import { randomUUID } from 'node:crypto';
-import { RouterError } from '../http/errors.js';
+import { RouterError, publicErrorClass, publicReason } from '../http/errors.js';
 import type { Services } from '../services.js';
 import type { IrMessage, IrRequest, IrResponse, IrTool, IrUsage } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
@@ -46,12 +46,18 @@ export interface InternalResult<T> {
   upstreamMs: number;
 }
 
+/** A failed internal call, with a message router wrote (safe to show: see http/errors.ts publicReason). */
+export class InternalCallError extends Error {
+  override name = 'InternalCallError';
+}
+publicErrorClass(InternalCallError);
+
 function errorText(err: unknown): string {
   if (err && typeof err === 'object' && 'message' in err) return String((err as Error).message);
   return String(err);
 }
 
-/** Runs a call through the executor; any failure becomes a plain Error with a safe, one-line message. */
+/** Runs a call through the executor; any failure becomes an InternalCallError with a safe, one-line message. */
 export async function internalCall<T>(services: Services, spec: InternalCall<T>): Promise<InternalResult<T>> {
   const call: ProxyCall = { clientFormat: 'openai-chat', raw: {}, model: spec.model, stream: false, endpoint: spec.endpoint };
   const traceId = randomUUID();
@@ -77,7 +83,7 @@ export async function internalCall<T>(services: Services, spec: InternalCall<T>)
     },
     fail(last: AttemptError, prepared) {
       const provider = services.providers.label(prepared.provider);
-      throw Object.assign(new Error(`${provider} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`), { provider });
+      throw Object.assign(new InternalCallError(`${provider} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`), { provider });
     },
     targetTimeoutMs: spec.timeoutMs,
   };
@@ -85,8 +91,8 @@ export async function internalCall<T>(services: Services, spec: InternalCall<T>)
     return await execute({ services, auth: spec.auth ?? INTERNAL_AUTH, call, traceId, t0: performance.now(), routerChosenModel: spec.routerChosenModel }, policy);
   } catch (err) {
     // Router's own refusals (unknown model, no connection, open circuits) keep their status; anything else
-    // becomes a plain Error with a safe, one-line message.
-    throw err instanceof RouterError || (err instanceof Error && err.constructor === Error) ? err : new Error(errorText(err));
+    // becomes an InternalCallError with a safe, one-line message.
+    throw err instanceof RouterError || err instanceof InternalCallError ? err : new InternalCallError(publicReason(err).replace(/\s+/g, ' ').slice(0, 300));
   }
 }
 

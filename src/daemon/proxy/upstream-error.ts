@@ -1,5 +1,5 @@
 import { FastResponse } from 'srvx';
-import { RouterError } from '../http/errors.js';
+import { RouterError, publicErrorClass } from '../http/errors.js';
 import { upstreamAuthError } from '../routing/errors.js';
 import { classifyFailure, extractUpstreamError, formatProviderError, type ClassifiedFailure } from '../routing/provider-error.js';
 import { parseRetryHintFromText, retryHintSeconds, tryParseRetryAfter } from '../routing/retry-after.js';
@@ -38,6 +38,8 @@ export class AttemptError extends Error {
     this.failure = classifyAttempt(kind, status, raw, code, upstreamMessage);
   }
 }
+// Its messages are written for people (the upstream's own message, secrets masked): they may reach clients.
+publicErrorClass(AttemptError);
 
 /**
  * How long an account out of quota or credit is left alone when the reply gives no reset time: long enough
