@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Builds the web dashboard into dist/dashboard (run by `npm run build`, so `npm ci` does it through
- * `prepare`): generates the API request types from the route table (needs the daemon built first), runs
+ * `prepare`): generates the typed API contract (src/shared/api/, read by the CLI and the dashboard) from the route table (needs the daemon built first), runs
  * Vite, then writes a brotli and a gzip copy beside every text file so the daemon serves them compressed
  * without compressing per request.
  */
@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { generate } = await import('./dashboard-api-types.mjs');
-writeFileSync(join(root, 'dashboard/src/api/routes.gen.ts'), await generate());
+const { generate, write } = await import('./api-types.mjs');
+write(await generate());
 
 const { build } = await import('vite');
 await build({ configFile: join(root, 'dashboard/vite.config.ts') });

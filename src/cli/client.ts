@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { HEADER } from '../shared/headers.js';
 import { VERSION } from '../shared/version.js';
 import type { ErrorReply } from '../shared/wire.js';
+import { routeUrl, splitRoute, type RouteKey, type RouteReply, type RouteRequest } from '../shared/api/contract.js';
 import { CliError } from './io.js';
 import type { Target } from './target.js';
 
@@ -52,6 +53,16 @@ export class DaemonClient {
   /** Headers that authenticate this CLI to the daemon (for the live WebSocket too). */
   authHeaders(): Record<string, string> {
     return this.target.cliToken ? { [HEADER.cliToken]: this.target.cliToken } : {};
+  }
+
+  /**
+   * Calls a route by its table name (`'GET /api/keys'`) with the params, query and body its schemas
+   * declare, answering its declared reply (src/shared/api/, generated from the route table).
+   */
+  call<K extends RouteKey>(route: K, req?: RouteRequest<K>, timeoutMs?: number): Promise<RouteReply<K>> {
+    const { method, path } = splitRoute(route);
+    const r = (req ?? {}) as { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
+    return this.request<RouteReply<K>>(method, routeUrl(path, r.params, r.query), r.body, timeoutMs);
   }
 
   async request<T>(method: string, path: string, body?: unknown, timeoutMs = 15_000): Promise<T> {

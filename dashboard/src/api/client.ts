@@ -1,5 +1,7 @@
-import type { Replies, Json } from './replies';
-import type { Routes } from './routes.gen';
+import { routeUrl, splitRoute, type RouteArgs, type RouteKey, type RouteReply } from '../../../src/shared/api/contract';
+import type { Replies } from './replies';
+
+export { routeUrl };
 
 /** An error reply of the daemon: its own message, status, code and the offending field (`param`). */
 export class ApiError extends Error {
@@ -13,24 +15,13 @@ export class ApiError extends Error {
   }
 }
 
-type RouteKey = keyof Routes;
-type Reply<K> = K extends keyof Replies ? Replies[K] : Json;
-type Args<K extends RouteKey> = object extends Routes[K] ? [req?: Routes[K]] : [req: Routes[K]];
+/** A route's reply: its generated type; the hand-typed ones (replies.ts) until their routes declare a reply schema. */
+type Reply<K extends RouteKey> = K extends keyof Replies ? Replies[K] : RouteReply<K>;
 
 /** Called on a 401 from any route but login: the session ended (expired, logged out elsewhere, password changed). */
 let onUnauthorized: (() => void) | undefined;
 export function setUnauthorizedHandler(fn: () => void): void {
   onUnauthorized = fn;
-}
-
-/** `/api/keys/{id}` + params -> `/api/keys/abc`; the query appended without empty values. */
-export function routeUrl(path: string, params?: Record<string, string>, query?: Record<string, unknown>): string {
-  let url = path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params?.[name] ?? ''));
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  if (s) url += `?${s}`;
-  return url;
 }
 
 /** Reads an error body into an ApiError carrying the daemon's message. */
@@ -45,13 +36,11 @@ export async function toApiError(res: Response): Promise<ApiError> {
 
 /**
  * Calls a route of the daemon by its table name (`'POST /api/keys'`), with the params, query and body that
- * route's schema declares (routes.gen.ts). Same origin, the session cookie rides along; POSTs always say
+ * route's schema declares, answering its declared reply (src/shared/api/, generated from the route table). Same origin, the session cookie rides along; POSTs always say
  * application/json (the request guard requires it).
  */
-export async function api<K extends RouteKey>(route: K, ...[req]: Args<K>): Promise<Reply<K>> {
-  const space = (route as string).indexOf(' ');
-  const method = (route as string).slice(0, space);
-  const path = (route as string).slice(space + 1);
+export async function api<K extends RouteKey>(route: K, ...[req]: RouteArgs<K>): Promise<Reply<K>> {
+  const { method, path } = splitRoute(route);
   const r = (req ?? {}) as { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
   const headers: Record<string, string> = { accept: 'application/json' };
   if (r.body !== undefined || method === 'POST') headers['content-type'] = 'application/json';

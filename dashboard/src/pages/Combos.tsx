@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../api/client';
 import type { ComboRecord } from '../api/replies';
-import type { Routes } from '../api/routes.gen';
+import type { Routes } from '../../../src/shared/api/contract';
 import { Empty, ErrorBox, Field, fieldError, Section, useAction, useData, ok } from '../ui/kit';
 
 const STRATEGIES = ['priority', 'weighted', 'round-robin', 'random', 'least-used', 'cost-optimized', 'latency-optimized'] as const;

@@ -1,5 +1,5 @@
 import { ApiError } from '../api/client';
-import type { Routes } from '../api/routes.gen';
+import type { Routes } from '../../../src/shared/api/contract';
 import { Field, fieldError } from '../ui/kit';
 
 /** A key's token limit as the keys routes take it (`tokenLimits` of POST/PATCH /api/keys). */

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import type { OAuthDeviceCodeReply, OAuthPollReply, OAuthProviderInfo } from '../api/replies';
-import type { Routes } from '../api/routes.gen';
+import type { Routes } from '../../../src/shared/api/contract';
 import { CopyButton, Empty, ErrorBox, Field, fieldError, Section, errorText, useAction, useData } from '../ui/kit';
 
 type Phase = { kind: 'idle' } | { kind: 'waiting'; note: string } | { kind: 'done'; note: string } | { kind: 'failed'; note: string } | { kind: 'cancelled' };

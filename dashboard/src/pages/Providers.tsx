@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../api/client';
 import type { AccountView, DiscoverReply } from '../api/replies';
-import type { Routes } from '../api/routes.gen';
+import type { Routes } from '../../../src/shared/api/contract';
 import { Empty, ErrorBox, Field, fieldError, fmt, Section, useAction, useData, ok } from '../ui/kit';
 import { OAuthLogins } from './OAuthLogins';
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { replyMedia } from './replies.js';
 import type { RouteDef, Tier } from './routes.js';
 
 /** h3 route syntax -> OpenAPI path template (`/api/keys/:id` -> `/api/keys/{id}`, `/**:model` -> `/{model}`). */
@@ -28,8 +29,8 @@ const ERROR_SCHEMA = {
   },
 };
 
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   delete out.$schema;
   return out;
 }
@@ -42,6 +43,17 @@ function queryParameters(schema: z.ZodType | undefined): unknown[] {
     required: !s.safeParse(undefined).success,
     schema: jsonSchema(s),
   }));
+}
+
+/** The success reply: the route's reply schema as JSON, or the media types of a reply that is not JSON. */
+function success(def: RouteDef): Record<string, unknown> {
+  if (!def.reply) return { description: 'Success' };
+  const media = replyMedia.get(def.reply);
+  if (media) {
+    if (media.contentTypes.length === 0) return { description: 'No content' };
+    return { description: 'Success', content: Object.fromEntries(media.contentTypes.map((t) => [t, {}])) };
+  }
+  return { description: 'Success', content: { 'application/json': { schema: jsonSchema(def.reply, 'output') } } };
 }
 
 function operation(def: RouteDef): Record<string, unknown> {
@@ -58,7 +70,7 @@ function operation(def: RouteDef): Record<string, unknown> {
     security: SECURITY[def.tier],
     parameters: [...params, ...queryParameters(def.query)],
     responses: {
-      [String(def.status ?? 200)]: { description: 'Success' },
+      [String(def.status ?? 200)]: success(def),
       default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     },
   };

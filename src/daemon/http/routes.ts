@@ -71,6 +71,11 @@ export interface RouteDef<B = any, Q = any> {
   errorFormat?: WireFormat;
   /** Documented success status (default 200). */
   status?: number;
+  /**
+   * What the route answers with that status: the JSON body's schema, or a non-JSON reply from http/replies.ts
+   * (`rawReply`, `NO_CONTENT`). OpenAPI's reply and the typed client's reply type come from it.
+   */
+  reply?: z.ZodType;
   handler: (ctx: RouteContext<B, Q>) => unknown | Promise<unknown>;
 }
 

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
+import { isoTime, NO_CONTENT } from '../http/replies.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
+import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 import { checkGrant } from './delegate.js';
 import { checkKeyName } from './lookup.js';
-import { DEFAULT_SCOPES, publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type TokenLimit } from './store.js';
+import { DEFAULT_SCOPES, publicKey, SCOPE_RE, TOKEN_SCOPE_RE, type KeyLimits, type TokenLimit } from './store.js';
 
 const name = z.string().trim().min(1).max(100);
 const scopes = z.array(z.string().regex(SCOPE_RE, 'unknown scope (use proxy, manage, model:<pattern> or path:/<route prefix>)')).max(20);
@@ -16,7 +18,8 @@ export const MAX_TOKEN_LIMITS = 20;
 
 /** Requests per UTC day: null = the default setting, 0 = unlimited. */
 const dailyRequestLimit = z.number().int().min(0).max(MAX_DAILY_REQUEST_LIMIT).nullable();
-const tokenLimit = z
+/** One token limit of a key, as the routes accept and show it. */
+export const tokenLimit = z
   .object({
     scope: z
       .string()
@@ -38,6 +41,20 @@ export const tokenLimits = z
       seen.add(id);
     });
   });
+
+/** A key as the replies show it: masked, with its limits (the whole key only in the create reply). */
+const keyReply = z.object({
+  id: z.string(),
+  name: z.string(),
+  maskedKey: z.string(),
+  scopes: z.array(z.string()),
+  isActive: z.boolean(),
+  createdAt: isoTime,
+  lastUsedAt: isoTime.nullable(),
+  dailyRequestLimit: z.number().nullable(),
+  tokenLimits: z.array(tokenLimit),
+}) satisfies z.ZodType<ApiKeyRecord & KeyLimits>;
+const createdKeyReply = keyReply.extend({ key: z.string() }) satisfies z.ZodType<CreatedApiKey & KeyLimits>;
 
 /** Gives a name another key already has (refused with 409 `key_name_taken` otherwise). */
 const allowDuplicateName = z.boolean().optional();
@@ -72,6 +89,7 @@ export const keyRoutes: RouteDef[] = [
     summary: 'Create an API key (the whole key is in this reply only)',
     body: createBody,
     status: 201,
+    reply: createdKeyReply,
     handler: ({ services, body, auth }) => {
       checkGrant(auth, body.scopes ?? DEFAULT_SCOPES, 'create');
       checkKeyName(services.keys, body.name, body.allowDuplicateName);
@@ -84,6 +102,7 @@ export const keyRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'keys',
     summary: 'List API keys (masked)',
+    reply: z.object({ keys: z.array(keyReply) }),
     handler: ({ services }) => ({ keys: services.keys.list().map(publicKey) }),
   }),
   route({
@@ -92,6 +111,7 @@ export const keyRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'keys',
     summary: 'One API key (masked)',
+    reply: keyReply,
     handler: ({ services, params }) => {
       const rec = services.keys.get(keyId(params));
       if (!rec) throw new RouterError(404, 'API key not found.');
@@ -105,6 +125,7 @@ export const keyRoutes: RouteDef[] = [
     tag: 'keys',
     summary: 'Rename an API key and/or change its scopes, active flag and limits, applied together',
     body: patchBody,
+    reply: keyReply,
     handler: ({ services, params, body, auth }) => {
       const id = keyId(params);
       const current = services.keys.get(id);
@@ -125,6 +146,7 @@ export const keyRoutes: RouteDef[] = [
     tag: 'keys',
     summary: 'Delete an API key',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params, auth }) => {
       const id = keyId(params);
       const current = services.keys.get(id);

@@ -1,6 +1,24 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
+import { isoTime } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
+import { tokenLimit } from '../keys/routes.js';
+import type { QuotaSnapshot } from './index.js';
+
+const quotaReply = z.object({
+  keyId: z.string(),
+  now: isoTime,
+  requests: z.object({
+    period: z.literal('day'),
+    used: z.number(),
+    limit: z.number(),
+    source: z.enum(['key', 'default']),
+    remaining: z.number().nullable(),
+    resetsAt: isoTime,
+  }),
+  tokens: z.array(tokenLimit.extend({ used: z.number(), remaining: z.number().nullable(), resetsAt: isoTime })),
+  relay: z.object({ perKeyPerMinute: z.number(), remaining: z.number().nullable() }),
+}) satisfies z.ZodType<QuotaSnapshot>;
 
 const idParam = z.string().uuid();
 
@@ -12,6 +30,7 @@ export const quotaRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'keys',
     summary: "An API key's current quota counters and limits (daily requests, token limits, relay per-minute)",
+    reply: quotaReply,
     handler: ({ services, params }) => {
       const id = params.keyId ?? '';
       const snap = idParam.safeParse(id).success ? services.quotas.snapshot(id) : undefined;
