@@ -16,6 +16,9 @@ export interface CombosRoutes {
       }>;
       targetTimeoutMs?: number | null;
       affinity?: "off" | "session" | "prefix";
+      hedgeAfterMs?: number | null;
+      midStreamRecovery?: ("error" | "continue") | null;
+      contextFit?: boolean;
     };
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
@@ -36,7 +39,7 @@ export interface CombosRoutes {
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
   };
-  /** Replace a combo (same body as create; omitted strategy, targetTimeoutMs and affinity reset to defaults) (management) */
+  /** Replace a combo (same body as create; omitted strategy, targetTimeoutMs, affinity, hedgeAfterMs, midStreamRecovery and contextFit reset to defaults) (management) */
   'PUT /api/combos/{id}': {
     params: { id: string };
     query?: undefined;
@@ -49,6 +52,9 @@ export interface CombosRoutes {
       }>;
       targetTimeoutMs?: number | null;
       affinity?: "off" | "session" | "prefix";
+      hedgeAfterMs?: number | null;
+      midStreamRecovery?: ("error" | "continue") | null;
+      contextFit?: boolean;
     };
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
@@ -81,6 +87,9 @@ export interface CombosRoutes {
       }>;
       targetTimeoutMs?: number | null;
       affinity?: "off" | "session" | "prefix";
+      hedgeAfterMs?: number | null;
+      midStreamRecovery?: ("error" | "continue") | null;
+      contextFit?: boolean;
     };
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
@@ -105,6 +114,9 @@ export interface CombosRoutes {
       }>;
       targetTimeoutMs?: number | null;
       affinity?: "off" | "session" | "prefix";
+      hedgeAfterMs?: number | null;
+      midStreamRecovery?: ("error" | "continue") | null;
+      contextFit?: boolean;
     };
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;

@@ -43,6 +43,14 @@ export interface SystemRoutes {
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
   };
+  /** Cluster mode: this node, the nodes sharing its state, database and Redis health (passwords masked) (management) */
+  'GET /api/cluster': {
+    params?: undefined;
+    query?: undefined;
+    body?: undefined;
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
+  };
   /** Re-check the daemon, each configured agent's settings and key, each account's token and last error, clock skew, disk space and state-folder modes; one finding each, with its fix (local) */
   'GET /api/doctor': {
     params?: undefined;
