@@ -56,6 +56,8 @@ export interface MockRequest {
   model: string | undefined;
   /** Whether the client asked for a streamed reply (`stream: true`, or Gemini's `:streamGenerateContent`). */
   stream: boolean;
+  /** Set when the client closed the connection before the reply was complete (an aborted request). */
+  aborted?: boolean;
 }
 
 export interface MockForm {

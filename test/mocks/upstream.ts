@@ -164,7 +164,10 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     }
     if (endpoint === 'openai.files' || endpoint === 'openai.batches' || endpoint === 'anthropic.batches') return batches.serve(req, res);
     const abort = new AbortController();
-    res.on('close', () => abort.abort());
+    res.on('close', () => {
+      if (!res.writableFinished) req.aborted = true;
+      abort.abort();
+    });
     const ctx: ServeCtx = {
       req,
       raw,

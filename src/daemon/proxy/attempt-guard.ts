@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
+import { hedgeLostError, type RaceEntry } from './hedge.js';
 import type { UpstreamReply } from '../net/upstream.js';
 
 /** Limits of one attempt, ms from its start. */
@@ -8,6 +9,11 @@ export interface AttemptLimits {
   firstByteMs: number;
   /** The whole attempt: the request deadline's remainder, or a combo's per-target timeout if shorter. */
   totalMs: number;
+  /**
+   * Under a combo's hedging: this attempt's place in the race. The attempt claims it right before its first
+   * byte goes to the client (or its usage is recorded); losing it aborts the exchange at once.
+   */
+  race?: RaceEntry;
 }
 
 /**
@@ -19,6 +25,7 @@ export interface AttemptLimits {
 export class AttemptGuard {
   timedOut = false;
   clientGone = false;
+  lost = false;
   private timer?: NodeJS.Timeout;
   private readonly t0 = performance.now();
   private readonly onClose = (): void => {
@@ -33,6 +40,10 @@ export class AttemptGuard {
     private readonly limits: AttemptLimits,
   ) {
     this.arm(Math.min(limits.firstByteMs, limits.totalMs));
+    limits.race?.bind(() => {
+      this.lost = true;
+      this.exchange.abort();
+    });
     if (sink) {
       if (sink.destroyed) this.onClose();
       else sink.once('close', this.onClose);
@@ -48,6 +59,7 @@ export class AttemptGuard {
   /** The failure this guard caused, if any: the client leaving (wins: nothing is retried), or a timeout. */
   cause(): AttemptError | undefined {
     if (this.clientGone) return clientGoneError();
+    if (this.lost) return hedgeLostError();
     if (this.timedOut) return networkAttemptError(undefined, true);
     return undefined;
   }

@@ -270,6 +270,7 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
       },
       attempt: (target, prepared, outcome, limits) => attempt(services, call, target, prepared, outcome, limits),
       inputTokens: () => estimateTokens(decoded()),
+      hedges: true,
       fail(last, prepared) {
         const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version, traceId);
         if (failure instanceof RouterError) throw failure;
@@ -328,7 +329,7 @@ async function attempt(
       throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
     }
     if (call.stream) {
-      return await streamReply(services, call, target, prepared, outcome, reply, upstreamHeadersMs).catch((err) => {
+      return await streamReply(services, call, target, prepared, outcome, reply, upstreamHeadersMs, limits).catch((err) => {
         throw guard.cause() ?? err;
       });
     }
@@ -340,11 +341,14 @@ async function attempt(
       const collected = await collectStream(reply, prepared.format, call.clientFormat, services.settings.get().maxUpstreamEventBytes).catch((err) => {
         throw guard.cause() ?? err;
       });
+      limits.race?.claim();
       return await jsonReply(services, call, target, prepared, outcome, collected, performance.now() - tSend);
     }
     const text = await reply.text().catch((err) => {
       throw guard.cause() ?? networkAttemptError(err, false, prepared.url);
     });
+    // A hedged request: the first whole reply is served, the other attempt cancelled (hedge.ts).
+    limits.race?.claim();
     return await jsonReply(services, call, target, prepared, outcome, text, performance.now() - tSend);
   } finally {
     guard.dispose();
@@ -448,6 +452,7 @@ async function streamReply(
   outcome: Outcome,
   reply: UpstreamReply,
   upstreamHeadersMs: number,
+  limits: AttemptLimits,
 ): Promise<ChatReply | DirectStream> {
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
   if (prepared.capture) {
@@ -467,6 +472,7 @@ async function streamReply(
     // Passthrough with nobody reading the assembled reply but token estimation: text deltas after the
     // commit are forwarded unparsed.
     skipText: prepared.native && !prepared.capture && !prepared.stages.length && getClientCodec(call.clientFormat).usageReported(call.raw),
+    claim: limits.race && (() => limits.race!.claim()),
     tap: prepared.capture && {
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),

@@ -11,6 +11,7 @@ import type { Target } from '../providers/target.js';
 import { fitContext } from './context-fit.js';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
 import type { AttemptLimits } from './attempt-guard.js';
+import { HedgeRace, hedgeLostError, type RaceEntry } from './hedge.js';
 import { freshTarget } from '../oauth/fresh.js';
 import type { HeaderGetter } from '../routing/conversation.js';
 
@@ -69,6 +70,11 @@ export interface ExecPolicy<P, R> {
   fail(last: AttemptError, prepared: P): R;
   /** Per-target timeout when the combo sets none (ms); default none (the request deadline still holds). */
   targetTimeoutMs?: number;
+  /**
+   * The attempts claim a hedged request's race before their first byte goes out (AttemptLimits.race):
+   * only such endpoints are hedged under a combo's `hedgeAfterMs`; others try one target at a time.
+   */
+  hedges?: boolean;
   /** The request's estimated input tokens, for a combo's context fit (endpoints without it are not fitted). */
   inputTokens?(): Promise<number>;
 }
@@ -122,6 +128,27 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
   }
 }
 
+/** What one request's attempts share: the plan, the limits, and what the failed ones left. */
+interface Run<P, R> {
+  req: ExecRequest;
+  policy: ExecPolicy<P, R>;
+  plan: Plan;
+  deadline: number;
+  targetTimeout: number;
+  firstByteMs: number;
+  last?: { error: AttemptError; prepared: P };
+  refused?: RouterError;
+  skipped?: RouterError;
+}
+
+/** One target ready to be sent. */
+interface Ready<P> {
+  index: number;
+  target: Target;
+  prepared: P;
+  outcome: Outcome;
+}
+
 async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { plan?: Plan }): Promise<R> {
   const { services, auth, call } = req;
   if (typeof call.model === 'string' && !req.routerChosenModel) services.quotas.allowedModel(auth, call.model);
@@ -131,70 +158,197 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
   if (plan.combo?.contextFit && policy.inputTokens) await fitContext(services, plan, call.raw, policy.inputTokens);
   const first = plan.targets[0]!;
   services.quotas.admit(auth, { provider: first.provider.id, model: first.model, relay: req.relay === true, clientIp: auth.remoteAddress });
-  const breakers = services.resilience.breakers;
   const { requestDeadlineMs, upstreamFirstByteTimeoutMs } = services.settings.get();
-  const deadline = req.t0 + requestDeadlineMs;
-  const targetTimeout = plan.combo?.targetTimeoutMs ?? policy.targetTimeoutMs ?? Infinity;
-  let last: { error: AttemptError; prepared: P } | undefined;
-  let refused: RouterError | undefined;
-  let skipped: RouterError | undefined;
+  const r: Run<P, R> = {
+    req,
+    policy,
+    plan,
+    deadline: req.t0 + requestDeadlineMs,
+    targetTimeout: plan.combo?.targetTimeoutMs ?? policy.targetTimeoutMs ?? Infinity,
+    firstByteMs: upstreamFirstByteTimeoutMs,
+  };
+  const hedgeMs = plan.combo?.hedgeAfterMs;
+  if (hedgeMs != null && policy.hedges && plan.targets.length > 1) return hedged(r, hedgeMs);
 
-  for (const [index, candidate] of plan.targets.entries()) {
-    const left = deadline - performance.now();
+  for (let index = 0; index < plan.targets.length; index++) {
+    const left = r.deadline - performance.now();
     // An attempt is not started in the deadline's last moments: the previous attempt's timer may fire a
     // hair before the deadline by this clock, and a quick upstream would then be asked with nothing left.
     if (left < MIN_ATTEMPT_MS) break;
-    if (index > 0 && !breakers.peek(candidate.provider.id, candidate.model).allowed) continue;
-    // An OAuth token about to expire is renewed first (one refresh shared by concurrent requests).
-    const target = await freshTarget(services, candidate);
-    if (index > 0) services.quotas.checkTokens(auth, { provider: target.provider.id, model: target.model });
-    const outcome = newOutcome(req, target, plan);
-    let prepared: P | EarlyReply<R>;
-    try {
-      prepared = await policy.prepare(target, outcome);
-    } catch (thrown) {
-      const err = asRouterError(thrown);
-      // A target that cannot take this request (tools to a no-tool provider, stored state another format
-      // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
-      // block, a bad request) stands for every target.
-      if (plan.combo && plan.targets.length > 1 && isTargetSpecific(err)) {
-        skipped = err as RouterError;
-        continue;
-      }
-      throw err;
-    }
-    if (isEarly(prepared)) return prepared.early;
-    // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
-    const gate = breakers.check(target.provider.id, target.model);
-    if (!gate.allowed) {
-      refused ??= circuitOpenError(services.providers.label(target.provider.id), gate.retryAfterSeconds, gate.model);
-      continue;
-    }
+    const a = await ready(r, index);
+    if (a === undefined) continue;
+    if (isEarly<R>(a)) return a.early;
     const tAttempt = performance.now();
     try {
-      const limits = { firstByteMs: upstreamFirstByteTimeoutMs, totalMs: Math.min(targetTimeout, left) };
-      const reply = await policy.attempt(target, prepared, outcome, limits);
-      attemptSucceeded(services, plan, target, performance.now() - tAttempt, index, plan.session);
+      const reply = await policy.attempt(a.target, a.prepared, a.outcome, { firstByteMs: r.firstByteMs, totalMs: Math.min(r.targetTimeout, left) });
+      attemptSucceeded(services, plan, a.target, performance.now() - tAttempt, index, plan.session);
       return reply;
     } catch (thrown) {
-      const err = asRouterError(thrown);
-      if (err instanceof RouterError) throw err;
-      const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
-      error.origin = { provider: services.providers.label(target.provider.id), connection: target.connectionId && (services.connections.get(target.connectionId)?.name ?? target.connectionId) };
-      // A client that left says nothing about the provider: no breaker, no cooldown, no next target.
-      if (error.kind !== 'client_gone') attemptFailed(services, target, error);
-      outcome.status = error.status;
-      outcome.error = error.message;
-      recordOutcome(services, outcome);
-      if (error.kind === 'client_gone') throw new RouterError(499, error.message, { code: 'client_closed_request' });
-      last = { error, prepared };
-      if (!error.failure.retryable) break;
+      if (!failed(r, a, thrown)) break;
     }
   }
-  if (!last) throw refused ?? skipped ?? new RouterError(503, `No target of '${call.model}' could be tried.`);
-  const all = allFailedError(services, plan, last.error);
+  return allFailed(r);
+}
+
+/**
+ * Gets target `index` ready: its token renewed, its request prepared, its breaker's gate passed. Undefined
+ * when it is skipped (its circuit is open, or it cannot take this request inside a combo).
+ */
+async function ready<P, R>(r: Run<P, R>, index: number): Promise<Ready<P> | EarlyReply<R> | undefined> {
+  const { services, auth } = r.req;
+  const { plan, policy } = r;
+  const candidate = plan.targets[index]!;
+  const breakers = services.resilience.breakers;
+  if (index > 0 && !breakers.peek(candidate.provider.id, candidate.model).allowed) return undefined;
+  // An OAuth token about to expire is renewed first (one refresh shared by concurrent requests).
+  const target = await freshTarget(services, candidate);
+  if (index > 0) services.quotas.checkTokens(auth, { provider: target.provider.id, model: target.model });
+  const outcome = newOutcome(r.req, target, plan);
+  let prepared: P | EarlyReply<R>;
+  try {
+    prepared = await policy.prepare(target, outcome);
+  } catch (thrown) {
+    const err = asRouterError(thrown);
+    // A target that cannot take this request (tools to a no-tool provider, stored state another format
+    // cannot hold, a context it cannot fit) is skipped inside a combo; any other refusal (a guardrail
+    // block, a bad request) stands for every target.
+    if (plan.combo && plan.targets.length > 1 && isTargetSpecific(err)) {
+      r.skipped = err as RouterError;
+      return undefined;
+    }
+    throw err;
+  }
+  if (isEarly<R>(prepared)) return prepared;
+  // The breaker gate, right before the call: takes the half-open probe slot only for a target really tried.
+  const gate = breakers.check(target.provider.id, target.model);
+  if (!gate.allowed) {
+    r.refused ??= circuitOpenError(services.providers.label(target.provider.id), gate.retryAfterSeconds, gate.model);
+    return undefined;
+  }
+  return { index, target, prepared, outcome };
+}
+
+/**
+ * The bookkeeping of a failed attempt (breaker, cooldown, its usage row); whether another target may
+ * follow. A refusal that stands for every target, or the client leaving, is thrown.
+ */
+function failed<P, R>(r: Run<P, R>, a: Ready<P>, thrown: unknown): boolean {
+  const { services } = r.req;
+  const err = asRouterError(thrown);
+  if (err instanceof RouterError) throw err;
+  const error = err instanceof AttemptError ? err : networkAttemptError(err, false);
+  const { target, outcome } = a;
+  error.origin = { provider: services.providers.label(target.provider.id), connection: target.connectionId && (services.connections.get(target.connectionId)?.name ?? target.connectionId) };
+  // A client that left says nothing about the provider: no breaker, no cooldown, no next target.
+  if (error.kind !== 'client_gone') attemptFailed(services, target, error);
+  outcome.status = error.status;
+  outcome.error = error.message;
+  recordOutcome(services, outcome);
+  if (error.kind === 'client_gone') throw new RouterError(499, error.message, { code: 'client_closed_request' });
+  r.last = { error, prepared: a.prepared };
+  return error.failure.retryable;
+}
+
+/** The caller's error once no target served. */
+function allFailed<P, R>(r: Run<P, R>): R {
+  const { last, plan } = r;
+  if (!last) throw r.refused ?? r.skipped ?? new RouterError(503, `No target of '${r.req.call.model}' could be tried.`);
+  const all = allFailedError(r.req.services, plan, last.error);
   if (all) throw all;
-  return policy.fail(last.error, last.prepared);
+  return r.policy.fail(last.error, last.prepared);
+}
+
+/** How a hedged attempt ended. */
+type Settled<P, R> = { a: Ready<P>; entry: RaceEntry; ms: number } & ({ ok: true; reply: R } | { ok: false; thrown: unknown });
+
+const HEDGE_DUE = Symbol('hedge due');
+
+/**
+ * A combo's hedged request (`hedgeAfterMs`): the first target is sent; when it has sent no byte within
+ * `hedgeMs`, the next one starts too, and the first to be ready for the client is served while the other
+ * is cancelled at once (hedge.ts: its exchange aborted, its usage row recorded as cancelled, nothing
+ * billed). A failed attempt is followed by the next target at once when none is left running, as without
+ * hedging; at most two run side by side.
+ */
+async function hedged<P, R>(r: Run<P, R>, hedgeMs: number): Promise<R> {
+  const { services } = r.req;
+  const { plan } = r;
+  const race = new HedgeRace();
+  const running = new Map<RaceEntry, Promise<Settled<P, R>>>();
+  let next = 0;
+  let stop = false;
+
+  /** Sends the next target that can be tried: true when one was sent, false when none is left. */
+  const launch = async (): Promise<boolean | EarlyReply<R>> => {
+    while (next < plan.targets.length && !race.decided) {
+      const left = r.deadline - performance.now();
+      if (left < MIN_ATTEMPT_MS) return false;
+      const a = await ready(r, next++);
+      if (a === undefined) continue;
+      if (isEarly<R>(a)) return a;
+      // The running attempt won while this one was being prepared: it is not sent.
+      if (race.decided) return false;
+      const entry = race.enter(() => {
+        a.outcome.status = hedgeLostError().status;
+        a.outcome.error = hedgeLostError().message;
+        a.outcome.notes = { ...a.outcome.notes, hedge: 'cancelled' };
+        recordOutcome(services, a.outcome);
+      });
+      const t = performance.now();
+      const limits: AttemptLimits = { firstByteMs: r.firstByteMs, totalMs: Math.min(r.targetTimeout, left), race: entry };
+      running.set(
+        entry,
+        r.policy.attempt(a.target, a.prepared, a.outcome, limits).then(
+          (reply): Settled<P, R> => ({ a, entry, ms: performance.now() - t, ok: true, reply }),
+          (thrown: unknown): Settled<P, R> => ({ a, entry, ms: performance.now() - t, ok: false, thrown }),
+        ),
+      );
+      return true;
+    }
+    return false;
+  };
+
+  try {
+    for (;;) {
+      if (running.size === 0) {
+        if (stop) break;
+        const sent = await launch();
+        if (isEarly<R>(sent)) return sent.early;
+        if (!sent) break;
+        continue;
+      }
+      // One attempt running and another target left: the hedge is due after hedgeMs without a byte.
+      let timer: NodeJS.Timeout | undefined;
+      const due =
+        running.size === 1 && !stop && next < plan.targets.length
+          ? new Promise<typeof HEDGE_DUE>((resolve) => {
+              timer = setTimeout(resolve, hedgeMs, HEDGE_DUE);
+            })
+          : undefined;
+      const waiting: Array<Promise<Settled<P, R> | typeof HEDGE_DUE>> = [...running.values()];
+      if (due) waiting.push(due);
+      const ev = await Promise.race(waiting);
+      clearTimeout(timer);
+      if (ev === HEDGE_DUE) {
+        const sent = await launch();
+        if (isEarly<R>(sent)) return sent.early;
+        continue;
+      }
+      running.delete(ev.entry);
+      if (ev.ok) {
+        attemptSucceeded(services, plan, ev.a.target, ev.ms, ev.a.index, plan.session);
+        return ev.reply;
+      }
+      // Cancelled because another attempt won: recorded when it lost.
+      if (ev.entry.lost) continue;
+      ev.entry.leave();
+      if (!failed(r, ev.a, ev.thrown)) stop = true;
+    }
+  } finally {
+    // A refusal that stands or a client that left ends the request: what still runs is cancelled.
+    race.end();
+  }
+  return allFailed(r);
 }
 
 function isEarly<R>(p: unknown): p is EarlyReply<R> {

@@ -129,6 +129,11 @@ export interface StreamPlan {
    * hold back before its commit. Default SSE_MAX_EVENT_CHARS. The whole stream is capped at MAX_REPLY_BYTES.
    */
   maxEventBytes?: number;
+  /**
+   * Called once the reply committed, before anything of it is released or recorded (a hedged request's
+   * claim: throws when another attempt was first, and the stream is released unrecorded).
+   */
+  claim?: () => void;
   onDone: (summary: StreamSummary) => void;
 }
 
@@ -304,8 +309,9 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
         if (filtered) throw new AttemptError('The upstream reply was empty: blocked by its content filter.', 502, 'content_filter');
         throw new AttemptError('The upstream returned an empty stream.', 502, 'empty');
       }
+      plan.claim?.();
       done();
-      break;
+      return;
     }
     const out = consume(chunk);
     if (out) {
@@ -314,7 +320,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       pending.push(out);
     }
   }
-
+  plan.claim?.();
   }
 
   /**

@@ -10,7 +10,7 @@ import { redactSecrets } from '../../shared/mask.js';
 import { networkFailureText } from '../net/probe.js';
 
 /** The kinds of failed attempt the proxy builds. */
-export type AttemptKind = 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone';
+export type AttemptKind = 'http' | 'network' | 'timeout' | 'empty' | 'content_filter' | 'invalid' | 'client_gone' | 'hedge_lost';
 
 /**
  * A failed attempt at one target. What the failure means is decided once, here, when it is built
@@ -54,6 +54,8 @@ export const QUOTA_COOLDOWN_SECONDS = 300;
 function classifyAttempt(kind: AttemptKind, status: number, raw: AttemptError['raw'], code: string | undefined, message: string | undefined): ClassifiedFailure {
   // The client left: not the upstream's failure, and nobody is waiting for another target.
   if (kind === 'client_gone') return { kind: 'client', scope: 'request', status, retryable: false, breakerEligible: false, authConfirmable: false };
+  // Router cancelled it: another target of a hedged request answered first. Says nothing of this provider.
+  if (kind === 'hedge_lost') return { kind: 'client', scope: 'request', status, retryable: false, breakerEligible: false, authConfirmable: false };
   const failure = classifyFailure({
     status: kind === 'http' || kind === 'invalid' ? status : undefined,
     error: kind === 'timeout' ? TIMEOUT : undefined,
