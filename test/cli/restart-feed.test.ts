@@ -37,7 +37,7 @@ async function until(what: string, pred: () => boolean, ms = 20_000) {
 }
 
 describe('logs -f across a daemon restart', () => {
-  it('a request made before the CLI reconnected is printed once, from the request log', { timeout: 60_000 }, async () => {
+  it('a request made before the CLI reconnected is printed once, from the request log', { timeout: 120_000 }, async () => {
     const home = mkdtempSync(join(tmpdir(), 'router-restart-feed-'));
     const configDir = mkdtempSync(join(tmpdir(), 'router-restart-config-'));
     cleanups.push(() => rmSync(home, { recursive: true, force: true }), () => rmSync(configDir, { recursive: true, force: true }));
@@ -57,6 +57,7 @@ describe('logs -f across a daemon restart', () => {
     cleanups.push(() => cli.kill('SIGKILL'));
     const lines: string[] = [];
     let reconnectedAt = 0;
+    let reconnecting = false;
     let out = '';
     cli.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
@@ -66,6 +67,7 @@ describe('logs -f across a daemon restart', () => {
     });
     cli.stderr!.on('data', (c: Buffer) => {
       if (/reconnected/.test(c.toString()) && !reconnectedAt) reconnectedAt = Date.now();
+      else if (/^router: /m.test(c.toString())) reconnecting = true;
     });
     const models = () => lines.map((l) => JSON.parse(l).model as string);
 
@@ -75,11 +77,21 @@ describe('logs -f across a daemon restart', () => {
 
     const port = router.port;
     await router.stop();
-    // Long enough for the reconnect backoff to reach its 5 s step: the next attempt is seconds away.
-    await new Promise((r) => setTimeout(r, 4_000));
+    // The CLI has lost the daemon and is retrying; it is paused (SIGSTOP) while the daemon comes back and
+    // serves a request, so that request is made before the CLI reconnects however slow the machine is.
+    await until('the CLI retrying', () => reconnecting, 30_000);
+    process.kill(cli.pid!, 'SIGSTOP');
+    cleanups.push(() => {
+      try {
+        process.kill(cli.pid!, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    });
     router = await startRouter({ home, port });
     expect(await chat(router, key, 'openai/gpt-4.1')).toBe(200);
     const madeAt = Date.now();
+    process.kill(cli.pid!, 'SIGCONT');
     await until('the request made during the gap', () => models().includes('gpt-4.1'), 30_000);
     // It was made before the CLI reconnected: only the backfill could have brought it.
     expect(reconnectedAt).toBeGreaterThan(0);

@@ -282,5 +282,5 @@ describe('graceful stop (in-process daemon)', () => {
         await Promise.race([outcome.stopped, new Promise((r) => setTimeout(r, 10_000))]);
       }
     }
-  });
+  }, 120_000); // imports and boots the daemon in this process: slow on a loaded machine
 });

@@ -182,7 +182,7 @@ describe('backups', () => {
     // Two imports, two safety backups of what they replaced.
     const reasons = (await b.manage('GET', '/api/db-backups')).json.backups.map((x: any) => x.reason);
     expect(reasons).toEqual(['pre-import', 'pre-import']);
-  }, 90_000);
+  }, 180_000); // three daemon starts: minutes on a loaded machine
 
   it('refuses damaged, foreign and newer-schema files with 400 and leaves the database as it was', async () => {
     const good = readFileSync(join(scratch, 'plain.db'));

@@ -34,7 +34,7 @@ export async function raw(
  * Waits until the daemon of `home` is a new process (pid file names a pid other than `oldPid`) that
  * answers /api/health on `url`; returns its pid.
  */
-export async function waitForRestart(home: string, url: string, oldPid: number, timeoutMs = 20_000): Promise<number> {
+export async function waitForRestart(home: string, url: string, oldPid: number, timeoutMs = 90_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const pid = existsSync(join(home, 'router.pid')) ? readPidFile(join(home, 'router.pid'))?.pid : undefined;

@@ -89,5 +89,5 @@ describe('state survives a graceful restart', () => {
     expect(mock.requests.filter((r) => r.endpoint === 'openai.chat').map((r) => r.model)).toEqual(['down', 'brief']);
     const final = (await env.router.manage('GET', '/api/resilience')).json;
     expect(final.breakers.map((b: any) => b.provider)).toEqual(['openai']);
-  });
+  }, 120_000); // two daemon starts
 });

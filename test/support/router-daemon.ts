@@ -84,7 +84,7 @@ export async function startRouter(
         // already disconnected
       }
       await manage('POST', '/api/system/shutdown').catch(() => child.kill('SIGTERM'));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
       await child;
       clearTimeout(timer);
       if (!options.keepHome && !options.home) rmSync(home, { recursive: true, force: true });

@@ -213,8 +213,8 @@ describe('delivery', () => {
       d.services.events.emit('request.completed', completed);
       expect(performance.now() - p0).toBeLessThan(20); // the emitter returned without waiting for anyone
       await until(() => ws.store.get(f.record.id)!.last_status === 200);
-      // the fast receiver's delivery completed while the slow one was still holding its reply
-      expect(Date.now() - t0).toBeLessThan(1000);
+      // the fast receiver's delivery completed while the slow one was still holding its reply (its status is
+      // not in yet); measured by that order, not by a wall time a loaded machine stretches
       expect(ws.store.get(s.record.id)!.last_status).toBeNull();
       await ws.idle();
       expect(ws.store.get(s.record.id)!.last_status).toBe(200);
