@@ -13,7 +13,7 @@ import { importRoutes } from './imports/routes.js';
 import { healthRoutes } from './providers/health.js';
 import { modelTestRoutes } from './proxy/model-test.js';
 import { proxyRoutes } from './proxy/routes.js';
-import { mediaRoutes } from './proxy/media/routes.js';
+import { familyRoutes } from './proxy/family-routes.js';
 import { responsesSocketRoutes } from './responses-ws/routes.js';
 import { resilienceRoutes } from './resilience/routes.js';
 import { inspectRoutes } from './inspect/routes.js';
@@ -49,4 +49,4 @@ import { catalogRoutes } from './catalog/routes.js';
  * Every route of the daemon, each with its authorization tier. This is the only list: the app registers
  * exactly these, and the OpenAPI document is generated from them.
  */
-export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...clusterRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...catalogRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...modelTestRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...mediaRoutes, ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];
+export const ROUTES: readonly RouteDef[] = [...systemRoutes, ...clusterRoutes, ...authRoutes, ...keyRoutes, ...quotaRoutes, ...settingsRoutes, ...netRoutes, ...syncRoutes, ...webhookRoutes, ...usageRoutes, ...catalogRoutes, ...liveRoutes, ...importRoutes, ...providerRoutes, ...healthRoutes, ...modelTestRoutes, ...comboRoutes, ...fallbackChainRoutes, ...resilienceRoutes, ...inspectRoutes, ...proxyRoutes, ...familyRoutes(), ...responsesSocketRoutes, ...memoryRoutes, ...playgroundRoutes, ...cacheRoutes, ...guardrailRoutes, ...compressionRoutes, ...backupRoutes, ...observabilityRoutes, ...hookRoutes, ...reasoningRoutes, ...mcpRoutes, ...copilotRoutes, ...dashboardRoutes, ...a2aRoutes, ...agentRoutes, ...doctorRoutes, ...skillRoutes, ...batchRoutes, ...oauthRoutes, ...insightRoutes, ...evalRoutes, ...vaultRoutes, ...oauthCatalogRoutes];

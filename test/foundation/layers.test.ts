@@ -54,6 +54,8 @@ const FORBIDDEN: Array<[string, string[]]> = [
   ['daemon/oauth', ['daemon/proxy']],
   // The HTTP layer (app, route table helpers, errors, guards) runs any route; it knows no proxy internals.
   ['daemon/http', ['daemon/proxy']],
+  // Endpoint-family codecs are pure like translate/: the proxy's family runner sends, records and answers.
+  ['daemon/families', ['daemon/http', 'daemon/store', 'daemon/proxy', 'daemon/routing', 'daemon/resilience', 'daemon/usage/service.js']],
 ];
 
 /** The agent features: they call the pipeline like a client does (internal-call.ts) and sit on top of it. */

@@ -9,7 +9,7 @@ import { FastResponse } from 'srvx';
 import { dropRestOfBody } from '../http/body.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import { HEADER } from '../../shared/headers.js';
-import { malformedMultipart } from '../proxy/media/multipart.js';
+import { malformedMultipart } from '../proxy/multipart.js';
 import { JsonlChecker } from './jsonl.js';
 import { newId, nowSeconds, type BatchStore, type FileRow } from './store.js';
 

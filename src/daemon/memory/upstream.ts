@@ -1,5 +1,7 @@
 import { internalCall, internalChat, type InternalCall } from '../proxy/internal-call.js';
-import { internalRerank } from '../proxy/rerank/run.js';
+import { clientResults, decodeRerank, encodeRerank, readRerankRequest } from '../families/rerank/dialects.js';
+import { rerankSpecOf } from '../families/rerank/index.js';
+import { upstreamUrl } from '../proxy/attempt.js';
 import { resolveTargets } from '../proxy/resolve.js';
 import { joinUrl } from '../providers/target.js';
 import type { Services } from '../services.js';
@@ -68,12 +70,27 @@ export function modelReachable(services: Services, model: string): { ok: true } 
 }
 
 /**
- * Reranks through router's own rerank path (proxy/rerank/run.ts): the model's provider dialect (Cohere,
- * Jina, Voyage, Together, vLLM/TEI nodes), the executor, a usage row `memory:rerank`; relevance per
- * document index.
+ * Reranks through the rerank family's codecs (families/rerank/): the model's provider dialect (Cohere,
+ * Jina, Voyage, Together, vLLM/TEI nodes), the executor without a key, a usage row `memory:rerank`;
+ * relevance per document index.
  */
 export async function remoteRerank(services: Services, model: string, query: string, documents: string[], timeoutMs = 10_000): Promise<Array<{ index: number; score: number }>> {
-  return internalRerank(services, { endpoint: 'memory:rerank', model, query, documents, timeoutMs });
+  const req = readRerankRequest({ model, query, documents, top_n: documents.length });
+  const result = await internalCall(services, {
+    endpoint: 'memory:rerank',
+    model,
+    timeoutMs,
+    request(t) {
+      const spec = rerankSpecOf(t);
+      return { url: upstreamUrl(t, spec.path), body: encodeRerank(spec.dialect, req, t.model) };
+    },
+    read(json, t) {
+      const reply = decodeRerank(rerankSpecOf(t).dialect, json);
+      const value = clientResults(req, reply).map((r) => ({ index: r.index, score: r.relevance_score }));
+      return { value, usage: reply.totalTokens !== undefined ? { inputTokens: reply.totalTokens, outputTokens: 0 } : undefined };
+    },
+  });
+  return result.value;
 }
 
 /**

@@ -96,7 +96,7 @@ export interface ProviderDef {
   responsesWebSocket?: { path: string; headers: Record<string, string> };
 }
 
-/** The rerank wire dialects router speaks (proxy/rerank/dialects.ts). */
+/** The rerank wire dialects router speaks (families/rerank/dialects.ts). */
 export type RerankDialect = 'cohere' | 'jina' | 'voyage' | 'tei';
 
 /** Where and how a provider serves rerank. */

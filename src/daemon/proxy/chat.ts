@@ -1,6 +1,5 @@
 import { replyText } from '../translate/util/reply-text.js';
 import { FastResponse } from 'srvx';
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { HANDLED } from '../http/app.js';
 import { badRequest, RouterError } from '../http/errors.js';
@@ -12,7 +11,6 @@ import type { UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
 import { collectStream, openStream, type StreamBody, type StreamSummary } from './stream.js';
 import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from '../providers/target.js';
-import { sessionHeader } from '../routing/conversation.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange, type UpstreamReply } from '../net/upstream.js';
 import { socketRoute, type SocketCall } from './socket-route.js';
@@ -20,6 +18,7 @@ import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
 import { execute, finishOutcome } from './execute.js';
 import { estimateTokens } from './count-tokens.js';
+import { requestEnvelope } from './envelope.js';
 import type { Outcome, ProxyCall } from './outcome.js';
 import {
   applyUpstreamEdits,
@@ -235,26 +234,15 @@ function timing(services: Pick<Services, 'metrics'>, outcome: Outcome, upstreamM
  * sends, and translates the reply back.
  */
 export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatReply> {
-  const t0 = performance.now();
-  const traceId = randomUUID();
+  const env = requestEnvelope(ctx, call, { conversation: true, relay: call.endpoint === RELAY_PATH });
+  const { traceId, t0 } = env;
   const { services } = ctx;
   const h = ctx.event.req.headers;
   const capture = services.capture.begin(traceId, h, call.raw);
   let ir: IrRequest | undefined;
   const decoded = () => (ir ??= decodeCall(call, h));
   const res = await execute<Prepared, ChatReply | DirectStream>(
-    {
-      services,
-      auth: ctx.auth,
-      call,
-      traceId,
-      t0,
-      sessionKey: sessionHeader(h),
-      requestHeaders: h,
-      traceparent: h.get('traceparent'),
-      relay: call.endpoint === RELAY_PATH,
-      client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') },
-    },
+    env,
     {
       async prepare(target, outcome) {
         const notes: Record<string, unknown> = call.transport ? { transport: call.transport } : {};

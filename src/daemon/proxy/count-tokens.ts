@@ -1,17 +1,14 @@
-import { FastResponse } from 'srvx';
-import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
-import { sessionHeader } from '../routing/conversation.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import type { IrRequest, WireFormat } from '../translate/ir.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
-import { execute, finishOutcome } from './execute.js';
-import { postJson } from './json-call.js';
-import type { ProxyCall } from './outcome.js';
+import { postJson } from './attempt.js';
+import { requestEnvelope } from './envelope.js';
+import { execute } from './execute.js';
+import { Reply } from './reply.js';
 import { tokenizer } from '../tokenizer.js';
 import { joinUrl, type Target } from '../providers/target.js';
-import { attemptErrorResponse } from './upstream-error.js';
 
 /** Estimates the prompt tokens of an IR request: system, messages and tool definitions. */
 export async function estimateTokens(ir: IrRequest): Promise<number> {
@@ -38,10 +35,6 @@ function nativeRequest(format: WireFormat, target: Target, raw: Record<string, u
   return path === undefined ? undefined : { url: joinUrl(target.baseUrl, path), body: JSON.stringify(nativeBody(format, raw, target)) };
 }
 
-function jsonReply(body: string, version: string, traceId: string): Response {
-  return new FastResponse(body, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-router-version': version, 'x-router-trace-id': traceId } });
-}
-
 /**
  * Token counting, through the executor (scopes, quotas, breakers, cooldowns, usage): native when the target
  * speaks the client's format (Anthropic count_tokens, Gemini countTokens), otherwise estimated with a real
@@ -49,40 +42,27 @@ function jsonReply(body: string, version: string, traceId: string): Response {
  */
 export async function countTokens(ctx: RouteContext, format: WireFormat, endpoint: string, raw: Record<string, unknown>): Promise<Response> {
   const t0 = performance.now();
-  const { services } = ctx;
   const counting = getClientCodec(format).countTokens;
   if (!counting) throw new RouterError(500, `Token counting is not defined for '${format}'.`);
-  const traceId = randomUUID();
   const h = ctx.event.req.headers;
-  const call: ProxyCall = { clientFormat: format, raw, model: raw.model as string, stream: false, endpoint };
+  const env = requestEnvelope(ctx, { clientFormat: format, raw, model: raw.model as string, stream: false, endpoint }, { t0 });
+  const reply = new Reply(env);
   // Anthropic's beta flags gate body fields (mid-conversation system turns...): the count must see them too.
   const headers = nativeHeaders(format, h);
-  return execute(
-    { services, auth: ctx.auth, call, traceId, t0, sessionKey: sessionHeader(h), client: { userAgent: h.get('user-agent'), forwardedFor: h.get('x-forwarded-for') } },
-    {
-      async prepare(target, outcome) {
-        const native = target.format === format ? nativeRequest(format, target, raw) : undefined;
-        if (native) return native;
-        // Counted here: no upstream is called, so no breaker or cooldown is touched.
-        const tokens = await estimateTokens(counting.decodeRequest(raw, h));
-        outcome.status = 200;
-        outcome.usage = NO_TOKENS;
-        finishOutcome(services, outcome, undefined);
-        return { early: jsonReply(JSON.stringify(counting.encodeReply(tokens)), services.version, traceId) };
-      },
-      async attempt(target, req, outcome, limits) {
-        const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 1024 * 1024, headers });
-        outcome.status = 200;
-        outcome.upstreamMs = reply.upstreamMs;
-        outcome.usage = NO_TOKENS;
-        finishOutcome(services, outcome, undefined);
-        return jsonReply(reply.text, services.version, traceId);
-      },
-      fail(last) {
-        const failure = attemptErrorResponse(last, format, format, services.version, traceId);
-        if (failure instanceof RouterError) throw failure;
-        return failure;
-      },
+  return execute(env, {
+    async prepare(target, outcome) {
+      const native = target.format === format ? nativeRequest(format, target, raw) : undefined;
+      if (native) return native;
+      // Counted here: no upstream is called, so no breaker or cooldown is touched.
+      const tokens = await estimateTokens(counting.decodeRequest(raw, h));
+      return { early: reply.send(outcome, JSON.stringify(counting.encodeReply(tokens)), JSON_TYPE, { upstreamMs: 0, usage: NO_TOKENS }) };
     },
-  );
+    async attempt(target, req, outcome, limits) {
+      const sent = await postJson(target, req.url, req.body, limits, { maxBytes: 1024 * 1024, headers });
+      return reply.send(outcome, sent.text, JSON_TYPE, { upstreamMs: sent.upstreamMs, usage: NO_TOKENS });
+    },
+    fail: (last) => reply.fail(last, format, format),
+  });
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';

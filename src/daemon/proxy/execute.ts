@@ -90,7 +90,7 @@ const TARGET_SPECIFIC_PARAMS = new Set(['tools', 'previous_response_id', 'conver
 /** A 400 that only this target causes, so another target of a combo may still serve the request. */
 export function isTargetSpecific(err: unknown): boolean {
   if (!(err instanceof RouterError) || err.status !== 400) return false;
-  // endpoint_not_supported: a provider without the endpoint (media routes, proxy/media/common.ts).
+  // endpoint_not_supported: a provider without the endpoint (endpoint families: families/util.ts requireEndpoint).
   if (err.code === 'context_length_exceeded' || err.code === 'endpoint_not_supported') return true;
   const param = err.extra?.param;
   return typeof param === 'string' && TARGET_SPECIFIC_PARAMS.has(param);

@@ -6,7 +6,7 @@ import type { Services } from '../services.js';
 import type { IrMessage, IrRequest, IrResponse, IrTool, IrUsage } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from './execute.js';
-import { postJson } from './json-call.js';
+import { postJson } from './attempt.js';
 import type { Outcome, ProxyCall } from './outcome.js';
 import { chatUrl, encodeOptionsFor, type Target } from '../providers/target.js';
 import { AttemptError } from './upstream-error.js';

@@ -46,7 +46,7 @@ export interface Outcome {
   outputText?: string;
   /**
    * The cost in USD when the endpoint prices the reply itself (images per picture, audio per second or
-   * character: proxy/media/pricing.ts); the row then takes it as is and no tokens are estimated. Null: the
+   * character: families/pricing.ts); the row then takes it as is and no tokens are estimated. Null: the
    * endpoint knows no price for the model (the row is unpriced).
    */
   costUsd?: number | null;

@@ -8,7 +8,7 @@ import { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProxyEnv } from '../../support/proxy-env.js';
 import { EDIT_IMAGE_TOKENS, GEMINI_IMAGE_TOKENS, gptImageOutputTokens, PNG_B64 } from '../../mocks/formats/media.js';
-import { maskInstruction } from '../../../src/daemon/proxy/media/gemini-images.js';
+import { maskInstruction } from '../../../src/daemon/families/images/gemini.js';
 import { loadRecording } from '../../mocks/recordings.js';
 import { tokenCount } from '../../mocks/reply.js';
 import { combo, rowsOf, sdk, startMediaEnv, traceOf } from './helpers.js';

@@ -1,24 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
-import { dropRestOfBody } from '../../http/body.js';
-import { badRequest, RouterError } from '../../http/errors.js';
-import { mediaTypeEssence } from '../../http/request-guard.js';
+import { dropRestOfBody } from '../http/body.js';
+import { badRequest, RouterError } from '../http/errors.js';
+import { mediaTypeEssence } from '../http/request-guard.js';
 
-/** One uploaded file of a multipart body, held in memory (bounded by the route's limits). */
-export interface UploadedFile {
-  field: string;
-  filename: string;
-  mimeType: string;
-  data: Buffer;
-}
+import type { MultipartBody } from '../families/family.js';
 
-/** A parsed multipart/form-data body: its text fields in order (repeated names kept) and its files. */
-export interface MultipartBody {
-  fields: [string, string][];
-  files: UploadedFile[];
-}
+export type { MultipartBody, UploadedFile } from '../families/family.js';
 
 export interface MultipartLimits {
   /** Largest single file, bytes: one byte more is a 413. */
@@ -131,35 +120,4 @@ export function readMultipart(event: H3Event, limits: MultipartLimits): Promise<
     source.on('error', onSourceError);
     source.pipe(parser);
   });
-}
-
-/** The first value of a field, if present. */
-export function field(body: MultipartBody, name: string): string | undefined {
-  for (const [k, v] of body.fields) if (k === name) return v;
-  return undefined;
-}
-
-/** A field name or filename made safe inside a quoted Content-Disposition parameter (WHATWG's escaping). */
-function quoted(value: string): string {
-  return value.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
-}
-
-/** Encodes fields and files as a multipart/form-data body for the upstream (one buffer: it may be re-sent on failover). */
-export function encodeMultipart(fields: readonly [string, string][], files: readonly UploadedFile[]): { body: Buffer; contentType: string } {
-  const boundary = `----router${randomBytes(12).toString('hex')}`;
-  const parts: Buffer[] = [];
-  for (const [name, value] of fields) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`));
-  }
-  for (const f of files) {
-    parts.push(
-      Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(f.field)}"; filename="${quoted(f.filename)}"\r\nContent-Type: ${f.mimeType.replace(/[\r\n]/g, '')}\r\n\r\n`,
-      ),
-      f.data,
-      Buffer.from('\r\n'),
-    );
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }

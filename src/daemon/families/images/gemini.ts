@@ -1,11 +1,9 @@
-import { RouterError } from '../../http/errors.js';
-import { joinUrl, type Target } from '../../providers/target.js';
+import { CodecError } from '../../translate/errors.js';
 import { geminiModelPath } from '../../translate/formats/gemini/index.js';
 import { SseReader } from '../../translate/sse.js';
-import { AttemptError } from '../upstream-error.js';
-import { num, tryJson } from './common.js';
-import type { UploadedFile } from './multipart.js';
-import type { ImageTokenUsage } from './pricing.js';
+import { ReplyError, type FamilyTarget, type UploadedFile } from '../family.js';
+import type { ImageTokenUsage } from '../pricing.js';
+import { num, tryJson } from '../util.js';
 
 /** What an OpenAI image request asks for, as the translation and pricing read it. */
 export interface ImageAsk {
@@ -54,25 +52,25 @@ export function isImagen(model: string): boolean {
  * (`instances[].prompt`, `parameters.sampleCount`/`aspectRatio`), other image models through
  * `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` and the input images (edits) as
  * `inlineData` parts. generateContent returns one image per call: for `n` above 1 the attempt makes `n`
- * calls (images.ts).
+ * calls (the family's `copies`: images/index.ts).
  */
 export function geminiImageRequest(
-  target: Target,
+  target: FamilyTarget,
   ask: ImageAsk,
   images: readonly UploadedFile[],
   mask?: UploadedFile,
-): { url: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
+): { path: string; body: string; contentType: string; gemini: 'generate' | 'predict' } {
   const ratio = aspectRatio(ask.size);
   const model = geminiModelPath(target.model);
   if (isImagen(target.model)) {
     if (ask.stream) {
-      throw new RouterError(400, `Imagen ('${target.publicModel}') does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', extra: { param: 'stream' } });
+      throw new CodecError(400, `Imagen ('${target.publicModel}') does not stream images; ask without 'stream'.`, { code: 'endpoint_not_supported', param: 'stream' });
     }
-    if (images.length > 0 || mask) throw new RouterError(400, `Imagen ('${target.publicModel}') does not edit images.`, { code: 'endpoint_not_supported', extra: { param: 'model' } });
+    if (images.length > 0 || mask) throw new CodecError(400, `Imagen ('${target.publicModel}') does not edit images.`, { code: 'endpoint_not_supported', param: 'model' });
     const parameters: Record<string, unknown> = { sampleCount: ask.n };
     if (ratio) parameters.aspectRatio = ratio;
     if (ask.outputFormat) parameters.outputOptions = { mimeType: `image/${ask.outputFormat}` };
-    return { url: joinUrl(target.baseUrl, `${model}:predict`), body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
+    return { path: `${model}:predict`, body: JSON.stringify({ instances: [{ prompt: ask.prompt }], parameters }), contentType: 'application/json', gemini: 'predict' };
   }
   const parts: unknown[] = images.map((f) => ({ inlineData: { mimeType: f.mimeType, data: f.data.toString('base64') } }));
   if (mask) {
@@ -84,7 +82,7 @@ export function geminiImageRequest(
   if (ratio) generationConfig.imageConfig = { aspectRatio: ratio };
   // Streamed: Google's SSE form of the same call (`alt=sse`, as @google/genai's generateContentStream sends it).
   return {
-    url: joinUrl(target.baseUrl, ask.stream ? `${model}:streamGenerateContent?alt=sse` : `${model}:generateContent`),
+    path: ask.stream ? `${model}:streamGenerateContent?alt=sse` : `${model}:generateContent`,
     body: JSON.stringify({ contents: [{ role: 'user', parts }], generationConfig }),
     contentType: 'application/json',
     gemini: 'generate',
@@ -119,9 +117,9 @@ function imageEntry(data: string, mimeType: string, ask: ImageAsk, revised?: str
  * `usageMetadata` when present). A reply with no image (a refusal, a safety block) is a 502 naming why,
  * so a combo can fail over.
  */
-export function geminiImageReply(text: string | object, kind: 'generate' | 'predict', ask: ImageAsk): { reply: { created: number; data: Record<string, string>[]; [k: string]: unknown }; tokens?: ImageTokenUsage } {
+export function geminiImageReply(text: string | object, kind: 'generate' | 'predict', ask: ImageAsk, now: number): { reply: { created: number; data: Record<string, string>[]; [k: string]: unknown }; tokens?: ImageTokenUsage } {
   const parsed: any = typeof text === 'string' ? tryJson(text) : text;
-  if (!parsed || typeof parsed !== 'object') throw new AttemptError('The Gemini image reply could not be read.', 502, 'invalid');
+  if (!parsed || typeof parsed !== 'object') throw new ReplyError('The Gemini image reply could not be read.');
   const data: Record<string, string>[] = [];
   let mime = 'image/png';
   let tokens: ImageTokenUsage | undefined;
@@ -152,11 +150,11 @@ export function geminiImageReply(text: string | object, kind: 'generate' | 'pred
     }
     if (data.length === 0) {
       const reason = parsed.promptFeedback?.blockReason ?? parsed.candidates?.[0]?.finishReason ?? 'no image in the reply';
-      throw new AttemptError(`The Gemini model returned no image (${String(reason)}).`, 502, 'empty');
+      throw new ReplyError(`The Gemini model returned no image (${String(reason)}).`, 'empty');
     }
   }
-  if (data.length === 0) throw new AttemptError('The Gemini model returned no image.', 502, 'empty');
-  const reply: { created: number; data: Record<string, string>[]; [k: string]: unknown } = { created: Math.floor(Date.now() / 1000), data };
+  if (data.length === 0) throw new ReplyError('The Gemini model returned no image.', 'empty');
+  const reply: { created: number; data: Record<string, string>[]; [k: string]: unknown } = { created: now, data };
   reply.output_format = mime.replace(/^image\//, '');
   if (ask.size) reply.size = ask.size;
   if (tokens) {
@@ -186,14 +184,14 @@ export function foldGeminiStream(text: string): object {
   for (const msg of messages) {
     const chunk = tryJson(msg.data);
     if (!chunk || typeof chunk !== 'object') continue;
-    if (chunk.error) throw new AttemptError(`The Gemini image stream failed: ${String(chunk.error.message ?? chunk.error.status ?? 'error')}`, 502, 'invalid');
+    if (chunk.error) throw new ReplyError(`The Gemini image stream failed: ${String(chunk.error.message ?? chunk.error.status ?? 'error')}`);
     const c = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
     if (Array.isArray(c?.content?.parts)) parts.push(...c.content.parts);
     if (c?.finishReason) finishReason = c.finishReason;
     if (chunk.usageMetadata) folded.usageMetadata = chunk.usageMetadata;
     if (chunk.promptFeedback) folded.promptFeedback = chunk.promptFeedback;
   }
-  if (messages.length === 0) throw new AttemptError('The Gemini image stream was empty.', 502, 'empty');
+  if (messages.length === 0) throw new ReplyError('The Gemini image stream was empty.', 'empty');
   folded.candidates = [{ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}), index: 0 }];
   return folded;
 }

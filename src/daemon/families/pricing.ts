@@ -1,4 +1,4 @@
-import type { Price } from '../../usage/pricing.js';
+import type { Price } from '../usage/pricing.js';
 
 /**
  * Costs of the media endpoints (images, speech, transcription) from the one price table

@@ -1,7 +1,7 @@
 /**
  * The rerank wire formats router speaks, as pure functions: the client's request (the Cohere/Jina shape)
  * read once into a {@link RerankRequest}, encoded for each upstream dialect, and each dialect's reply read
- * back into one list of scored indexes. No I/O here; `run.ts` sends and records.
+ * back into one list of scored indexes. No I/O here; the family runner sends and records.
  *
  * Dialects (published API references):
  * - `cohere`: Cohere v2 `POST /v2/rerank` `{model, query, documents: string[], top_n, max_tokens_per_doc}` ->
@@ -14,7 +14,7 @@
  * - `tei`: Hugging Face Text Embeddings Inference `POST /rerank` `{query, texts, return_text, raw_scores}` ->
  *   `[{index, score, text?}]`, no usage.
  */
-import { badRequest } from '../../http/errors.js';
+import { badField as badRequest } from '../util.js';
 import type { RerankDialect, RerankSpec } from '../../providers/types.js';
 
 export type { RerankDialect, RerankSpec };
