@@ -1,5 +1,5 @@
 import { badRequest, RouterError } from '../http/errors.js';
-import { route, type RouteContext, type RouteDef } from '../http/routes.js';
+import { route, type RouteDef } from '../http/routes.js';
 import type { WireFormat } from '../translate/ir.js';
 import { anthropicModelList, geminiModelList, openAiModelList } from './catalog.js';
 import { RELAY_PATH, runChat } from './chat.js';
