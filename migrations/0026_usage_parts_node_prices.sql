@@ -20,3 +20,7 @@ UPDATE pricing_overrides
      SELECT 1 FROM pricing_overrides o, provider_nodes n
       WHERE n.prefix = pricing_overrides.provider AND o.provider = n.id AND o.model = pricing_overrides.model);
 DELETE FROM pricing_overrides WHERE provider IN (SELECT prefix FROM provider_nodes);
+
+-- Issue 31 item 4: an eval case whose model has no known price is unpriced, not $0. Its cost_usd stays 0
+-- (NOT NULL) and cost_source says 'unpriced': read back as null and counted apart in the run's scores.
+ALTER TABLE eval_results ADD COLUMN cost_source TEXT CHECK (cost_source IN ('reported', 'computed', 'unpriced'));

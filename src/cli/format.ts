@@ -28,9 +28,14 @@ export function cost(n: number | null | undefined): string {
   return n === null || n === undefined ? 'unpriced' : usd(n);
 }
 
-/** A total's cost with its unpriced rows named: `$1.2000 (3 requests unpriced)`. */
+/**
+ * A total's cost with its unpriced rows named: `$1.2000 (3 requests unpriced)`, and only `3 requests
+ * unpriced` when no priced row cost anything (never a bare $0 for costs that are unknown).
+ */
 export function costTotal(n: number, unpriced: number | undefined): string {
-  return unpriced ? `${usd(n)} (${int(unpriced)} request${unpriced === 1 ? '' : 's'} unpriced)` : usd(n);
+  if (!unpriced) return usd(n);
+  const left = `${int(unpriced)} request${unpriced === 1 ? '' : 's'} unpriced`;
+  return n ? `${usd(n)} (${left})` : left;
 }
 
 /** Milliseconds: 850ms, 1.2s, 2m 5s. */

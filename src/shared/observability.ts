@@ -67,7 +67,10 @@ export interface EvalModelScore {
   p50LatencyMs: number | null;
   tokensIn: number;
   tokensOut: number;
+  /** Sum over the priced cases; cases of a model with no known price are counted in unpricedRequests, not as $0. */
   costUsd: number;
+  /** Cases answered by a model with no known price (their cost is unknown). */
+  unpricedRequests: number;
 }
 
 /** One case's outcome for one model. */
@@ -81,7 +84,8 @@ export interface EvalCaseResult {
   latencyMs: number;
   tokensIn: number;
   tokensOut: number;
-  costUsd: number;
+  /** USD; null when no price is known for the model that answered (unpriced, never a made-up 0). */
+  costUsd: number | null;
   provider: string | null;
   traceId: string | null;
 }

@@ -151,8 +151,15 @@ describe('cost sources', () => {
     expect(row).toMatchObject({ costSource: 'unpriced', costUsd: null, priceVersion: null });
     const summary = (await router.manage('GET', `/api/usage/summary?from=${from}`)).json;
     expect(summary.unpricedRequests).toBe(1);
+    // Every aggregate says so: breakdown rows and timeseries points count it apart, never as $0.
+    const byModel = (await router.manage('GET', `/api/usage/breakdown?by=model&from=${from}`)).json.rows;
+    expect(byModel).toEqual([expect.objectContaining({ key: 'openai/my-finetune-xyz', costUsd: 0, unpricedRequests: 1 })]);
+    const points = (await router.manage('GET', `/api/usage/timeseries?bucket=minute&from=${from}`)).json.points as any[];
+    expect(points.reduce((n, p) => n + p.unpricedRequests, 0)).toBe(1);
     const usage = await ok('usage', '--from', String(from));
-    expect(usage.stdout).toMatch(/cost\s+\$0 \(1 request unpriced\)/);
+    // No priced request cost anything: the total is the unpriced count alone, no "$0".
+    expect(usage.stdout).toMatch(/cost\s+1 request unpriced/);
+    expect(usage.stdout).not.toMatch(/\$0/);
     const logs = await ok('logs', '--limit', '5');
     expect(logs.stdout).toMatch(/openai\/my-finetune-xyz.*unpriced/);
   });

@@ -244,6 +244,19 @@ describe('UsageView', () => {
     expect(src.count('/api/usage/timeseries')).toBe(5);
   });
 
+  it('unpriced requests (seeded and live) are named, never added as $0', async () => {
+    const src = new FakeSource([
+      ['/api/usage/breakdown?by=provider', { rows: [{ key: 'openai', ...totals(30, 1, 30_000, 0.3), unpricedRequests: 2 }] }],
+      ['/api/usage/breakdown?by=model', { rows: [{ key: 'openai/gpt-4o-mini', ...totals(30, 1, 30_000, 0.3), unpricedRequests: 2 }] }],
+      ['/api/usage/timeseries?bucket=minute&from=', () => ({ points: points({ 20: 30 }) })],
+    ]);
+    const ui = render(<UsageView source={src} width={100} height={23} now={now} onQuit={() => {}} />);
+    await frame(ui, /cost \$0\.3000 \(2 requests unpriced\)/);
+    src.emit(req({ timestamp: new Date(now).toISOString(), provider: 'local', model: 'my-ft', tokensIn: 10, tokensOut: 5, costUsd: null }));
+    const f = await frame(ui, /cost \$0\.3000 \(3 requests unpriced\)/);
+    expect(f.split('\n').find((l) => l.startsWith('local'))).toMatch(/^local\s+1\s+0\s+15\s+unpriced /);
+  });
+
   it('g switches between providers and models, t between requests, tokens and cost', async () => {
     const src = new FakeSource(routes());
     const ui = render(<UsageView source={src} width={100} height={23} now={now} onQuit={() => {}} />);

@@ -135,6 +135,33 @@ describe('evals', () => {
     expect((await manage('GET', `/api/evals/${id}/runs/nope`)).status).toBe(404);
   });
 
+  it('a model with no known price: its cases are unpriced (costUsd null), counted apart in the scores, never $0', async () => {
+    scriptReplies();
+    const created = await manage('POST', '/api/evals', { name: 'unpriced', models: ['openai/my-unpriced-finetune', 'openai/gpt-4o-mini'], cases: CASES });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const run = (await manage('POST', `/api/evals/${created.json.id}/run`, { wait: true })).json;
+    const [unpriced, priced] = run.scores;
+    expect(unpriced).toMatchObject({ model: 'openai/my-unpriced-finetune', cases: 3, passed: 3, errors: 0, costUsd: 0, unpricedRequests: 3 });
+    expect(priced).toMatchObject({ model: 'openai/gpt-4o-mini', unpricedRequests: 0 });
+    expect(priced.costUsd).toBeGreaterThan(0);
+    const results = run.results as any[];
+    expect(results.filter((x) => x.model === 'openai/my-unpriced-finetune').map((x) => x.costUsd)).toEqual([null, null, null]);
+    // Stored that way: the run read back says the same.
+    const again = (await manage('GET', `/api/evals/${created.json.id}/runs/${run.id}`)).json;
+    expect(again.scores).toEqual(run.scores);
+    expect(again.results.find((x: any) => x.model === 'openai/my-unpriced-finetune').costUsd).toBeNull();
+    // The CLI's table says "3 requests unpriced" where the cost would be.
+    const cliConfig = isolateCliConfig();
+    try {
+      const shown = await cli(['evals', 'show', 'unpriced', '--home', env.router.home]);
+      expect(shown.exitCode, show(shown)).toBe(0);
+      expect(shown.stdout).toMatch(/openai\/my-unpriced-finetune\s.*3 requests unpriced/);
+      expect(shown.stdout).not.toMatch(/openai\/my-unpriced-finetune\s.*\$0\s/);
+    } finally {
+      rmSync(cliConfig, { recursive: true, force: true });
+    }
+  });
+
   it('runs in the background (202), never more than `concurrency` calls at once, one run per eval at a time', async () => {
     const arrivals = scriptReplies(150);
     const created = await manage('POST', '/api/evals', { name: 'bounded', models: ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5'], cases: CASES, concurrency: 2 });

@@ -106,7 +106,7 @@ function Sessions() {
                 <td>{fmt.int(x.tokensIn + x.tokensOut)}</td>
                 <td>{x.tokensIn > 0 ? `${((x.cacheReadTokens / x.tokensIn) * 100).toFixed(1)} %` : '–'}</td>
                 <td>{x.accountsUsed}</td>
-                <td>{fmt.usd(x.costUsd)}</td>
+                <td>{fmt.costTotal(x.costUsd, x.unpricedRequests)}</td>
                 <td>{(x.providers ?? []).join(', ')}</td>
                 <td>{x.recent?.[0] ? <Link to={`/dashboard/requests/${x.recent[0].traceId}`}>{x.recent[0].model}</Link> : '–'}</td>
               </tr>
@@ -142,7 +142,7 @@ function Evals() {
               {a.busy ? 'Running…' : 'Run'}
             </button>
           </h3>
-          {runs[x.id]?.scores ? (
+          {(runs[x.id] ?? x.lastRun)?.scores ? (
             <table>
               <thead>
                 <tr>
@@ -155,7 +155,7 @@ function Evals() {
                 </tr>
               </thead>
               <tbody>
-                {(runs[x.id].scores as Json[]).map((sc) => (
+                {((runs[x.id] ?? x.lastRun).scores as Json[]).map((sc) => (
                   <tr key={sc.model}>
                     <td>{sc.model}</td>
                     <td>{fmt.pct(sc.score)}</td>
@@ -164,7 +164,7 @@ function Evals() {
                     </td>
                     <td>{sc.errors}</td>
                     <td>{fmt.ms(sc.p50LatencyMs)}</td>
-                    <td>{fmt.usd(sc.costUsd)}</td>
+                    <td>{fmt.costTotal(sc.costUsd, sc.unpricedRequests)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -74,7 +74,7 @@ export function Keys() {
   );
 }
 
-function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; costUsd: number }; reload: () => void }) {
+function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; costUsd: number; unpricedRequests: number }; reload: () => void }) {
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState(k.name);
   const [scopes, setScopes] = useState(k.scopes.join(' '));
@@ -97,7 +97,7 @@ function KeyRow({ k, usage, reload }: { k: Key; usage?: { requests: number; cost
         <td>{k.scopes.join(', ')}</td>
         <td className="small">{limitsText(k.dailyRequestLimit, k.tokenLimits)}</td>
         <td>{fmt.int(usage?.requests ?? 0)}</td>
-        <td>{fmt.usd(usage?.costUsd ?? 0)}</td>
+        <td>{fmt.costTotal(usage?.costUsd ?? 0, usage?.unpricedRequests)}</td>
         <td>{fmt.time(k.lastUsedAt)}</td>
         <td className="actions">
           <button type="button" onClick={() => setEditing((v) => !v)} aria-expanded={editing}>

@@ -113,8 +113,8 @@ export function Usage() {
             d &&
             downloadCsv(
               `router-usage-${group}-${period}.csv`,
-              [group, 'requests', 'errors', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost_usd', 'avg_latency_ms'],
-              d.rows.map((r) => [r.name ?? r.key, r.requests, r.errors, r.tokens.input, r.tokens.output, r.tokens.cacheRead, r.tokens.cacheWrite, r.tokens.reasoning, r.costUsd, r.avgLatencyMs]),
+              [group, 'requests', 'errors', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost_usd', 'unpriced_requests', 'avg_latency_ms'],
+              d.rows.map((r) => [r.name ?? r.key, r.requests, r.errors, r.tokens.input, r.tokens.output, r.tokens.cacheRead, r.tokens.cacheWrite, r.tokens.reasoning, r.costUsd, r.unpricedRequests, r.avgLatencyMs]),
             )
           }
         >
@@ -240,10 +240,7 @@ function BreakdownTable({ rows, group }: { rows: BreakdownRow[]; group: Group })
             <td>{fmt.int(r.tokens.cacheRead)}</td>
             <td>{r.tokens.input > 0 ? `${((r.tokens.cacheRead / r.tokens.input) * 100).toFixed(1)} %` : '-'}</td>
             <td>{fmt.int(r.tokens.reasoning)}</td>
-            <td>
-              {fmt.usd(r.costUsd)}
-              {r.unpricedRequests ? ` (+${r.unpricedRequests} unpriced)` : ''}
-            </td>
+            <td>{fmt.costTotal(r.costUsd, r.unpricedRequests)}</td>
           </tr>
         ))}
       </tbody>

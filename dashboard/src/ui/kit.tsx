@@ -153,6 +153,12 @@ export const fmt = {
   cost: (n: number | null | undefined) => (n === null ? 'unpriced' : fmt.usd(n)),
   /** How many requests a total leaves out for want of a price. */
   unpriced: (n: number | undefined) => (n ? `${n} request${n === 1 ? '' : 's'} unpriced` : undefined),
+  /**
+   * A total's cost with the requests it leaves out for want of a price: `$1.20 (3 requests unpriced)`, and
+   * only `3 requests unpriced` when no priced request cost anything (never a bare $0 for unknown costs).
+   */
+  costTotal: (n: number | null | undefined, unpriced: number | undefined) =>
+    unpriced ? (n ? `${fmt.usd(n)} (${fmt.unpriced(unpriced)})` : fmt.unpriced(unpriced)) : fmt.usd(n),
   ms: (n: number | null | undefined) => (n == null ? '–' : n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${Math.round(n)} ms`),
   time: (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '–'),
   pct: (n: number | null | undefined) => (n == null ? '–' : `${(n * 100).toFixed(1)}%`),

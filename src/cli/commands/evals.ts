@@ -2,18 +2,18 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { EvalRecord, EvalRun } from '../../shared/observability.js';
 import { CliError, table } from '../io.js';
+import { costTotal } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
 type Listed = EvalRecord & { running: boolean; lastRun: EvalRun | null };
 
 const pct = (n: number) => `${Math.round(n * 100)}%`;
 const ms = (n: number | null) => (n === null ? '-' : `${Math.round(n)}ms`);
-const usd = (n: number) => `$${n < 0.01 && n > 0 ? n.toPrecision(2) : n.toFixed(4)}`;
 
 /** A run's per-model scores as a table. */
 export function formatRun(run: EvalRun): string {
   const head = `run ${run.id} ${run.status} (started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''})`;
-  const rows = run.scores.map((s) => [s.model, `${s.passed}/${s.cases}`, pct(s.score), String(s.errors), ms(s.avgLatencyMs), ms(s.p50LatencyMs), String(s.tokensIn), String(s.tokensOut), usd(s.costUsd)]);
+  const rows = run.scores.map((s) => [s.model, `${s.passed}/${s.cases}`, pct(s.score), String(s.errors), ms(s.avgLatencyMs), ms(s.p50LatencyMs), String(s.tokensIn), String(s.tokensOut), costTotal(s.costUsd, s.unpricedRequests)]);
   return `${head}\n${table(['MODEL', 'PASSED', 'SCORE', 'ERRORS', 'AVG LATENCY', 'P50', 'IN', 'OUT', 'COST'], rows, [], { flex: [0] })}`;
 }
 

@@ -64,6 +64,8 @@ export interface Bucket {
 
 export interface Group extends Bucket {
   key: string;
+  /** Requests with no known price: left out of costUsd, shown as unpriced (never as $0). */
+  unpriced: number;
   /** Per-minute buckets keyed by the minute's epoch number (ms / 60000). */
   minutes: Map<number, Bucket>;
 }
@@ -77,7 +79,7 @@ export interface UsageState {
 }
 
 const emptyBucket = (): Bucket => ({ requests: 0, errors: 0, tokens: 0, costUsd: 0 });
-const newGroup = (key: string): Group => ({ key, ...emptyBucket(), minutes: new Map() });
+const newGroup = (key: string): Group => ({ key, ...emptyBucket(), unpriced: 0, minutes: new Map() });
 
 export function emptyUsage(since: number): UsageState {
   return { since, total: newGroup('total'), provider: new Map(), model: new Map() };
@@ -108,19 +110,22 @@ function groupOf(map: Map<string, Group>, key: string): Group {
 export function addRequest(s: UsageState, e: RequestEntry): UsageState {
   const minute = Math.floor(Date.parse(e.timestamp) / 60_000);
   const add: Bucket = { requests: 1, errors: e.status >= 400 ? 1 : 0, tokens: e.tokensIn + e.tokensOut, costUsd: e.costUsd ?? 0 };
-  bump(s.total, minute, add);
-  bump(groupOf(s.provider, e.provider), minute, add);
-  bump(groupOf(s.model, `${e.provider}/${e.model}`), minute, add);
+  const groups = [s.total, groupOf(s.provider, e.provider), groupOf(s.model, `${e.provider}/${e.model}`)];
+  for (const g of groups) {
+    bump(g, minute, add);
+    if (e.costUsd === null) g.unpriced++;
+  }
   return { ...s };
 }
 
 /** Seeds a group's totals from a breakdown row. */
-export function seedTotals(s: UsageState, by: 'provider' | 'model' | 'total', key: string, t: { requests: number; errors: number; tokens: { input: number; output: number }; costUsd: number }): void {
+export function seedTotals(s: UsageState, by: 'provider' | 'model' | 'total', key: string, t: { requests: number; errors: number; tokens: { input: number; output: number }; costUsd: number; unpricedRequests?: number }): void {
   const g = by === 'total' ? s.total : groupOf(s[by], key);
   g.requests += t.requests;
   g.errors += t.errors;
   g.tokens += t.tokens.input + t.tokens.output;
   g.costUsd += t.costUsd;
+  g.unpriced += t.unpricedRequests ?? 0;
 }
 
 /** Seeds a group's per-minute series from timeseries points (totals come from seedTotals). */

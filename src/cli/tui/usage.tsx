@@ -2,7 +2,7 @@
 import { Box } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { query } from '../client.js';
-import { cell, clock, int, sparkline, tokens, usd } from '../format.js';
+import { cell, clock, costTotal, int, sparkline, tokens, usd } from '../format.js';
 import type { BreakdownRow, LiveRequest, Point } from '../types.js';
 import { addRequest, emptyUsage, ranked, seedSeries, seedTotals, series, type Group, type Metric, type UsageState } from './state.js';
 import type { TuiSource } from './source.js';
@@ -53,7 +53,7 @@ const METRIC_LABEL: Record<Metric, string> = { requests: 'requests', tokens: 'to
 /** One table row: name, requests, errors, tokens, cost, then the sparkline in the remaining width. */
 export function usageRow(g: Group, label: string, width: number, metric: Metric, now: number): string {
   const name = Math.max(14, Math.min(32, Math.floor(width * 0.3)));
-  const fixed = `${cell(label, name)} ${cell(int(g.requests), 7, 'right')} ${cell(int(g.errors), 5, 'right')} ${cell(tokens(g.tokens), 7, 'right')} ${cell(usd(g.costUsd), 9, 'right')} `;
+  const fixed = `${cell(label, name)} ${cell(int(g.requests), 7, 'right')} ${cell(int(g.errors), 5, 'right')} ${cell(tokens(g.tokens), 7, 'right')} ${cell(g.unpriced && !g.costUsd ? 'unpriced' : usd(g.costUsd), 9, 'right')} `;
   const spark = Math.max(0, width - fixed.length);
   return fixed + sparkline(series(g, metric, spark, now), spark);
 }
@@ -112,7 +112,7 @@ export function UsageView({ source, width, height, onBack, onQuit, now: fixedNow
       <Header title={`router usage · since ${state ? clock(new Date(state.since).toISOString()) : '…'} UTC`} width={width} feed={feed.state} />
       <Line
         width={width}
-        text={t ? `requests ${int(t.requests)}  errors ${int(t.errors)}  tokens ${tokens(t.tokens)}  cost ${usd(t.costUsd)}${rps === undefined ? '' : `  rate ${rps.toFixed(1)}/s`}` : error ? `error: ${error}` : 'loading…'}
+        text={t ? `requests ${int(t.requests)}  errors ${int(t.errors)}  tokens ${tokens(t.tokens)}  cost ${costTotal(t.costUsd, t.unpriced)}${rps === undefined ? '' : `  rate ${rps.toFixed(1)}/s`}` : error ? `error: ${error}` : 'loading…'}
         color={error ? 'red' : undefined}
       />
       <Line width={width} text={`by ${by} · sparklines show ${METRIC_LABEL[metric]}`} dim />

@@ -63,13 +63,9 @@ export class EvalService {
       const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
       const checks = c.checks.map((check) => ({ type: check.type, passed: runCheck(check, r.value) }));
       const u = r.usage ?? {};
-      const usage = {
-        inputTokens: u.inputTokens ?? 0,
-        outputTokens: u.outputTokens ?? 0,
-        cacheReadTokens: u.cacheReadTokens,
-        cacheWriteTokens: u.cacheWriteTokens,
-        reasoningTokens: u.reasoningTokens,
-      };
+      // Every part (cache, reasoning, audio, image) priced at its own rate, as the case's usage row is.
+      const usage = { ...u, inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0 };
+      const reported = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0 ? u.costUsd : undefined;
       return {
         model,
         caseIndex,
@@ -80,8 +76,8 @@ export class EvalService {
         latencyMs,
         tokensIn: usage.inputTokens,
         tokensOut: usage.outputTokens,
-        // Evals keep a number (their table's cost is NOT NULL): an unpriced model adds 0 there.
-        costUsd: services.usage.pricing.cost(r.target.provider.id, r.target.model, usage).costUsd ?? 0,
+        // Null when no price is known: the run's scores count it as unpriced, never as $0.
+        costUsd: reported ?? services.usage.pricing.cost(r.target.provider.id, r.target.model, usage).costUsd,
         provider: services.providers.label(r.target.provider.id),
         traceId: r.traceId,
       };

@@ -36,6 +36,8 @@ interface ResultRow {
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
+  /** Migration 0026; null on older rows. */
+  cost_source: string | null;
   provider: string | null;
   trace_id: string | null;
 }
@@ -62,7 +64,7 @@ const fromResult = (r: ResultRow): EvalCaseResult => ({
   latencyMs: r.latency_ms,
   tokensIn: r.tokens_in,
   tokensOut: r.tokens_out,
-  costUsd: r.cost_usd,
+  costUsd: r.cost_source === 'unpriced' ? null : r.cost_usd,
   provider: r.provider,
   traceId: r.trace_id,
 });
@@ -85,7 +87,8 @@ export function scoresOf(models: readonly string[], results: readonly EvalCaseRe
       p50LatencyMs: answered.length ? answered[Math.ceil(answered.length / 2) - 1]! : null,
       tokensIn: mine.reduce((n, r) => n + r.tokensIn, 0),
       tokensOut: mine.reduce((n, r) => n + r.tokensOut, 0),
-      costUsd: round(mine.reduce((n, r) => n + r.costUsd, 0), 12),
+      costUsd: round(mine.reduce((n, r) => n + (r.costUsd ?? 0), 0), 12),
+      unpricedRequests: mine.filter((r) => r.costUsd === null).length,
     };
   });
 }
@@ -131,10 +134,10 @@ export class EvalStore {
   addResult(runId: string, r: EvalCaseResult): void {
     this.db
       .prepare(
-        `INSERT INTO eval_results (run_id, model, case_index, passed, checks, output, error, latency_ms, tokens_in, tokens_out, cost_usd, provider, trace_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO eval_results (run_id, model, case_index, passed, checks, output, error, latency_ms, tokens_in, tokens_out, cost_usd, cost_source, provider, trace_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(runId, r.model, r.caseIndex, r.passed ? 1 : 0, JSON.stringify(r.checks), r.output, r.error, r.latencyMs, r.tokensIn, r.tokensOut, r.costUsd, r.provider, r.traceId);
+      .run(runId, r.model, r.caseIndex, r.passed ? 1 : 0, JSON.stringify(r.checks), r.output, r.error, r.latencyMs, r.tokensIn, r.tokensOut, r.costUsd ?? 0, r.costUsd === null ? 'unpriced' : 'computed', r.provider, r.traceId);
   }
 
   finishRun(runId: string): void {

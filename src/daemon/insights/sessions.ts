@@ -28,7 +28,9 @@ export interface SessionSummary {
   cacheReadTokens: number;
   /** Distinct accounts that served its requests (cache affinity keeps this at 1). */
   accountsUsed: number;
+  /** Sum over the priced rows; rows with no known price are counted in unpricedRequests, not as $0. */
   costUsd: number;
+  unpricedRequests: number;
   providers: string[];
   models: string[];
   apiKeyIds: string[];
@@ -48,6 +50,7 @@ interface SessionRow {
   cached: number;
   accts: number;
   cost: number;
+  unpriced: number;
   providers: string | null;
   models: string | null;
   keys: string | null;
@@ -105,7 +108,8 @@ export function listSessions(
       `SELECT session_id, MIN(ts) AS first, MAX(ts) AS last, COUNT(*) AS requests, COUNT(DISTINCT trace_id) AS traces,
          COALESCE(SUM(status >= 400), 0) AS errors, COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
          COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached,
-         COUNT(DISTINCT CASE WHEN status < 400 THEN connection_id END) AS accts, COALESCE(SUM(cost_usd), 0) AS cost, GROUP_CONCAT(DISTINCT provider) AS providers,
+         COUNT(DISTINCT CASE WHEN status < 400 THEN connection_id END) AS accts, COALESCE(SUM(cost_usd), 0) AS cost,
+         COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced, GROUP_CONCAT(DISTINCT provider) AS providers,
          GROUP_CONCAT(DISTINCT model) AS models, GROUP_CONCAT(DISTINCT api_key_id) AS keys
        FROM usage_log WHERE ${w.sql} GROUP BY session_id ${having}
        ORDER BY last DESC, session_id DESC LIMIT ?`,
@@ -126,6 +130,7 @@ export function listSessions(
     cacheReadTokens: r.cached,
     accountsUsed: r.accts,
     costUsd: Math.round(r.cost * 1e12) / 1e12,
+    unpricedRequests: r.unpriced,
     providers: split(r.providers),
     models: split(r.models),
     apiKeyIds: split(r.keys),
