@@ -18,6 +18,9 @@ export const COMBO_STRATEGIES = [
 /** A combo strategy name. */
 export type ComboStrategy = (typeof COMBO_STRATEGIES)[number];
 
+/** The strategy of a combo created without one. */
+export const DEFAULT_COMBO_STRATEGY: ComboStrategy = 'priority';
+
 /**
  * How the accounts of one provider are chosen: `fill-first` (by priority), `round-robin`, `least-used`, or
  * `headroom` (the account with the most of its reported rate-limit quota left first).

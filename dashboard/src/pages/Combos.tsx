@@ -4,9 +4,12 @@ import type { ComboRecord } from '../api/replies';
 import type { Routes } from '../../../src/shared/api/contract';
 import { Empty, ErrorBox, Field, fieldError, Section, useAction, useData, ok } from '../ui/kit';
 
-const STRATEGIES = ['priority', 'weighted', 'round-robin', 'random', 'least-used', 'cost-optimized', 'latency-optimized'] as const;
-const AFFINITIES = ['off', 'session', 'prefix'] as const;
-const RECOVERIES = ['off', 'error', 'continue'] as const;
+import { COMBO_AFFINITIES, COMBO_STRATEGIES, MID_STREAM_RECOVERIES } from '../../../src/shared/records';
+
+const STRATEGIES = COMBO_STRATEGIES;
+const AFFINITIES = COMBO_AFFINITIES;
+/** 'off' is the form's word for no recovery (null on the wire). */
+const RECOVERIES = ['off', ...MID_STREAM_RECOVERIES] as const;
 type Body = Routes['POST /api/combos']['body'];
 
 /** Combos: list, create and edit (targets, weights, strategy, timeout) with the daemon's validation inline. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ComboModel, ComboRecord } from '../../shared/records.js';
+import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY, type ComboModel, type ComboRecord } from '../../shared/records.js';
 import { DaemonClient } from '../client.js';
 import { CliError, table } from '../io.js';
 import { stamp } from '../format.js';
@@ -8,7 +8,7 @@ import { examples, withCommon, type CommandContext } from '../common.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
-const STRATEGIES = 'priority (default), weighted, round-robin, random, least-used, cost-optimized, latency-optimized';
+const STRATEGIES = COMBO_STRATEGIES.map((s) => (s === DEFAULT_COMBO_STRATEGY ? `${s} (default)` : s)).join(', ');
 const AFFINITY =
   'cache affinity: off (default), session (keep a conversation on one account and target, by X-Router-Session-Id or the client\'s own session markers) or prefix (also by its first system and user content)';
 

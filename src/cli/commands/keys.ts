@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { MEMORY_STRATEGIES } from '../../shared/records.js';
 import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 import type { DaemonClient } from '../client.js';
 import { CliError, table } from '../io.js';
@@ -139,7 +140,7 @@ function registerMemory(keys: Command, ctx: CommandContext): void {
     .option('--extract <on|off>', 'extract new memories from its conversations (in the background)', onOff)
     .option('--max-tokens <n>', 'token budget of the injected memories (1..16000)', wholeIn(1, 16_000))
     .option('--limit <n>', 'most memories injected (1..100)', wholeIn(1, 100))
-    .option('--strategy <s>', 'retrieval: exact, semantic or hybrid', choice(['exact', 'semantic', 'hybrid']))
+    .option('--strategy <s>', `retrieval: ${MEMORY_STRATEGIES.join(', ')}`, choice([...MEMORY_STRATEGIES]))
     .option('--scope <s>', "pools searched: key (its own), global, or both", choice(['key', 'global', 'both']))
     .option('--json', 'print {apiKeyId, inject, extract, injectMaxTokens, injectLimit, strategy, scope}')
     .action(

@@ -1,12 +1,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { MemoryEntry, RetrieveResult } from '../../shared/records.js';
+import { MEMORY_STRATEGIES, type MemoryEntry, type RetrieveResult } from '../../shared/records.js';
 import { query } from '../client.js';
 import { fit, int, pct } from '../format.js';
 import { CliError, table, wrapLine } from '../io.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
 const TYPES = ['factual', 'episodic', 'procedural', 'semantic'];
-const STRATEGIES = ['exact', 'semantic', 'hybrid'];
+const STRATEGIES: string[] = [...MEMORY_STRATEGIES];
 
 interface MemoryList {
   data: MemoryEntry[];

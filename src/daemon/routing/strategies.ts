@@ -4,12 +4,10 @@
  * targets (a handful) and allocates one array of that size; `priority` allocates nothing.
  */
 
-import { COMBO_STRATEGIES, type ComboStrategy } from '../../shared/records.js';
+import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY, type ComboStrategy } from '../../shared/records.js';
 
-export { COMBO_STRATEGIES, type ComboStrategy };
+export { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY, type ComboStrategy };
 
-/** The strategy used when a combo does not name one. */
-export const DEFAULT_COMBO_STRATEGY: ComboStrategy = 'priority';
 
 /** Whether a value is a known strategy name (for config validation). */
 export function isComboStrategy(value: unknown): value is ComboStrategy {

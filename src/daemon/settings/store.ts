@@ -84,8 +84,7 @@ export const settingsSchema = z.object({
     .meta(
       about({
         group: 'routing',
-        description:
-          'How the accounts of one provider are chosen: fill-first (by priority), round-robin, least-used, or headroom (the account with the most of its rate-limit quota left, as its replies report it).',
+        description: `How the accounts of one provider are chosen (${ACCOUNT_STRATEGIES.join(', ')}): fill-first takes them by priority, headroom the account with the most of its rate-limit quota left, as its replies report it.`,
       }),
     ),
   breakerFailureThreshold: z
