@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unifiedDiff } from '../../src/cli/config-tool/diff.js';
 import { tomlSetRootKey, tomlSetTable } from '../../src/shared/agent-tools/edit.js';
+import { readToolSettings, toolById } from '../../src/shared/agent-tools/tools.js';
 import { isolateCliConfig, json, run, show } from './helpers.js';
 
 const KEY = 'rk_live_0123456789abcdefghijklmnop';
@@ -100,6 +101,36 @@ const CLINE_STATE = `{
 const CLINE_SECRETS = `{
   "apiKey": "sk-ant-api03-existing-user-key",
   "openRouterApiKey": "sk-or-v1-existing"
+}
+`;
+
+const CLINE_PROVIDERS = `{
+  "version": 1,
+  "lastUsedProvider": "anthropic",
+  "modes": {},
+  "providers": {
+    "anthropic": {
+      "settings": { "provider": "anthropic", "apiKey": "sk-ant-mine", "model": "claude-sonnet-4-5" },
+      "updatedAt": "2026-01-01T00:00:00.000Z",
+      "tokenSource": "manual"
+    }
+  }
+}
+`;
+const QWEN_SETTINGS = `{
+  "$version": 4,
+  "general": { "enableAutoUpdate": false },
+  "modelProviders": {
+    "openai": [{ "id": "qwen3-coder-plus", "baseUrl": "https://dashscope.aliyuncs.com/compatible-mode/v1", "envKey": "DASHSCOPE_API_KEY" }]
+  },
+  "env": { "DASHSCOPE_API_KEY": "sk-dashscope-mine" },
+  "security": { "auth": { "selectedType": "openai" } },
+  "model": { "name": "qwen3-coder-plus" }
+}
+`;
+const COPILOT_SETTINGS = `{
+  "banner": "never",
+  "model": "claude-sonnet-4.6"
 }
 `;
 
@@ -352,11 +383,99 @@ describe('cline', () => {
     expect(JSON.parse(readFileSync(secrets, 'utf8'))).toEqual({ ...JSON.parse(CLINE_SECRETS), openAiApiKey: KEY });
     expect(statSync(secrets).mode & 0o777).toBe(0o600);
     const dir = backupDir('cline');
-    expect(readFileSync(join(dir, 'file-0'), 'utf8')).toBe(CLINE_STATE);
-    expect(readFileSync(join(dir, 'file-1'), 'utf8')).toBe(CLINE_SECRETS);
+    expect(readFileSync(join(dir, 'file-1'), 'utf8')).toBe(CLINE_STATE);
+    expect(readFileSync(join(dir, 'file-2'), 'utf8')).toBe(CLINE_SECRETS);
     await ok('cline', '--undo', '--yes');
     expect(readFileSync(state).equals(Buffer.from(CLINE_STATE))).toBe(true);
     expect(readFileSync(secrets).equals(Buffer.from(CLINE_SECRETS))).toBe(true);
+    // Cline CLI 3's providers file did not exist: undo removes the one config-tool wrote.
+    expect(existsSync(join(configHome, '.cline', 'data', 'settings', 'providers.json'))).toBe(false);
+  });
+
+  it("Cline CLI 3: router's provider in settings/providers.json becomes the one in use, the user's others stay", async () => {
+    const file = put('.cline/data/settings/providers.json', CLINE_PROVIDERS, 0o600);
+    await ok('cline', '--key', KEY, '--yes');
+    const o = JSON.parse(readFileSync(file, 'utf8'));
+    expect(o.lastUsedProvider).toBe('openai-compatible');
+    expect(o.providers.anthropic).toEqual(JSON.parse(CLINE_PROVIDERS).providers.anthropic);
+    expect(o.providers['openai-compatible']).toMatchObject({
+      settings: { provider: 'openai-compatible', apiKey: KEY, model: 'anthropic/claude-sonnet-4-5', baseUrl: `${URL}/v1` },
+      tokenSource: 'manual',
+    });
+    expect(Number.isNaN(Date.parse(o.providers['openai-compatible'].updatedAt))).toBe(false);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    await ok('cline', '--undo', '--yes');
+    expect(readFileSync(file).equals(Buffer.from(CLINE_PROVIDERS))).toBe(true);
+  });
+});
+
+describe('qwen-code', () => {
+  it("adds router's model provider entry (own key variable), selects it, keeps the user's entries and settings", async () => {
+    const file = put('.qwen/settings.json', QWEN_SETTINGS);
+    await ok('qwen-code', '--key', KEY, '--model', 'openai/gpt-5', '--yes');
+    const o = JSON.parse(readFileSync(file, 'utf8'));
+    expect(o).toMatchObject({ $version: 4, general: { enableAutoUpdate: false }, security: { auth: { selectedType: 'openai' } }, model: { name: 'openai/gpt-5' } });
+    expect(o.modelProviders.openai).toEqual([
+      { id: 'openai/gpt-5', name: 'openai/gpt-5 (router)', baseUrl: `${URL}/v1`, envKey: 'ROUTER_QWEN_API_KEY' },
+      ...JSON.parse(QWEN_SETTINGS).modelProviders.openai,
+    ]);
+    expect(o.env).toEqual({ DASHSCOPE_API_KEY: 'sk-dashscope-mine', ROUTER_QWEN_API_KEY: KEY });
+    await ok('qwen-code', '--undo', '--yes');
+    expect(readFileSync(file).equals(Buffer.from(QWEN_SETTINGS))).toBe(true);
+  });
+
+  it('a new settings file carries the schema version, so Qwen Code does not rewrite it on start', async () => {
+    await ok('qwen-code', '--key', KEY, '--yes');
+    const file = join(configHome, '.qwen', 'settings.json');
+    expect(JSON.parse(readFileSync(file, 'utf8')).$version).toBe(4);
+    await ok('qwen-code', '--undo', '--yes');
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('copilot-cli', () => {
+  it("adds router to providers.json as an OpenAI-compatible provider and selects router/<model> in settings.json", async () => {
+    const settings = put('.copilot/settings.json', COPILOT_SETTINGS);
+    await ok('copilot-cli', '--key', KEY, '--model', 'openai/gpt-5', '--yes');
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ ...JSON.parse(COPILOT_SETTINGS), model: 'router/openai/gpt-5' });
+    const providers = join(configHome, '.copilot', 'providers.json');
+    expect(JSON.parse(readFileSync(providers, 'utf8'))).toEqual({
+      providers: [{ name: 'router', type: 'openai', baseUrl: `${URL}/v1`, apiKey: KEY }],
+      models: [{ id: 'openai/gpt-5', provider: 'router', name: 'openai/gpt-5 (router)' }],
+    });
+    expect(statSync(providers).mode & 0o777).toBe(0o600);
+    await ok('copilot-cli', '--undo', '--yes');
+    expect(readFileSync(settings).equals(Buffer.from(COPILOT_SETTINGS))).toBe(true);
+    expect(existsSync(providers)).toBe(false);
+  });
+});
+
+describe('what each tool reads back (doctor, setup)', () => {
+  const read = (id: string, files: Record<string, string>) => {
+    const t = toolById(id)!;
+    return readToolSettings(t, t.files({ configHome, env: {} }).map((path) => ({ path, text: files[path.slice(configHome.length + 1)] ?? null })));
+  };
+  const cp = (model: string) => ({
+    '.copilot/settings.json': JSON.stringify({ model }),
+    '.copilot/providers.json': JSON.stringify({ providers: [{ name: 'router', baseUrl: `${URL}/v1`, apiKey: KEY }], models: [] }),
+  });
+
+  it("router's address and key while the tool uses router's entry; nothing once it selects another", () => {
+    expect(read('copilot-cli', cp('router/openai/gpt-5'))).toEqual({ baseUrl: URL, key: KEY });
+    expect(read('copilot-cli', cp('claude-sonnet-4.6'))).toEqual({});
+    const qwen = (name: string) => ({
+      '.qwen/settings.json': JSON.stringify({ security: { auth: { selectedType: 'openai' } }, model: { name }, env: { ROUTER_QWEN_API_KEY: KEY }, modelProviders: { openai: [{ id: 'openai/gpt-5', baseUrl: `${URL}/v1`, envKey: 'ROUTER_QWEN_API_KEY' }] } }),
+    });
+    expect(read('qwen-code', qwen('openai/gpt-5'))).toEqual({ baseUrl: URL, key: KEY });
+    expect(read('qwen-code', qwen('qwen3-coder-plus'))).toEqual({});
+    const cline = (lastUsedProvider: string) => ({
+      '.cline/data/settings/providers.json': JSON.stringify({ version: 1, lastUsedProvider, providers: { 'openai-compatible': { settings: { baseUrl: `${URL}/v1`, apiKey: KEY } } } }),
+      '.cline/data/globalState.json': JSON.stringify({ openAiBaseUrl: `${URL}/v1` }),
+      '.cline/data/secrets.json': JSON.stringify({ openAiApiKey: KEY }),
+    });
+    expect(read('cline', cline('openai-compatible'))).toEqual({ baseUrl: URL, key: KEY });
+    // Cline 3 uses another provider now: the older state files still naming router do not count.
+    expect(read('cline', cline('anthropic'))).toEqual({});
   });
 });
 
@@ -371,6 +490,8 @@ describe('config-tool listing and pieces', () => {
       ['gemini-cli', false],
       ['opencode', false],
       ['cline', false],
+      ['qwen-code', false],
+      ['copilot-cli', false],
     ]);
     expect(list[1].files).toEqual([join(configHome, '.codex', 'config.toml')]);
   });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { REPO_ROOT } from '../support/cli.js';
 
-export type ClientName = 'claude-code' | 'codex' | 'gemini-cli' | 'opencode';
+export type ClientName = 'claude-code' | 'codex' | 'gemini-cli' | 'opencode' | 'qwen-code' | 'copilot-cli' | 'cline';
 
 export interface ClientSpec {
   name: ClientName;
@@ -49,6 +49,26 @@ export const CLIENTS: Record<ClientName, ClientSpec> = {
     pkg: 'opencode-ai',
     version: '1.18.33',
     bin: (dir) => join(dir, 'node_modules', `opencode-${platform}`, 'bin', 'opencode'),
+  },
+  // Its package asks for Node 22; the bundle runs on the Node 20 the project pins for what the suite needs of it.
+  'qwen-code': {
+    name: 'qwen-code',
+    pkg: '@qwen-code/qwen-code',
+    version: '0.24.4',
+    bin: (dir) => join(dir, 'node_modules', '@qwen-code', 'qwen-code', 'cli-entry.js'),
+    node: true,
+  },
+  'copilot-cli': {
+    name: 'copilot-cli',
+    pkg: '@github/copilot',
+    version: '1.0.102',
+    bin: (dir) => join(dir, 'node_modules', '@github', `copilot-${platform}`, 'copilot'),
+  },
+  cline: {
+    name: 'cline',
+    pkg: 'cline',
+    version: '3.0.65',
+    bin: (dir) => join(dir, 'node_modules', '@cline', `cli-${platform}`, 'bin', 'cline'),
   },
 };
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
  * A stand-in for the coding agents' binaries in the default suite (the real ones run in the clients suite,
- * test/clients/setup.client.ts). Named by the link it is run through (claude, codex, gemini, opencode), it
- * reads that agent's own settings files the way the agent does (precedence included) and sends one request
- * in that agent's wire format to wherever they point, printing the reply's text.
+ * test/clients/setup.client.ts). Named by the link it is run through (claude, codex, gemini, opencode, qwen,
+ * copilot, cline), it reads that agent's own settings files the way the agent does (precedence included) and
+ * sends one request in that agent's wire format to wherever they point, printing the reply's text.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 
@@ -89,6 +89,49 @@ if (name === 'claude') {
   const options = config.provider?.[providerId]?.options;
   if (!options) fail(`Error: provider ${providerId} is not configured`);
   const reply = await send(`${options.baseURL}/chat/completions`, { authorization: `Bearer ${options.apiKey}` }, { model: rest.join('/'), messages: [{ role: 'user', content: args[args.length - 1] }] });
+  console.log(reply.choices[0].message.content);
+} else if (name === 'qwen') {
+  // Qwen Code: the selected model's provider entry names the base URL and the variable holding the key
+  // (shell first, then ~/.qwen/.env, then the settings' `env`); without one, OPENAI_* from the environment.
+  const settings = JSON.parse(read(join(home, '.qwen', 'settings.json')) ?? '{}');
+  const model = process.env.OPENAI_MODEL && !settings.model?.name ? process.env.OPENAI_MODEL : settings.model?.name;
+  const entry = settings.security?.auth?.selectedType === 'openai' ? (settings.modelProviders?.openai ?? []).find((m) => m.id === model) : undefined;
+  const env = { ...(settings.env ?? {}), ...dotenv(read(join(home, '.qwen', '.env'))), ...process.env };
+  const base = entry?.baseUrl ?? env.OPENAI_BASE_URL;
+  const key = env[entry?.envKey ?? 'OPENAI_API_KEY'];
+  if (!base || !key) fail('No auth type is selected: run qwen and /auth');
+  const reply = await send(`${base}/chat/completions`, { authorization: `Bearer ${key}` }, { model, messages: [{ role: 'user', content: args.includes('-p') ? prompt('-p') : args[args.length - 1] }] });
+  console.log(reply.choices[0].message.content);
+} else if (name === 'copilot') {
+  // Copilot CLI: BYOK from the environment wins; else the settings' model `<provider>/<id>` from providers.json.
+  const dir = process.env.COPILOT_HOME || join(home, '.copilot');
+  let base = process.env.COPILOT_PROVIDER_BASE_URL;
+  let key = process.env.COPILOT_PROVIDER_API_KEY;
+  let model = process.env.COPILOT_MODEL;
+  if (!base) {
+    const settings = JSON.parse(read(join(dir, 'settings.json')) ?? '{}');
+    const config = JSON.parse(read(process.env.COPILOT_PROVIDERS_CONFIG || join(dir, 'providers.json')) ?? '{}');
+    const selected = String(model ?? settings.model ?? '');
+    const slash = selected.indexOf('/');
+    const provider = (config.providers ?? []).find((p) => p.name === selected.slice(0, slash));
+    const entry = (config.models ?? []).find((m) => m.provider === provider?.name && m.id === selected.slice(slash + 1));
+    if (!provider || !entry) fail('Error: No supported model available');
+    base = provider.baseUrl;
+    key = provider.apiKey;
+    model = entry.wireModel ?? entry.id;
+  }
+  const reply = await send(`${base}/chat/completions`, { authorization: `Bearer ${key}` }, { model, messages: [{ role: 'user', content: prompt('-p') }] });
+  console.log(reply.choices[0].message.content);
+} else if (name === 'cline') {
+  // Cline CLI 3: the provider used last in settings/providers.json.
+  const data = process.env.CLINE_DATA_DIR || join(process.env.CLINE_DIR || join(home, '.cline'), 'data');
+  const config = JSON.parse(read(process.env.CLINE_PROVIDER_SETTINGS_PATH || join(data, 'settings', 'providers.json')) ?? '{}');
+  const settings = config.providers?.[config.lastUsedProvider]?.settings;
+  if (settings?.provider !== 'openai-compatible') fail(`Error: provider ${config.lastUsedProvider ?? '(none)'} is not configured`);
+  // As Cline does on every run: the provider in use is stamped with the time.
+  config.providers[config.lastUsedProvider].updatedAt = new Date().toISOString();
+  writeFileSync(process.env.CLINE_PROVIDER_SETTINGS_PATH || join(data, 'settings', 'providers.json'), `${JSON.stringify(config, null, 2)}\n`);
+  const reply = await send(`${settings.baseUrl}/chat/completions`, { authorization: `Bearer ${settings.apiKey}` }, { model: settings.model, messages: [{ role: 'user', content: args[args.length - 1] }] });
   console.log(reply.choices[0].message.content);
 } else {
   fail(`unknown fake agent ${name}`);

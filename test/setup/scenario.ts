@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolById } from '../../src/shared/agent-tools/tools.js';
 import type { DoctorReply } from '../../src/shared/doctor.js';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { describeResult, freePort, killDaemonOf, runRouter } from '../support/cli.js';
@@ -40,6 +41,19 @@ const REFUSED = 'sk-refused-by-upstream';
 /** User settings that exist before setup: undo must bring these bytes back. */
 const CLAUDE_BEFORE = '{\n    "model": "opus",\n    "env": { "BASH_DEFAULT_TIMEOUT_MS": "120000" }\n}\n';
 const CODEX_BEFORE = '# mine\ncheck_for_update_on_startup = false\n\n[analytics]\nenabled = false\n';
+/**
+ * The user's own settings of the agents that have them before setup (relative to HOME): no update checks or
+ * usage statistics (Qwen Code, in the schema version it writes), no banner (Copilot CLI), Cline used with
+ * another provider before (it stays; router's becomes the one in use). Undo must bring these bytes back.
+ */
+const USER_FILES: Record<string, Record<string, string>> = {
+  'qwen-code': { '.qwen/settings.json': '{\n  "$version": 4,\n  "general": { "enableAutoUpdate": false },\n  "privacy": { "usageStatisticsEnabled": false }\n}\n' },
+  'copilot-cli': { '.copilot/settings.json': '{\n  "banner": "never"\n}\n' },
+  cline: {
+    '.cline/data/settings/providers.json':
+      '{\n  "version": 1,\n  "lastUsedProvider": "anthropic",\n  "modes": {},\n  "providers": {\n    "anthropic": {\n      "settings": { "provider": "anthropic", "apiKey": "sk-ant-mine", "model": "claude-sonnet-4-5" },\n      "updatedAt": "2026-01-01T00:00:00.000Z",\n      "tokenSource": "manual"\n    }\n  }\n}\n',
+  },
+};
 
 export function setupScenario(o: ScenarioOptions): void {
   describe(o.title, () => {
@@ -54,8 +68,23 @@ export function setupScenario(o: ScenarioOptions): void {
       geminiSettings: join(home, '.gemini', 'settings.json'),
       geminiEnv: join(home, '.gemini', '.env'),
       opencode: join(home, '.config', 'opencode', 'opencode.json'),
+      qwen: join(home, '.qwen', 'settings.json'),
+      copilotSettings: join(home, '.copilot', 'settings.json'),
+      copilotProviders: join(home, '.copilot', 'providers.json'),
+      clineProviders: join(home, '.cline', 'data', 'settings', 'providers.json'),
+      clineState: join(home, '.cline', 'data', 'globalState.json'),
+      clineSecrets: join(home, '.cline', 'data', 'secrets.json'),
     });
-    const snapshot = () => Object.fromEntries(Object.entries(files()).map(([k, f]) => [k, (() => { try { return readFileSync(f, 'utf8'); } catch { return null; } })()]));
+    const read = (f: string) => {
+      try {
+        return readFileSync(f, 'utf8');
+      } catch {
+        return null;
+      }
+    };
+    const snapshot = () => Object.fromEntries(Object.entries(files()).map(([k, f]) => [k, read(f)]));
+    /** The files less what each agent rewrites itself on every run (Cline 3's last-used time): what setup changed. */
+    const settled = () => ({ ...snapshot(), clineProviders: ((t) => (t === null ? null : toolById('cline')!.stable!(files().clineProviders, t)))(read(files().clineProviders)) });
     // setup runs every agent once (at the same time): on a small machine that takes a few agents' time.
     const router = (args: string[]) => runRouter([...args, '--port', String(port)], { env, timeoutMs: args[0] === 'setup' ? o.timeoutMs * 2 : o.timeoutMs });
     const state = async () => ({
@@ -101,7 +130,7 @@ export function setupScenario(o: ScenarioOptions): void {
       };
       put(files().claude, CLAUDE_BEFORE);
       put(files().codex, CODEX_BEFORE);
-      for (const a of o.agents) for (const [rel, text] of Object.entries(a.files ?? {})) put(join(home, rel), text);
+      for (const a of o.agents) for (const [rel, text] of Object.entries({ ...USER_FILES[a.id], ...a.files })) put(join(home, rel), text);
     }, 60_000);
 
     afterAll(async () => {
@@ -178,13 +207,13 @@ export function setupScenario(o: ScenarioOptions): void {
     });
 
     it('a second run changes nothing: no new keys, connections or config edits', async () => {
-      const before = { files: snapshot(), ...(await state()) };
+      const before = { files: settled(), ...(await state()) };
       const r = await router(['setup', '--yes', '--json']);
       const why = describeResult(r);
       const out = JSON.parse(r.stdout);
       expect(out.changed, why).toBe(false);
       for (const a of o.agents) expect(out.agents.find((x: any) => x.id === a.id), why).toMatchObject({ action: 'unchanged', proof: { ok: true } });
-      expect({ files: snapshot(), ...(await state()) }).toEqual(before);
+      expect({ files: settled(), ...(await state()) }).toEqual(before);
       // Nothing to change: no confirmation is needed either.
       const again = await router(['setup']);
       expect(again.stdout, describeResult(again)).toContain('Nothing to change');

@@ -1,8 +1,8 @@
 /**
  * `router setup`, `--undo` and the doctor after it, in the default suite: stand-ins for the agents'
- * binaries (fake-agent.mjs, linked as claude, codex, gemini and opencode) that read the agents' own settings
- * files as the agents do and speak their wire formats. The same scenario runs with the pinned real agents
- * in the clients suite (test/clients/setup.client.ts).
+ * binaries (fake-agent.mjs, linked as claude, codex, gemini, opencode, qwen, copilot and cline) that read
+ * the agents' own settings files as the agents do and speak their wire formats. The same scenario runs with
+ * the pinned real agents in the clients suite (test/clients/setup.client.ts).
  */
 import { mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { setupScenario } from './scenario.js';
 
 const FAKE = fileURLToPath(new URL('./fake-agent.mjs', import.meta.url));
 const binDir = mkdtempSync(join(tmpdir(), 'router-fake-agents-'));
-for (const name of ['claude', 'codex', 'gemini', 'opencode']) symlinkSync(FAKE, join(binDir, name));
+for (const name of ['claude', 'codex', 'gemini', 'opencode', 'qwen', 'copilot', 'cline']) symlinkSync(FAKE, join(binDir, name));
 
 setupScenario({
   title: 'router setup with stand-in agents',
@@ -23,5 +23,8 @@ setupScenario({
     { bin: 'codex', id: 'codex', args: (p) => ['exec', '--skip-git-repo-check', p], upstream: 'openai.responses' },
     { bin: 'gemini', id: 'gemini-cli', args: (p) => ['-p', p], upstream: 'gemini.generate', env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } },
     { bin: 'opencode', id: 'opencode', args: (p) => ['run', p], upstream: 'anthropic.messages' },
+    { bin: 'qwen', id: 'qwen-code', args: (p) => [p], upstream: 'openai.chat' },
+    { bin: 'copilot', id: 'copilot-cli', args: (p) => ['-p', p, '-s'], upstream: 'openai.chat' },
+    { bin: 'cline', id: 'cline', args: (p) => [p], upstream: 'anthropic.messages' },
   ],
 });

@@ -3,10 +3,10 @@ import { resolve } from 'node:path';
 import { Argument, type Command } from 'commander';
 import type { CreatedApiKey } from '../../shared/wire.js';
 import type { CliToolChangeInput } from '../../shared/observability.js';
-import { changedSince, createBackup, latestBackup, originalContent, readOrNull, restore, sha256, writeAtomic } from '../../shared/agent-tools/backup.js';
+import { changedSince, createBackup, latestBackup, originalContent, readOrNull, restore, writeAtomic } from '../../shared/agent-tools/backup.js';
 import { unifiedDiff } from '../config-tool/diff.js';
 import { ConfigFileError } from '../../shared/agent-tools/edit.js';
-import { TOOLS, toolById, type ToolDef, type ToolInput } from '../../shared/agent-tools/tools.js';
+import { TOOLS, toolById, writtenHashes, type ToolDef, type ToolInput } from '../../shared/agent-tools/tools.js';
 import { CliError, table } from '../io.js';
 import { confirm, readStdin } from '../prompt.js';
 import { resolveTarget } from '../target.js';
@@ -99,7 +99,7 @@ async function apply(ctx: CommandContext, opts: any, tool: ToolDef): Promise<num
   }
   const { key, keyId } = await obtainKey(ctx, opts, tool);
   const final = plan(tool, { ...base, key });
-  const entry = createBackup(target.paths.home, { tool: tool.id, configHome, keyId }, final.map((p) => ({ path: p.file, writtenSha256: sha256(p.after) })));
+  const entry = createBackup(target.paths.home, { tool: tool.id, configHome, keyId }, final.map((p) => ({ path: p.file, ...writtenHashes(tool, p.file, p.after) })));
   for (const p of final) {
     const mode = entry.files.find((f) => f.path === p.file)?.mode ?? 0o600;
     writeAtomic(p.file, p.after, mode);
@@ -127,7 +127,7 @@ async function undo(ctx: CommandContext, opts: any, tool: ToolDef): Promise<numb
   const configHome = resolve(opts.configHome ?? homedir());
   const entry = latestBackup(target.paths.home, tool.id, configHome);
   if (!entry) throw new CliError(`nothing to undo: router has not changed ${tool.name}'s settings in ${configHome}`);
-  const changed = changedSince(entry);
+  const changed = changedSince(entry, tool.stable);
   if (changed.length && !opts.force) {
     throw new CliError(
       `${changed.join(', ')} changed after router wrote ${changed.length === 1 ? 'it' : 'them'}; undo would discard those edits.`,
@@ -184,7 +184,7 @@ export function register(program: Command, ctx: CommandContext): void {
     'router config-tool opencode --dry-run',
     'router config-tool claude-code --undo        # restore the settings as they were',
   ])
-    .description('point a coding tool (Claude Code, Codex, Gemini CLI, OpenCode, Cline) at router: shows a diff, asks, writes, can undo')
+    .description('point a coding tool (Claude Code, Codex, Gemini CLI, OpenCode, Cline, Qwen Code, Copilot CLI) at router: shows a diff, asks, writes, can undo')
     .addArgument(new Argument('[tool]', TOOLS.map((t) => t.id).join(', ')).choices(TOOLS.map((t) => t.id)))
     .option('--model <model>', "the model the tool asks for: <provider>/<model> or a combo (default: per tool)")
     .option('--small-model <model>', 'model for background work where the tool has one (default: --model)')

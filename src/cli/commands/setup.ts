@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { backupEntries, changedSince, restore } from '../../shared/agent-tools/backup.js';
+import { toolById } from '../../shared/agent-tools/tools.js';
 import type { DaemonClient } from '../client.js';
 import { CliError, type Io, table } from '../io.js';
 import { confirm } from '../prompt.js';
@@ -100,7 +101,7 @@ async function undo(ctx: CommandContext, opts: any): Promise<number> {
   const last = runs[runs.length - 1];
   if (!last || last.agents.length === 0) throw new CliError('nothing to undo: router setup has not changed any agent settings');
   const entries = last.agents.map((a) => ({ ...a, entry: backupEntries(target.paths.home, a.id).find((e) => e.dir === a.backupDir) }));
-  const changed = entries.flatMap((e) => (e.entry ? changedSince(e.entry) : []));
+  const changed = entries.flatMap((e) => (e.entry ? changedSince(e.entry, toolById(e.id)?.stable) : []));
   if (changed.length && !opts.force) {
     throw new CliError(`${changed.join(', ')} changed after router setup wrote ${changed.length === 1 ? 'it' : 'them'}; undo would discard those edits.`, 1, 'Look at the files, then run again with --force to restore them anyway.');
   }

@@ -3,7 +3,7 @@
  * settings, how to ask them one question from a script, which shell variables would override what router
  * writes, and which providers' models they ask for first.
  */
-import { toolById, type ToolDef } from '../../shared/agent-tools/tools.js';
+import { QWEN_KEY_VARIABLE, toolById, type ToolDef } from '../../shared/agent-tools/tools.js';
 
 export interface SetupAgent {
   id: string;
@@ -57,7 +57,36 @@ export const SETUP_AGENTS: readonly SetupAgent[] = [
     overriddenBy: [],
     prefers: ['anthropic', 'openai', 'gemini'],
   },
-  { id: 'cline', tool: tool('cline'), proofArgs: null, proofEnv: {}, overriddenBy: [], prefers: ['anthropic', 'openai', 'gemini'] },
+  {
+    id: 'cline',
+    tool: tool('cline'),
+    // A one-shot prompt runs in act mode with every tool approved unless told otherwise: the proof asks first.
+    proofArgs: (p) => ['--auto-approve', 'false', p],
+    // Without it a one-shot run starts Cline's background hub, which stays running after the answer.
+    proofEnv: { CLINE_SESSION_BACKEND_MODE: 'local' },
+    overriddenBy: [],
+    prefers: ['anthropic', 'openai', 'gemini'],
+  },
+  {
+    id: 'qwen-code',
+    tool: tool('qwen-code'),
+    // A positional prompt is one-shot: answered, then exit.
+    proofArgs: (p) => [p],
+    proofEnv: {},
+    // Router's provider entry names its own base URL and key variable, so OPENAI_* in the shell do not matter.
+    overriddenBy: [QWEN_KEY_VARIABLE],
+    prefers: ['qwen', 'openai', 'anthropic', 'gemini'],
+  },
+  {
+    id: 'copilot-cli',
+    tool: tool('copilot-cli'),
+    // -s: the answer only (no usage stats); tools stay behind their confirmation (none is allowed).
+    proofArgs: (p) => ['-p', p, '-s'],
+    proofEnv: {},
+    // The environment's one-provider BYOK replaces providers.json; COPILOT_MODEL replaces the settings' model.
+    overriddenBy: ['COPILOT_PROVIDER_BASE_URL', 'COPILOT_MODEL'],
+    prefers: ['copilot', 'openai', 'anthropic', 'gemini'],
+  },
 ];
 
 export function setupAgent(id: string): SetupAgent | undefined {

@@ -3,9 +3,11 @@
  * agent to configure picks a model from the accounts that work, creates its API key, backs its settings
  * up and writes them; then proves every configured agent with one real request through its own binary.
  */
+import { availableParallelism } from 'node:os';
 import type { CreatedApiKey } from '../../shared/wire.js';
 import type { EnvImportReply, KeychainImportReply } from '../../shared/imports.js';
-import { createBackup, readOrNull, sha256, writeAtomic } from '../../shared/agent-tools/backup.js';
+import { createBackup, readOrNull, writeAtomic } from '../../shared/agent-tools/backup.js';
+import { writtenHashes } from '../../shared/agent-tools/tools.js';
 import type { DaemonClient } from '../client.js';
 import { chooseProvider, DEFAULT_MODELS } from './agents.js';
 import { readRuns, writeRuns, type SetupRun } from './journal.js';
@@ -103,9 +105,18 @@ function writeSettings(stateHome: string, a: AgentPlan, baseUrl: string, key: st
     const before = readOrNull(path);
     return { path, before, after: a.spec!.tool.render(input, path, before) };
   });
-  const entry = createBackup(stateHome, { tool: a.id, configHome: configHome(), keyId }, files.map((f) => ({ path: f.path, writtenSha256: sha256(f.after) })));
+  const entry = createBackup(stateHome, { tool: a.id, configHome: configHome(), keyId }, files.map((f) => ({ path: f.path, ...writtenHashes(a.spec!.tool, f.path, f.after) })));
   for (const f of files) writeAtomic(f.path, f.after, entry.files.find((e) => e.path === f.path)?.mode ?? 0o600);
   return entry.dir!;
+}
+
+/** Runs the jobs, at most `limit` at a time, in order. */
+async function inTurns(jobs: Array<() => Promise<void>>, limit: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) await jobs[next++]!();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
 }
 
 /** Applies the plan and proves each agent; records what changed for `--undo`. */
@@ -114,7 +125,7 @@ export async function applyPlan(client: DaemonClient, plan: SetupPlan, stateHome
   const working = await workingProviders(client);
   const run: SetupRun = { at: new Date().toISOString(), agents: [], connections: created };
   const agents: AgentResult[] = [];
-  const proofs: Array<Promise<void>> = [];
+  const proofs: Array<() => Promise<void>> = [];
   for (const a of plan.agents) {
     const base = { id: a.id, name: a.name, version: a.version, files: a.files, proof: null };
     if (a.action === 'unsupported') {
@@ -139,12 +150,13 @@ export async function applyPlan(client: DaemonClient, plan: SetupPlan, stateHome
       writeRuns(stateHome, [...readRuns(stateHome).filter((r) => r.at !== run.at), run]);
     }
     const result: AgentResult = { ...base, action: a.action === 'configure' ? 'configured' : 'unchanged', ...(model ? { model } : {}), keyId, proof: null };
-    if (a.spec!.proofArgs) proofs.push(prove(client, a.spec!, a.path, keyId!, key!, process.env).then((p) => void (result.proof = p)));
+    if (a.spec!.proofArgs) proofs.push(() => prove(client, a.spec!, a.path, keyId!, key!, process.env).then((p) => void (result.proof = p)));
     else result.reason = `${a.name} has no one-shot command to prove it with`;
     agents.push(result);
   }
   if (run.agents.length === 0 && created.length > 0) writeRuns(stateHome, [...readRuns(stateHome), run]);
-  // The agents answer at once: each proof has its own key, so the request log tells them apart.
-  await Promise.all(proofs);
+  // Several agents answer at once (each proof has its own key, so the request log tells them apart), but no
+  // more than the machine has cores: each is a heavy process, and starved ones miss their proof's deadline.
+  await inTurns(proofs, Math.max(2, Math.min(4, availableParallelism())));
   return { credentials, agents };
 }

@@ -27,8 +27,8 @@ const AGENTS: readonly AgentSpec[] = [
   { id: 'gemini-cli', name: 'Gemini CLI', binaries: ['gemini'], files: toolFiles('gemini-cli') },
   { id: 'opencode', name: 'OpenCode', binaries: ['opencode'], files: toolFiles('opencode') },
   { id: 'cline', name: 'Cline', binaries: ['cline'], files: toolFiles('cline') },
-  { id: 'qwen-code', name: 'Qwen Code', binaries: ['qwen'], files: (home) => [join(home, '.qwen', 'settings.json'), join(home, '.qwen', '.env')] },
-  { id: 'copilot-cli', name: 'GitHub Copilot CLI', binaries: ['copilot'], files: (home) => [join(home, '.copilot', 'config.json')] },
+  { id: 'qwen-code', name: 'Qwen Code', binaries: ['qwen'], files: toolFiles('qwen-code') },
+  { id: 'copilot-cli', name: 'GitHub Copilot CLI', binaries: ['copilot'], files: toolFiles('copilot-cli') },
   { id: 'cursor', name: 'Cursor', binaries: ['cursor', 'cursor-agent'], files: (home) => [join(home, '.cursor', 'mcp.json')] },
 ];
 

@@ -17,6 +17,8 @@ export interface BackupFile {
   mode?: number;
   /** SHA-256 of what router wrote, to notice later edits. */
   writtenSha256: string;
+  /** SHA-256 of what router wrote less what the tool itself rewrites on every run (see `ToolDef.stable`). */
+  stableSha256?: string;
 }
 
 export interface BackupEntry {
@@ -53,16 +55,21 @@ export function writeAtomic(file: string, content: string, mode: number): void {
 const toolDir = (stateHome: string, tool: string) => join(stateHome, 'config-tool', tool);
 
 /** Copies the current files into a new entry before they are changed. */
-export function createBackup(stateHome: string, entry: Omit<BackupEntry, 'createdAt' | 'files'>, files: Array<{ path: string; writtenSha256: string }>): BackupEntry {
+export function createBackup(
+  stateHome: string,
+  entry: Omit<BackupEntry, 'createdAt' | 'files'>,
+  files: Array<{ path: string; writtenSha256: string; stableSha256?: string }>,
+): BackupEntry {
   const createdAt = new Date().toISOString();
   const dir = join(toolDir(stateHome, entry.tool), `${createdAt.replace(/[-:.]/g, '')}-${process.pid}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const list: BackupFile[] = files.map((f, i) => {
-    if (!existsSync(f.path)) return { path: f.path, existed: false, writtenSha256: f.writtenSha256 };
+    const hashes = { writtenSha256: f.writtenSha256, ...(f.stableSha256 ? { stableSha256: f.stableSha256 } : {}) };
+    if (!existsSync(f.path)) return { path: f.path, existed: false, ...hashes };
     const backup = `file-${i}`;
     copyFileSync(f.path, join(dir, backup));
     chmodSync(join(dir, backup), 0o600);
-    return { path: f.path, existed: true, backup, mode: statSync(f.path).mode & 0o777, writtenSha256: f.writtenSha256 };
+    return { path: f.path, existed: true, backup, mode: statSync(f.path).mode & 0o777, ...hashes };
   });
   const full: BackupEntry = { ...entry, createdAt, files: list };
   writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(full, null, 2)}\n`, { mode: 0o600 });
@@ -74,12 +81,19 @@ export function latestBackup(stateHome: string, tool: string, configHome: string
   return backupEntries(stateHome, tool).find((e) => e.configHome === configHome);
 }
 
-/** Files of an entry that changed since router wrote them. */
-export function changedSince(entry: BackupEntry): string[] {
-  return entry.files.filter((f) => {
-    const now = readOrNull(f.path);
-    return now === null || sha256(now) !== f.writtenSha256;
-  }).map((f) => f.path);
+/**
+ * Files of an entry that changed since router wrote them. `stable` takes out what the tool itself rewrites
+ * on every run (a timestamp): a file that differs only there was not edited by anyone.
+ */
+export function changedSince(entry: BackupEntry, stable?: (file: string, text: string) => string): string[] {
+  return entry.files
+    .filter((f) => {
+      const now = readOrNull(f.path);
+      if (now === null) return true;
+      if (sha256(now) === f.writtenSha256) return false;
+      return !(stable && f.stableSha256 && sha256(stable(f.path, now)) === f.stableSha256);
+    })
+    .map((f) => f.path);
 }
 
 /** The content each file had before the entry's run (null: it did not exist). */

@@ -3,6 +3,7 @@
  * router changes there. Each tool changes only its own keys; everything else in the files stays.
  */
 import { join } from 'node:path';
+import { sha256 } from './backup.js';
 import { dotenvGet, dotenvSet, editJson, setPath, tomlGet, tomlSetRootKey, tomlSetTable, tomlString } from './edit.js';
 
 export interface ToolInput {
@@ -32,12 +33,24 @@ export interface ToolDef {
   note?: string;
   /** What a file holds of router's settings (as `render` writes them): the address and the key it sends. */
   read(file: string, text: string): ToolSettings;
+  /**
+   * The file's text less what the tool itself rewrites each time it runs (e.g. a last-used timestamp), so
+   * undo does not take the tool's own bookkeeping for an edit of the user's. Absent: the whole text counts.
+   */
+  stable?(file: string, text: string): string;
+}
+
+/** Hashes of what router writes to a tool's file: the bytes, and the bytes less the tool's own bookkeeping. */
+export function writtenHashes(tool: ToolDef, path: string, text: string): { writtenSha256: string; stableSha256?: string } {
+  return { writtenSha256: sha256(text), ...(tool.stable ? { stableSha256: sha256(tool.stable(path, text)) } : {}) };
 }
 
 /** The router settings found in a tool's file; `baseUrl` is router's address without a path. */
 export interface ToolSettings {
   baseUrl?: string;
   key?: string;
+  /** The file selects something else (another provider or model): router's settings, if any, are not in use. */
+  off?: boolean;
 }
 
 /** A JSON object of a settings file, or {} when it is not one. */
@@ -65,6 +78,7 @@ export function readToolSettings(tool: ToolDef, files: Array<{ path: string; tex
   for (const f of files) {
     if (f.text === null) continue;
     const s = tool.read(f.path, f.text);
+    if (s.off) return {};
     out.baseUrl ??= s.baseUrl;
     out.key ??= s.key;
   }
@@ -156,34 +170,139 @@ const geminiCli: ToolDef = {
   read: (file, text) => (file.endsWith('.env') ? { baseUrl: addressOf(dotenvGet(text, 'GOOGLE_GEMINI_BASE_URL'), ''), key: dotenvGet(text, 'GEMINI_API_KEY') } : {}),
 };
 
-const clineDir = (configHome: string) => join(configHome, '.cline', 'data');
+/** Cline's data folder (CLINE_DATA_DIR, else data/ in CLINE_DIR or ~/.cline), as the Cline CLI resolves it. */
+const clineData = (configHome: string, env: NodeJS.ProcessEnv) => env.CLINE_DATA_DIR?.trim() || join(env.CLINE_DIR?.trim() || join(configHome, '.cline'), 'data');
+/** Cline CLI 3's id for an OpenAI-compatible endpoint (its `openai` of the older state files). */
+const CLINE_PROVIDER = 'openai-compatible';
 
 const cline: ToolDef = {
   id: 'cline',
   name: 'Cline (CLI and its shared state)',
   defaultModel: 'anthropic/claude-sonnet-4-5',
-  files: ({ configHome }) => [join(clineDir(configHome), 'globalState.json'), join(clineDir(configHome), 'secrets.json')],
-  render: (i, file, current) =>
-    file.endsWith('secrets.json')
-      ? editJson(current, file, (o) => {
-          o.openAiApiKey = i.key;
-        })
-      : editJson(current, file, (o) => {
-          // Cline's "OpenAI Compatible" provider, for both its plan and act modes.
-          o.actModeApiProvider = 'openai';
-          o.planModeApiProvider = 'openai';
-          o.openAiBaseUrl = `${i.baseUrl}/v1`;
-          o.actModeOpenAiModelId = i.model;
-          o.planModeOpenAiModelId = i.model;
-        }),
+  // Cline CLI 3 reads settings/providers.json; the two state files are what Cline 2 read (and what Cline 3
+  // migrates from once). providers.json comes first: what it says wins.
+  files: ({ configHome, env }) => {
+    const data = clineData(configHome, env);
+    return [env.CLINE_PROVIDER_SETTINGS_PATH?.trim() || join(data, 'settings', 'providers.json'), join(data, 'globalState.json'), join(data, 'secrets.json')];
+  },
+  render: (i, file, current) => {
+    if (file.endsWith('secrets.json')) {
+      return editJson(current, file, (o) => {
+        o.openAiApiKey = i.key;
+      });
+    }
+    if (file.endsWith('globalState.json')) {
+      return editJson(current, file, (o) => {
+        // Cline's "OpenAI Compatible" provider, for both its plan and act modes.
+        o.actModeApiProvider = 'openai';
+        o.planModeApiProvider = 'openai';
+        o.openAiBaseUrl = `${i.baseUrl}/v1`;
+        o.actModeOpenAiModelId = i.model;
+        o.planModeOpenAiModelId = i.model;
+      });
+    }
+    return editJson(current, file, (o) => {
+      o.version ??= 1;
+      o.modes ??= {};
+      const providers = (o.providers && typeof o.providers === 'object' ? o.providers : {}) as Record<string, any>;
+      const before = providers[CLINE_PROVIDER];
+      const settings = { ...(before?.settings ?? {}), provider: CLINE_PROVIDER, apiKey: i.key, model: i.model, baseUrl: `${i.baseUrl}/v1` };
+      const same = before && JSON.stringify(before.settings) === JSON.stringify(settings);
+      providers[CLINE_PROVIDER] = { ...(before ?? {}), settings, updatedAt: same ? before.updatedAt : new Date().toISOString(), tokenSource: 'manual' };
+      o.providers = providers;
+      o.lastUsedProvider = CLINE_PROVIDER;
+    });
+  },
   note: 'The VS Code extension keeps its own settings: there, choose "OpenAI Compatible" with the same base URL, key and model.',
   read: (file, text) => {
     const o = jsonOf(text);
-    return file.endsWith('secrets.json') ? { key: str(o.openAiApiKey) } : { baseUrl: addressOf(o.openAiBaseUrl, '/v1') };
+    if (file.endsWith('secrets.json')) return { key: str(o.openAiApiKey) };
+    if (file.endsWith('globalState.json')) return { baseUrl: addressOf(o.openAiBaseUrl, '/v1') };
+    // Cline 3 uses the provider it used last: another one there means Cline no longer sends to router.
+    if (o.lastUsedProvider !== CLINE_PROVIDER) return { off: true };
+    const settings = o.providers?.[CLINE_PROVIDER]?.settings ?? {};
+    return { baseUrl: addressOf(settings.baseUrl, '/v1'), key: str(settings.apiKey) };
+  },
+  // Cline 3 stamps the provider in use with the time of every run.
+  stable: (file, text) => {
+    if (!file.endsWith('providers.json')) return text;
+    try {
+      const o = JSON.parse(text);
+      for (const p of Object.values(o?.providers ?? {})) if (p && typeof p === 'object') delete (p as Record<string, unknown>).updatedAt;
+      return JSON.stringify(o);
+    } catch {
+      return text;
+    }
   },
 };
 
-export const TOOLS: readonly ToolDef[] = [claudeCode, codex, geminiCli, opencode, cline];
+/** The variable router's key sits under in Qwen Code's settings: a name no shell sets for another purpose. */
+export const QWEN_KEY_VARIABLE = 'ROUTER_QWEN_API_KEY';
+/** Qwen Code's settings schema version of the pinned release: a new file carries it, so Qwen does not migrate (rewrite) it. */
+const QWEN_SETTINGS_VERSION = 4;
+
+const qwenCode: ToolDef = {
+  id: 'qwen-code',
+  name: 'Qwen Code',
+  defaultModel: 'openai/gpt-5',
+  files: ({ configHome }) => [join(configHome, '.qwen', 'settings.json')],
+  render: (i, file, current) =>
+    editJson(current, file, (o) => {
+      if (current === null) o.$version = QWEN_SETTINGS_VERSION;
+      // A model provider entry of router's own: its baseUrl wins over OPENAI_BASE_URL in the shell, and its key
+      // variable is one the shell does not set (`env` here is only a fallback for variables the shell lacks).
+      const openai = Array.isArray(o.modelProviders && (o.modelProviders as any).openai) ? ((o.modelProviders as any).openai as any[]) : [];
+      const mine = [...new Set([i.model, i.smallModel])].map((id) => ({ id, name: `${id} (router)`, baseUrl: `${i.baseUrl}/v1`, envKey: QWEN_KEY_VARIABLE }));
+      setPath(o, ['modelProviders', 'openai'], [...mine, ...openai.filter((m) => m?.envKey !== QWEN_KEY_VARIABLE)]);
+      setPath(o, ['env', QWEN_KEY_VARIABLE], i.key);
+      setPath(o, ['security', 'auth', 'selectedType'], 'openai');
+      setPath(o, ['model', 'name'], i.model);
+    }),
+  read: (_file, text) => {
+    const o = jsonOf(text);
+    const name = o.model?.name;
+    const entry = (Array.isArray(o.modelProviders?.openai) ? o.modelProviders.openai : []).find((m: any) => m?.envKey === QWEN_KEY_VARIABLE && m?.id === name);
+    // Another model selected (or another auth type): Qwen Code no longer sends to router.
+    if (!entry || o.security?.auth?.selectedType !== 'openai') return { off: true };
+    return { baseUrl: addressOf(entry.baseUrl, '/v1'), key: str(o.env?.[QWEN_KEY_VARIABLE]) };
+  },
+};
+
+/** Copilot CLI's folder: COPILOT_HOME, else ~/.copilot. */
+const copilotHome = (configHome: string, env: NodeJS.ProcessEnv) => env.COPILOT_HOME?.trim() || join(configHome, '.copilot');
+/** The name of router's provider in Copilot CLI's providers.json; models are selected as `router/<id>`. */
+const COPILOT_PROVIDER = 'router';
+
+const copilotCli: ToolDef = {
+  id: 'copilot-cli',
+  name: 'GitHub Copilot CLI',
+  defaultModel: 'openai/gpt-5',
+  files: ({ configHome, env }) => [join(copilotHome(configHome, env), 'settings.json'), env.COPILOT_PROVIDERS_CONFIG?.trim() || join(copilotHome(configHome, env), 'providers.json')],
+  render: (i, file, current) =>
+    file.endsWith('settings.json')
+      ? editJson(current, file, (o) => {
+          o.model = `${COPILOT_PROVIDER}/${i.model}`;
+        })
+      : // Copilot CLI's own BYOK providers file: router as an OpenAI-compatible (Chat Completions) provider.
+        editJson(current, file, (o) => {
+          const providers = Array.isArray(o.providers) ? (o.providers as any[]) : [];
+          const models = Array.isArray(o.models) ? (o.models as any[]) : [];
+          o.providers = [...providers.filter((p) => p?.name !== COPILOT_PROVIDER), { name: COPILOT_PROVIDER, type: 'openai', baseUrl: `${i.baseUrl}/v1`, apiKey: i.key }];
+          o.models = [...models.filter((m) => m?.provider !== COPILOT_PROVIDER), ...[...new Set([i.model, i.smallModel])].map((id) => ({ id, provider: COPILOT_PROVIDER, name: `${id} (router)` }))];
+        }),
+  note: 'COPILOT_PROVIDER_BASE_URL or COPILOT_MODEL set in your shell take precedence over these files: unset them for Copilot CLI to use router.',
+  read: (file, text) => {
+    const o = jsonOf(text);
+    if (file.endsWith('settings.json')) {
+      // Another model selected: Copilot CLI no longer sends to router.
+      return typeof o.model === 'string' && o.model.startsWith(`${COPILOT_PROVIDER}/`) ? {} : { off: true };
+    }
+    const p = (Array.isArray(o.providers) ? o.providers : []).find((x: any) => x?.name === COPILOT_PROVIDER);
+    return p ? { baseUrl: addressOf(p.baseUrl, '/v1'), key: str(p.apiKey) } : {};
+  },
+};
+
+export const TOOLS: readonly ToolDef[] = [claudeCode, codex, geminiCli, opencode, cline, qwenCode, copilotCli];
 
 export function toolById(id: string): ToolDef | undefined {
   return TOOLS.find((t) => t.id === id);
