@@ -2,15 +2,16 @@
  * `router doctor` end to end: the real CLI and daemon (started with `router start` in a fresh HOME), a
  * coding agent configured through `router config-tool`, accounts on mock upstreams. It passes, then names
  * each thing that breaks: the agent's settings, its key, an account's upstream error, the clock, the state
- * folder's modes, a stopped daemon.
+ * folder's modes, a stopped daemon; and the disk check against its threshold.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveCliToken } from '../../src/shared/cli-token.js';
+import { diskFinding } from '../../src/daemon/doctor/checks.js';
 import type { DoctorReply } from '../../src/shared/doctor.js';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { describeResult, freePort, killDaemonOf, runRouter } from '../support/cli.js';
@@ -189,5 +190,22 @@ describe('router doctor', () => {
     expect(reply).toMatchObject({ ok: false, url: `http://127.0.0.1:${port}` });
     expect(reply.findings).toEqual([expect.objectContaining({ check: 'daemon', status: 'fail', fix: expect.stringContaining('router start') })]);
     expect(text).toMatch(/^FAIL {2}daemon: the router daemon is not running at http:\/\/127\.0\.0\.1:\d+; the other checks need it -> fix: run `router start`/m);
+  });
+});
+
+describe('doctor disk check', () => {
+  it("fails below the threshold of free space on the state folder's disk, with the fix; passes above it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'router-disk-'));
+    try {
+      const s = statfsSync(dir);
+      const free = Number(s.bavail) * Number(s.bsize);
+      const low = await diskFinding(dir, free + 1024 ** 3);
+      expect(low).toMatchObject({ check: 'disk', subject: dir, status: 'fail', fix: expect.stringContaining(join(dir, 'backups')) });
+      expect(low.message).toMatch(/^only \d+ MB free on the disk holding the state folder$/);
+      expect(await diskFinding(dir, 1)).toMatchObject({ check: 'disk', status: 'pass', message: expect.stringMatching(/^\d+ MB free$/) });
+      expect(await diskFinding(join(dir, 'missing'))).toMatchObject({ check: 'disk', status: 'skip' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
