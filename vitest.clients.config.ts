@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm run test:clients`: the real coding agents (Claude Code, Codex CLI, Gemini CLI, opencode), installed at
- * pinned versions into .clients/, driven against a real daemon and mock upstreams. Not part of `npm test`.
+ * `npm run test:clients`: the real coding agents (Claude Code, Codex CLI, Gemini CLI, opencode; Qwen Code,
+ * Copilot CLI and Cline for `router setup`), installed at pinned versions into .clients/, driven against a
+ * real daemon and mock upstreams. Not part of `npm test`.
  */
 export default defineConfig({
   test: {

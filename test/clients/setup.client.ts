@@ -35,7 +35,7 @@ for (const [client, bin] of Object.entries(BINS) as Array<[ClientName, string]>)
 setupScenario({
   title: 'router setup with the real agents',
   binDir,
-  timeoutMs: 150_000,
+  timeoutMs: 240_000,
   agents: [
     { bin: 'claude', id: 'claude-code', args: (p) => ['-p', p, '--output-format', 'text'], upstream: 'anthropic.messages' },
     { bin: 'codex', id: 'codex', args: (p) => ['exec', '--skip-git-repo-check', p], upstream: 'openai.responses' },

@@ -12,29 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { BIN, describeResult, freePort, killDaemonOf, runRouter } from '../support/cli.js';
+import { HAS_TMUX, tmuxOn, waitScreen as waitFor } from '../support/tmux.js';
 
-const HAS_TMUX = spawnSync('tmux', ['-V']).status === 0;
 if (!HAS_TMUX) console.warn('test/setup/confirm-tty.test.ts skipped: tmux is not installed (.ci/run installs it)');
 
 const SOCKET = `router-setup-tty-${process.pid}`;
-const tmux = (...args: string[]) => {
-  const r = spawnSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-};
+const tmux = tmuxOn(SOCKET);
 /** The whole pane, scrollback included, wrapped lines joined. */
 const screen = (target: string) => tmux('capture-pane', '-p', '-J', '-S', '-2000', '-t', target);
-
-async function waitScreen(target: string, pred: (s: string) => boolean, what: string, ms = 60_000): Promise<string> {
-  const deadline = Date.now() + ms;
-  let last = '';
-  while (Date.now() < deadline) {
-    last = screen(target);
-    if (pred(last)) return last;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`timed out waiting for ${what}; the screen was:\n${last}`);
-}
+const waitScreen = (target: string, pred: (s: string) => boolean, what: string, ms = 60_000) => waitFor(() => screen(target), pred, what, ms);
 
 const CLAUDE_BEFORE = '{\n  "model": "opus"\n}\n';
 
