@@ -4,7 +4,7 @@
  * (one probe), probe success -> closed, probe failure -> open again; a combo skips a provider whose
  * circuit is open; events reach a webhook receiver.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { chat, clearResilience, combo, content, hits, script, settings, setup, sleep, startReceiver, until, type Env, type Receiver } from './helpers.js';
 
 const THRESHOLD = 2;
@@ -37,6 +37,17 @@ async function breakers(): Promise<any[]> {
   return (await env.router.manage('GET', '/api/resilience')).json.breakers;
 }
 
+/**
+ * For this test, circuits stay open for ten minutes (then back to COOLDOWN_MS): a test that reads an open
+ * circuit must not depend on doing so within COOLDOWN_MS, which a loaded machine does not promise.
+ */
+async function longOpenPeriod(): Promise<number> {
+  const cooldown = 600_000;
+  await settings(env, { breakerFailureThreshold: THRESHOLD, breakerCooldownMs: cooldown, allowPrivateWebhookDestinations: true });
+  onTestFinished(() => settings(env, { breakerFailureThreshold: THRESHOLD, breakerCooldownMs: COOLDOWN_MS, allowPrivateWebhookDestinations: true }));
+  return cooldown;
+}
+
 /** Sends requests to `model` until the provider's circuit opens (asserting each failure passes through). */
 async function openCircuit(model: string, upstreamModel: string): Promise<void> {
   script(env.mock, { [upstreamModel]: { type: 'status', status: 500, message: 'down' } });
@@ -48,11 +59,16 @@ async function openCircuit(model: string, upstreamModel: string): Promise<void> 
 
 describe('breaker transitions', () => {
   it('closed -> open after the threshold: 503 with the exact body and headers, upstream not called', async () => {
+    const cooldownMs = await longOpenPeriod();
+    const openedFrom = Date.now(); // the circuit opens after this
     await openCircuit('openai/m1', 'm1');
     expect(hits(env.mock, 'm1')).toHaveLength(THRESHOLD);
     const r = await chat(env, 'openai/m1');
     expect(r.status).toBe(503);
-    const retryAfter = Math.ceil(COOLDOWN_MS / 1000);
+    // Seconds left of the open period, as of this refusal.
+    const retryAfter = r.json.error.retry_after;
+    expect(retryAfter).toBeLessThanOrEqual(Math.ceil(cooldownMs / 1000));
+    expect(retryAfter).toBeGreaterThanOrEqual(Math.floor((openedFrom + cooldownMs - Date.now()) / 1000));
     expect(r.json).toEqual({
       error: {
         message: expect.any(String),
@@ -171,6 +187,7 @@ describe('breakers inside combos', () => {
   it('a combo of models on ONE provider: a failing model opens its own circuit, the others keep serving', async () => {
     await combo(env, { name: 'br-same', strategy: 'priority', models: ['openai/sa', 'openai/sb', 'openai/sc'] });
     script(env.mock, { sa: { type: 'status', status: 503, message: 'overloaded' } });
+    await longOpenPeriod();
     // Concurrent requests, so failures of sa land back to back (this used to open the whole provider).
     const replies = await Promise.all(Array.from({ length: 12 }, () => chat(env, 'br-same')));
     for (const r of replies) expect(content(r), r.text).toBe('served by sb');
