@@ -124,8 +124,8 @@ describe('router doctor', () => {
     }
   });
 
-  it('names a login whose token expired with no refresh token', async () => {
-    // The management API as the CLI calls it (its token depends on the HOME the daemon runs with).
+  /** Adds an OAuth login through the management API as the CLI calls it (its token depends on the daemon's HOME). */
+  async function addLogin(body: Record<string, unknown>): Promise<string> {
     const prev = process.env.HOME;
     process.env.HOME = home;
     const token = deriveCliToken(join(home, '.router', 'cli-token.salt'))!;
@@ -133,10 +133,14 @@ describe('router doctor', () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/providers`, {
       method: 'POST',
       headers: { 'x-router-cli-token': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'claude-code', accessToken: 'sk-ant-oat01-old', expiresAt: '2020-01-01T00:00:00Z' }),
+      body: JSON.stringify({ provider: 'claude-code', ...body }),
     });
     expect(res.status, await res.clone().text()).toBe(201);
-    const id = ((await res.json()) as { id: string }).id;
+    return ((await res.json()) as { id: string }).id;
+  }
+
+  it('names a login whose token expired with no refresh token', async () => {
+    const id = await addLogin({ accessToken: 'sk-ant-oat01-old', expiresAt: '2020-01-01T00:00:00Z' });
     try {
       const { exitCode, reply, text } = await doctor();
       expect(exitCode, text).toBe(1);
@@ -145,6 +149,22 @@ describe('router doctor', () => {
       ]);
     } finally {
       await router(['providers', 'rm', id]);
+    }
+  });
+
+  it("shows each login's token freshness: valid until, or expired and renewed with its refresh token on next use", async () => {
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const fresh = await addLogin({ name: 'fresh', accessToken: 'sk-ant-oat01-fresh', expiresAt: until });
+    const renewable = await addLogin({ name: 'renewable', accessToken: 'sk-ant-oat01-stale', refreshToken: 'sk-ant-ort01-r', expiresAt: '2020-01-01T00:00:00Z' });
+    try {
+      const { reply, text } = await doctor();
+      const of = (id: string) => reply.findings.find((f) => f.check === 'account' && f.subject?.includes(id));
+      expect(of(fresh), text).toMatchObject({ status: 'pass', message: expect.stringContaining(`token valid until ${until}`) });
+      expect(of(renewable), text).toMatchObject({ status: 'pass', message: expect.stringContaining('token expired at 2020-01-01T00:00:00.000Z, renewed with its refresh token on next use') });
+      expect(text).toMatch(new RegExp(`^ok +account .*${fresh}.*token valid until`, 'm'));
+    } finally {
+      await router(['providers', 'rm', fresh]);
+      await router(['providers', 'rm', renewable]);
     }
   });
 

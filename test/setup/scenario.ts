@@ -145,6 +145,8 @@ export function setupScenario(o: ScenarioOptions): void {
       const r = await router(['setup']);
       expect(r.exitCode, describeResult(r)).toBe(2);
       expect(r.stderr).toContain('router setup --yes');
+      // No daemon ran in this HOME: setup started it (and it stays for the runs after).
+      expect(r.stdout).toContain(`router started at http://127.0.0.1:${port}`);
       for (const a of o.agents) expect(r.stdout).toMatch(new RegExp(`\\(${o.binDir}/${a.bin}\\): point it at router`));
       expect(r.stdout).toContain('OPENAI_API_KEY (openai at ');
       expect(r.stdout).not.toContain('sk-test-');
