@@ -66,6 +66,8 @@ export class MockBatchApis {
   readonly batches = new Map<string, MockBatch>();
   /** Retrievals that still answer `in_progress`. */
   pollsBeforeEnd = 1;
+  /** Answers a call to the batch APIs itself instead of them when it returns a behavior (a 429 for one account...). */
+  gate: ((req: MockRequest) => Behavior | undefined) | undefined;
   /** Every line the mock's batches answered, in order (`custom_id`, provider). */
   readonly answered: { provider: string; custom_id: string }[] = [];
   private counter = 0;
@@ -80,6 +82,7 @@ export class MockBatchApis {
     this.batches.clear();
     this.answered.length = 0;
     this.pollsBeforeEnd = 1;
+    this.gate = undefined;
   }
 
   /** Answers one batch API request. */

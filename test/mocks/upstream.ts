@@ -162,7 +162,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       if (isRerank(endpoint)) return sendReply(res, rerankErrorReply(endpoint, 401, undefined, req.index));
       return sendReply(res, authErrorReply(provider, requestId(req), opts.geminiAuthStatus ?? 401));
     }
-    if (endpoint === 'openai.files' || endpoint === 'openai.batches' || endpoint === 'anthropic.batches') return batches.serve(req, res);
+    const gated = endpoint === 'openai.files' || endpoint === 'openai.batches' || endpoint === 'anthropic.batches' ? (batches.gate?.(req) ?? 'serve') : undefined;
+    if (gated === 'serve') return batches.serve(req, res);
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) req.aborted = true;
@@ -178,7 +179,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       embeddingDimensions: opts.embeddingDimensions ?? 16,
       baseUrl: `http://${raw.headers.host ?? '127.0.0.1'}`,
     };
-    await serve(ctx, await choose(req));
+    await serve(ctx, gated ?? (await choose(req)));
   }
 
   const server = createServer((raw, res) => {

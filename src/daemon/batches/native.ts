@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '../auth/pipeline.js';
-import { INTERNAL_AUTH } from '../proxy/execute.js';
+import { RouterError } from '../http/errors.js';
+import { Attempt, readWhole } from '../proxy/attempt.js';
+import { execute, INTERNAL_AUTH } from '../proxy/execute.js';
 import { recordOutcome, type Outcome } from '../proxy/outcome.js';
 import { planTargets } from '../proxy/plan.js';
-import { credentialSecrets, encodeOptionsFor, joinUrl, targetHeaders, type Target } from '../providers/target.js';
-import { sendUpstream } from '../net/upstream.js';
+import { AttemptError } from '../proxy/upstream-error.js';
+import { ANTHROPIC_ERROR_STATUS } from '../translate/formats/anthropic/errors.js';
+import { encodeOptionsFor, joinUrl, type Target } from '../providers/target.js';
 import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import type { IrUsage } from '../translate/ir.js';
@@ -73,26 +76,76 @@ function targetsFor(services: Services, lines: BatchLine[], state: NativeState):
   return out;
 }
 
-class ProviderError extends Error {}
-
-/** One JSON call to the provider, its credential masked in any error. */
-async function call(target: Target, method: 'GET' | 'POST', url: string, body?: unknown): Promise<any> {
-  let payload: string | Uint8Array | undefined;
-  const headers = targetHeaders(target, 'application/json');
-  if (body instanceof FormData) {
-    const req = new Request('http://form.invalid', { method: 'POST', body });
-    payload = new Uint8Array(await req.arrayBuffer());
-    headers['content-type'] = req.headers.get('content-type')!;
-  } else if (body !== undefined) payload = JSON.stringify(body);
-  const reply = await sendUpstream({ url, method, headers, body: payload, route: target, signal: AbortSignal.timeout(CALL_TIMEOUT_S * 1000) });
-  const text = await reply.text(512 * 1024 * 1024);
-  if (reply.statusCode >= 400) {
-    let message = text.slice(0, 500);
-    for (const secret of credentialSecrets(target)) message = message.split(secret).join('***');
-    throw new ProviderError(`${target.provider.id} answered ${reply.statusCode} to ${method} ${new URL(url).pathname}: ${message}`);
+/** A provider call that failed on every account tried; `retryable` when waiting may help (a poll tries again). */
+class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
   }
-  const type = reply.headers['content-type'];
-  return String(type ?? '').includes('json') && !url.includes('/results') && !url.endsWith('/content') ? JSON.parse(text) : text;
+}
+
+/** One provider call of a native batch: its method, where it goes (a path under the base URL, or a URL the provider gave), its body. */
+interface ProviderCall {
+  method: 'GET' | 'POST';
+  path?: string;
+  url?: string;
+  body?: unknown;
+}
+
+/**
+ * Calls the batch's provider through the executor: breakers, cooldowns and the account order apply, a
+ * failure is classified once and fails over to the provider's next account when it may. The calls that
+ * start a batch (`choose`) may go to any account of the provider: `onTarget` hears which one is tried, so
+ * the account that holds the batch is saved before the provider could accept it. Every later call goes to
+ * that account (`holder`): a provider batch and its files live on one account only.
+ */
+async function providerCall(services: Services, state: NativeState, op: ProviderCall, route: 'choose' | 'holder', onTarget?: (t: Target) => void): Promise<any> {
+  let payload: { body: string | Uint8Array; contentType?: string } | undefined;
+  if (op.body instanceof FormData) {
+    const req = new Request('http://form.invalid', { method: 'POST', body: op.body });
+    payload = { body: new Uint8Array(await req.arrayBuffer()), contentType: req.headers.get('content-type')! };
+  } else if (op.body !== undefined) payload = { body: JSON.stringify(op.body) };
+  const what = `${op.method} ${op.url ? new URL(op.url).pathname : op.path}`;
+  return execute(
+    {
+      services,
+      auth: INTERNAL_AUTH,
+      call: { clientFormat: 'openai-chat', raw: {}, model: state.model, stream: false, endpoint: `batch:${route === 'choose' ? 'submit' : 'poll'}` },
+      traceId: randomUUID(),
+      t0: performance.now(),
+      routerChosenModel: true,
+      only: (t) => t.provider.id === state.provider && (route === 'choose' || t.connectionId === state.connectionId),
+    },
+    {
+      prepare(t) {
+        onTarget?.(t);
+        return op.url ?? joinUrl(t.baseUrl, op.path!);
+      },
+      async attempt(t, url, _outcome, limits) {
+        const open = await new Attempt(t, limits).open({ url, method: op.method, body: payload?.body, contentType: payload?.contentType, accept: 'application/json' });
+        const text = (await readWhole(open, 512 * 1024 * 1024)).bytes.toString('utf8');
+        const type = open.exchange.headers['content-type'];
+        if (!String(type ?? '').includes('json') || url.includes('/results') || url.endsWith('/content')) return text;
+        try {
+          return JSON.parse(text);
+        } catch {
+          throw new AttemptError(`${t.provider.id} answered ${what} with a body that is not JSON.`, 502, 'invalid');
+        }
+      },
+      fail(last) {
+        throw new ProviderError(`${state.provider} answered ${last.status} to ${what}: ${last.message.slice(0, 500)}`, last.failure.retryable);
+      },
+      targetTimeoutMs: CALL_TIMEOUT_S * 1000,
+    },
+  );
+}
+
+/** The calls of one native batch: `call` to the account holding it, `start` to the first account of the provider that takes it. */
+interface Calls {
+  call(op: ProviderCall): Promise<any>;
+  start(op: ProviderCall): Promise<any>;
 }
 
 function jsonLines(text: string): any[] {
@@ -127,17 +180,6 @@ function recordLine(services: Services, batch: BatchRow, auth: AuthInfo, line: B
   recordOutcome(services, outcome);
 }
 
-const ANTHROPIC_STATUS: Record<string, number> = {
-  invalid_request_error: 400,
-  authentication_error: 401,
-  permission_error: 403,
-  not_found_error: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  api_error: 500,
-  overloaded_error: 529,
-};
-
 interface Submitted {
   /**
    * Sends the batch to the provider, setting `state.remoteId`; `save` persists `state` after an
@@ -161,11 +203,11 @@ interface Submitted {
  * /v1/messages/batches?limit&after_id`: the `BatchListParams` of the openai and @anthropic-ai/sdk packages),
  * until `stop` says a batch is older than the one sought or the list ends.
  */
-async function* listBatches(target: Target, path: string, cursor: 'after' | 'after_id', stop: (b: any) => boolean): AsyncGenerator<any> {
+async function* listBatches(calls: Calls, path: string, cursor: 'after' | 'after_id', stop: (b: any) => boolean): AsyncGenerator<any> {
   let after: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const query = `limit=100${after ? `&${cursor}=${encodeURIComponent(after)}` : ''}`;
-    const list = await call(target, 'GET', `${joinUrl(target.baseUrl, path)}?${query}`);
+    const list = await calls.call({ method: 'GET', path: `${path}?${query}` });
     const data = Array.isArray(list?.data) ? list.data : [];
     for (const b of data) {
       if (stop(b)) return;
@@ -176,8 +218,7 @@ async function* listBatches(target: Target, path: string, cursor: 'after' | 'aft
   }
 }
 
-function openai(target: Target, state: NativeState): Submitted {
-  const base = target.baseUrl;
+function openai(calls: Calls, state: NativeState): Submitted {
   return {
     async submit(lines, targets, batch, save) {
       if (!state.remoteInputFileId) {
@@ -185,18 +226,19 @@ function openai(target: Target, state: NativeState): Submitted {
         const form = new FormData();
         form.append('purpose', 'batch');
         form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), `router-${batch.id}.jsonl`);
-        const file = await call(target, 'POST', joinUrl(base, 'files'), form);
+        const file = await calls.start({ method: 'POST', path: 'files', body: form });
         state.remoteInputFileId = file.id;
         save();
       }
       // `metadata` (up to 16 string pairs, openai BatchCreateParams) names router's batch: found again after a crash.
       const body = { input_file_id: state.remoteInputFileId, endpoint: batch.endpoint, completion_window: '24h', metadata: { [ROUTER_BATCH_KEY]: batch.id } };
-      const remote = await call(target, 'POST', joinUrl(base, 'batches'), body);
+      // The file lives on the account that took it: the batch is made there too.
+      const remote = await calls.call({ method: 'POST', path: 'batches', body });
       state.remoteId = remote.id;
     },
     async find(batch, since) {
       const older = (b: any) => typeof b.created_at === 'number' && b.created_at < since - CLOCK_SKEW_S;
-      for await (const b of listBatches(target, 'batches', 'after', older)) {
+      for await (const b of listBatches(calls, 'batches', 'after', older)) {
         if (b.metadata?.[ROUTER_BATCH_KEY] === batch.id) return { id: b.id, inputFileId: b.input_file_id };
       }
       return undefined;
@@ -207,7 +249,7 @@ function openai(target: Target, state: NativeState): Submitted {
       const out = new Map<string, { ok: boolean; result: string; status: number; body: unknown }>();
       for (const fileId of [remote.output_file_id, remote.error_file_id]) {
         if (!fileId) continue;
-        for (const r of jsonLines(await call(target, 'GET', joinUrl(base, `files/${fileId}/content`)))) {
+        for (const r of jsonLines(await calls.call({ method: 'GET', path: `files/${fileId}/content` }))) {
           const status = r.response?.status_code ?? 500;
           const ok = status >= 200 && status < 300 && !r.error;
           // A line OpenAI cancelled because router's own window closed is written as expired.
@@ -221,8 +263,7 @@ function openai(target: Target, state: NativeState): Submitted {
   };
 }
 
-function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submitted {
-  const base = target.baseUrl;
+function anthropic(calls: Calls, state: NativeState, all: BatchLine[]): Submitted {
   const byId = new Map(all.map((l) => [l.custom_id, l]));
   return {
     async submit(lines, targets) {
@@ -235,7 +276,7 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
           return { custom_id: l.custom_id, params: getUpstreamCodec('anthropic').encodeRequest(ir, encodeOptionsFor(t)) };
         }),
       };
-      const remote = await call(target, 'POST', joinUrl(base, 'messages/batches'), body);
+      const remote = await calls.start({ method: 'POST', path: 'messages/batches', body });
       state.remoteId = remote.id;
     },
     /**
@@ -247,7 +288,7 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
       const created = (b: any) => Date.parse(b.created_at) / 1000;
       const older = (b: any) => created(b) < since - CLOCK_SKEW_S;
       let best: { id: string; distance: number } | undefined;
-      for await (const b of listBatches(target, 'messages/batches', 'after_id', older)) {
+      for await (const b of listBatches(calls, 'messages/batches', 'after_id', older)) {
         const c = b.request_counts ?? {};
         const count = (c.processing ?? 0) + (c.succeeded ?? 0) + (c.errored ?? 0) + (c.canceled ?? 0) + (c.expired ?? 0);
         const distance = Math.abs(created(b) - since);
@@ -263,8 +304,8 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
     ended: (remote) => remote.processing_status === 'ended',
     async results(remote) {
       const out = new Map<string, { ok: boolean; result: string; status: number; body: unknown }>();
-      const url = remote.results_url ?? joinUrl(base, `messages/batches/${state.remoteId}/results`);
-      for (const r of jsonLines(await call(target, 'GET', url))) {
+      const op: ProviderCall = remote.results_url ? { method: 'GET', url: remote.results_url } : { method: 'GET', path: `messages/batches/${state.remoteId}/results` };
+      for (const r of jsonLines(await calls.call(op))) {
         const id = r.custom_id as string;
         const result = r.result ?? {};
         if (result.type === 'succeeded') {
@@ -276,7 +317,7 @@ function anthropic(target: Target, state: NativeState, all: BatchLine[]): Submit
           out.set(id, { ok: true, result: JSON.stringify(line), status: 200, body });
         } else if (result.type === 'errored') {
           const inner = result.error?.error ?? result.error ?? {};
-          const status = ANTHROPIC_STATUS[inner.type] ?? 500;
+          const status = ANTHROPIC_ERROR_STATUS[inner.type] ?? 500;
           const body = { error: { message: inner.message ?? 'The provider reported an error.', type: inner.type ?? 'api_error', code: inner.type ?? 'api_error' } };
           const line = { id: newId('batch_req_'), custom_id: id, response: { status_code: status, request_id: result.error?.request_id ?? '', body }, error: null };
           out.set(id, { ok: false, result: JSON.stringify(line), status, body });
@@ -335,6 +376,21 @@ const UNANSWERED_TEXT: Record<string, string> = {
 };
 
 /**
+ * One poll of the provider batch; undefined when the account is cooling, its circuit open, or the provider
+ * answered with a failure worth waiting out (a 429, a 5xx): the next poll tries again, and only a failure
+ * that waiting cannot cure fails the batch.
+ */
+async function pollOnce(poll: () => Promise<any>): Promise<any> {
+  try {
+    return await poll();
+  } catch (err) {
+    if (err instanceof ProviderError && err.retryable) return undefined;
+    if (err instanceof RouterError && (err.status === 429 || err.status === 503)) return undefined;
+    throw err;
+  }
+}
+
+/**
  * Submits (unless a previous run did) and polls the provider batch until it ends, then records every
  * line. A cancel, or router's own completion window closing, cancels the provider batch; the lines it did
  * not answer become `batch_cancelled` or `batch_expired` error lines. Returns `stopped` on shutdown (the
@@ -348,18 +404,31 @@ export async function runNative(
   handle: RunHandle,
 ): Promise<'done' | 'expired' | 'stopped' | { failed: string }> {
   const state = JSON.parse(batch.native!) as NativeState;
+  const save = () => store.setNative(batch.id, state);
+  const calls: Calls = {
+    call: (op) => providerCall(services, state, op, 'holder'),
+    // The account tried is saved before the provider hears of the batch: a run killed mid-call searches that account.
+    start: (op) =>
+      providerCall(services, state, op, 'choose', (t) => {
+        if (state.connectionId === t.connectionId) return;
+        state.connectionId = t.connectionId;
+        save();
+      }),
+  };
   let targets: Map<string, Target>;
   try {
     targets = targetsFor(services, lines, state);
   } catch (err) {
     return { failed: (err as Error).message };
   }
-  const target = targets.get(state.model) ?? [...targets.values()][0]!;
-  const api = state.provider === 'openai' ? openai(target, state) : anthropic(target, state, lines);
-  const base = target.baseUrl;
+  const api = state.provider === 'openai' ? openai(calls, state) : anthropic(calls, state, lines);
   const path = state.provider === 'openai' ? 'batches' : 'messages/batches';
   try {
-    if (!state.remoteId) await submitOnce(store, batch, lines, targets, state, api, handle);
+    if (!state.remoteId) {
+      await submitOnce(store, batch, lines, targets, state, api, handle);
+      // The account that took the batch may not be the first one planned: its lines are recorded on it.
+      targets = targetsFor(services, lines, state);
+    }
     if (!state.remoteId) {
       if (handle.stop === 'shutdown') return 'stopped';
       const code = handle.stop === 'expire' ? 'batch_expired' : 'batch_cancelled';
@@ -370,15 +439,18 @@ export async function runNative(
     for (;;) {
       if (handle.stop === 'shutdown') return 'stopped';
       if ((handle.stop === 'cancel' || handle.stop === 'expire') && !state.cancelRequested) {
-        await call(target, 'POST', joinUrl(base, `${path}/${state.remoteId}/cancel`), {});
+        await calls.call({ method: 'POST', path: `${path}/${state.remoteId}/cancel`, body: {} });
         state.cancelRequested = true;
         if (handle.stop === 'expire') state.expired = true;
-        store.setNative(batch.id, state);
+        save();
       }
-      remote = await call(target, 'GET', joinUrl(base, `${path}/${state.remoteId}`));
-      const counts = api.counts(remote);
-      store.setCounts(batch.id, counts.completed, counts.failed);
-      if (api.ended(remote)) break;
+      const polled = await pollOnce(() => calls.call({ method: 'GET', path: `${path}/${state.remoteId}` }));
+      if (polled !== undefined) {
+        remote = polled;
+        const counts = api.counts(remote);
+        store.setCounts(batch.id, counts.completed, counts.failed);
+        if (api.ended(remote)) break;
+      }
       await handle.pause(services.settings.get().batchPollIntervalMs);
     }
     const results = await api.results(remote);

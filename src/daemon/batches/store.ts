@@ -27,8 +27,9 @@ export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed
 /** A batch's native-mode state: the provider batch it was submitted as. */
 export interface NativeState {
   provider: 'openai' | 'anthropic';
-  /** The router model every line named (`openai/gpt-4o-mini`); its first target is the account used. */
+  /** The router model every line named (`openai/gpt-4o-mini`). */
   model: string;
+  /** The account holding the provider batch (saved when the submission is sent to it; batches/native.ts). */
   connectionId?: string;
   remoteId?: string;
   remoteInputFileId?: string;

@@ -21,7 +21,9 @@ export function upstreamUrl(target: Pick<Target, 'baseUrl'>, path: string): stri
 /** One request of an attempt. */
 export interface AttemptRequest {
   url: string;
-  body: string | Uint8Array;
+  /** Default POST. */
+  method?: 'GET' | 'POST';
+  body?: string | Uint8Array;
   /** The request's content type (default JSON). */
   contentType?: string;
   accept: string;
@@ -60,7 +62,7 @@ export class Attempt {
     const tSend = performance.now();
     const base = req.accept === 'application/json' && req.contentType === undefined ? requestHeaders(this.target, false) : identity(targetHeaders(this.target, req.accept), req.contentType);
     const headers = withRequestHeaders(base, req.headers);
-    const { exchange, response } = UpstreamExchange.send({ url: req.url, headers, body: req.body, route: this.target });
+    const { exchange, response } = UpstreamExchange.send({ url: req.url, method: req.method, headers, body: req.body, route: this.target });
     const guard = new AttemptGuard(exchange, this.sink, this.limits);
     try {
       const reply = await response.catch((err) => {

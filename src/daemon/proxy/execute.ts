@@ -47,6 +47,11 @@ export interface ExecRequest {
    * the key's `model:` scopes do not apply; its quotas and usage rows do.
    */
   routerChosenModel?: boolean;
+  /**
+   * Only the planned targets this accepts are tried (router's own calls bound to a provider or to one
+   * account: a native batch is polled on the account that holds it).
+   */
+  only?: (target: Target) => boolean;
 }
 
 /** A reply ready without calling the upstream (a cache hit, a local token count). */
@@ -152,7 +157,11 @@ interface Ready<P> {
 async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { plan?: Plan }): Promise<R> {
   const { services, auth, call } = req;
   if (typeof call.model === 'string' && !req.routerChosenModel) services.quotas.allowedModel(auth, call.model);
-  const plan = planTargets(services, call.model, req.sessionKey, req);
+  let plan = planTargets(services, call.model, req.sessionKey, req);
+  if (req.only && !plan.unavailable) {
+    plan = { ...plan, targets: plan.targets.filter(req.only) };
+    if (plan.targets.length === 0) throw new RouterError(503, `No account that may serve this call is available for '${call.model}'.`, { code: 'no_target' });
+  }
   planned.plan = plan;
   if (plan.unavailable) throw plan.unavailable;
   if (plan.combo?.contextFit && policy.inputTokens) await fitContext(services, plan, call.raw, policy.inputTokens);

@@ -59,27 +59,19 @@ export interface ProxyRoutes {
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
   };
-  /** Embeddings (OpenAI-compatible); upstream content-encoding headers are stripped (client) */
-  'POST /v1/embeddings': {
-    params?: undefined;
-    query?: undefined;
-    body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
-  };
-  /** Rerank (Cohere/Jina shape) to Cohere, Jina, Voyage, Together and compatible nodes (vLLM, TEI); docs/rerank.md (client) */
-  'POST /v1/rerank': {
-    params?: undefined;
-    query?: undefined;
-    body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
-  };
   /** Model catalog (OpenAI shape; Anthropic shape when the anthropic-version header is sent) (client) */
   'GET /v1/models': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
+  };
+  /** Embeddings (OpenAI-compatible); upstream content-encoding headers are stripped (client) */
+  'POST /v1/embeddings': {
+    params?: undefined;
+    query?: undefined;
+    body: Record<string, unknown>;
     // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
     reply: any;
   };
@@ -125,6 +117,14 @@ export interface ProxyRoutes {
   };
   /** Moderation (OpenAI shape, text and image inputs); model defaults to openai/omni-moderation-latest (client) */
   'POST /v1/moderations': {
+    params?: undefined;
+    query?: undefined;
+    body: Record<string, unknown>;
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
+  };
+  /** Rerank (Cohere/Jina shape) to Cohere, Jina, Voyage, Together and compatible nodes (vLLM, TEI); docs/rerank.md (client) */
+  'POST /v1/rerank': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;

@@ -1,7 +1,19 @@
 import type { ErrorDetail, UpstreamErrorObject } from '../../codec.js';
 import type { IrError, SseMessage } from '../../ir.js';
 
-const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'api_error', 'overloaded_error']);
+/** Anthropic's error types and the HTTP status each stands for (its API errors page). */
+export const ANTHROPIC_ERROR_STATUS: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+const ERROR_TYPES = new Set(Object.keys(ANTHROPIC_ERROR_STATUS));
 
 /** Anthropic's error `type`: the error's own when it is one of Anthropic's, else one derived from the status. */
 export function anthropicErrorType(error: IrError): string {

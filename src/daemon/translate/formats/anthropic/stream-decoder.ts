@@ -2,6 +2,7 @@ import type { StreamDecoder } from '../../codec.js';
 import type { IrFinishReason, IrStreamEvent, IrUsage, SseMessage } from '../../ir.js';
 import { isRecord, tryParseJson } from '../../util/json.js';
 import { completeUsage, decodeAnthropicUsage, decodeStopReason } from './usage.js';
+import { ANTHROPIC_ERROR_STATUS } from './errors.js';
 
 type Rec = Record<string, unknown>;
 interface Block {
@@ -10,16 +11,7 @@ interface Block {
   hasInput?: boolean;
 }
 
-const ERROR_STATUS: Record<string, number> = {
-  invalid_request_error: 400,
-  authentication_error: 401,
-  permission_error: 403,
-  not_found_error: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  api_error: 500,
-  overloaded_error: 529,
-};
+const ERROR_STATUS = ANTHROPIC_ERROR_STATUS;
 
 const EMPTY = 'The upstream stream was empty: it ended without any content.';
 
