@@ -10,6 +10,7 @@ import { PasswordStore } from './auth/password.js';
 import { SessionStore } from './auth/sessions.js';
 import { createApp } from './http/app.js';
 import { KeyStore } from './keys/store.js';
+import { loadKeysSync, SqlKeyRepository } from './keys/sql-repository.js';
 import { ComboStore } from './combos/store.js';
 import { Logger } from './logger.js';
 import { ROUTES } from './routes.js';
@@ -19,6 +20,7 @@ import { configureOutboundProxy } from './net/outbound-proxy.js';
 import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { useSecretKey } from './store/secrets.js';
+import { SqliteDriver } from './store/sqlite-driver.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
@@ -114,7 +116,9 @@ export function bootServices(opts: BootOptions): Services {
   });
   // The oauthEndpoints setting's apiBaseUrl moves a provider's API (mock servers, private deployments).
   const apiBase = (providerId: string) => endpointOverride(settings.get(), providerId)?.apiBaseUrl;
-  const keys = new KeyStore(db);
+  // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
+  const storage = new SqliteDriver(db);
+  const keys = new KeyStore(new SqlKeyRepository(storage), loadKeysSync(storage));
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);
   const syncedModels = new SyncedModels(db);
@@ -214,7 +218,7 @@ export function bootServices(opts: BootOptions): Services {
       log,
       migrationsDir: opts.migrationsDir,
       flush: async () => {
-        keys.flush();
+        await keys.flush();
         await usage.flush();
       },
     }),
@@ -245,7 +249,8 @@ export function buildApp(services: Services) {
 
 /** Persists what is batched in memory and closes the database. */
 export function closeServices(services: Services): void {
-  services.keys.flush();
+  // On SQLite the flush writes during the call, before the database closes below.
+  services.keys.flush().catch((err: unknown) => services.log.error('key last-use flush failed', { error: err instanceof Error ? err.message : String(err) }));
   // Live clients are told goodbye; queued usage rows are written while the database is still open.
   services.live.close();
   services.responsesSocket.close();

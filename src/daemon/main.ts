@@ -173,7 +173,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   }
   services.tokenRefresher.start();
   services.backups.start();
-  const flushTimer = setInterval(() => services.keys.flush(), 30_000);
+  const flushTimer = setInterval(() => {
+    services.keys.flush().catch((err: unknown) => log.warn('key last-use flush failed; retried next time', { error: err instanceof Error ? err.message : String(err) }));
+  }, 30_000);
   flushTimer.unref();
   stopped.then(() => clearInterval(flushTimer));
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => stop(sig));

@@ -119,7 +119,7 @@ describe('who may ask', () => {
     const services = bootServices({ home: h, host: '127.0.0.1', port: 0 });
     try {
       const app = buildApp(services);
-      const manageKey = services.keys.create('manage', ['manage']).key;
+      const manageKey = (await services.keys.create('manage', ['manage'])).key;
       const get = async (addr: string, headers: Record<string, string>) =>
         (await app.request('http://router.test/api/tools/agent-bridge/state', { headers }, { remoteAddress: addr })).status;
       expect(await get('127.0.0.1', { 'x-router-cli-token': services.cliToken })).toBe(200);

@@ -153,7 +153,7 @@ describe('folder import from another machine', () => {
     const services = bootServices({ home: h, host: '127.0.0.1', port: 0 });
     try {
       const app = buildApp(services);
-      const manageKey = services.keys.create('manage', ['manage']).key;
+      const manageKey = (await services.keys.create('manage', ['manage'])).key;
       const res = await app.request(
         'http://router.test/api/skills',
         { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${manageKey}` }, body: JSON.stringify({ path: '/etc' }) },

@@ -20,12 +20,12 @@ let app: ReturnType<typeof buildApp>;
 let proxyKey: string;
 let manageKey: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-agent-tiers-'));
   services = bootServices({ home, host: LO, port: 0 });
   app = buildApp(services);
-  proxyKey = services.keys.create('proxy-only', ['proxy']).key;
-  manageKey = services.keys.create('manage-only', ['manage']).key;
+  proxyKey = (await services.keys.create('proxy-only', ['proxy'])).key;
+  manageKey = (await services.keys.create('manage-only', ['manage'])).key;
 });
 
 afterAll(() => {

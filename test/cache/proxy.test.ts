@@ -24,7 +24,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-cache-proxy-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0, clock: () => now });
   app = buildApp(services);
-  key = services.keys.create('caller', ['proxy']);
+  key = await services.keys.create('caller', ['proxy']);
   for (const [provider, base] of [['openai', mock.openaiBase], ['anthropic', mock.anthropicBase]] as const) {
     const r = await send('POST', '/api/providers', { provider, apiKey: `sk-${provider}`, providerSpecificData: { baseUrl: base } }, manage);
     expect(r.status, JSON.stringify(r.json)).toBe(201);
@@ -94,7 +94,7 @@ describe('hit and miss', () => {
   });
 
   it('the cache is shared across keys (the key is not part of the cache key) and across client formats', async () => {
-    const other = services.keys.create('other', ['proxy']);
+    const other = await services.keys.create('other', ['proxy']);
     await chat();
     expect(cacheHeader(await chat({}, USE, other.key))).toBe('hit');
     expect(mock.requests).toHaveLength(1);

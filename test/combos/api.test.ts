@@ -15,11 +15,11 @@ let services: Services;
 let app: ReturnType<typeof buildApp>;
 let clientKey: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-combos-api-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
-  clientKey = services.keys.create('client', ['proxy']).key;
+  clientKey = (await services.keys.create('client', ['proxy'])).key;
 });
 
 afterAll(() => {

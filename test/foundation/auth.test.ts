@@ -36,15 +36,15 @@ const tierRoutes: RouteDef[] = TIERS.map((tier) => ({
   handler: ({ auth }) => ({ ok: true, via: auth.via }),
 }));
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-auth-'));
   services = bootServices({ home, host: LO, port: 0 });
   tierApp = createApp(tierRoutes, services);
   app = buildApp(services);
-  proxyKey = services.keys.create('proxy-only', ['proxy']).key;
-  manageKey = services.keys.create('manage-only', ['manage']).key;
-  const inactive = services.keys.create('inactive', ['proxy', 'manage']);
-  services.keys.update(inactive.id, { isActive: false });
+  proxyKey = (await services.keys.create('proxy-only', ['proxy'])).key;
+  manageKey = (await services.keys.create('manage-only', ['manage'])).key;
+  const inactive = await services.keys.create('inactive', ['proxy', 'manage']);
+  await services.keys.update(inactive.id, { isActive: false });
   inactiveKey = inactive.key;
   sessionToken = services.sessions.create().token;
 });

@@ -178,7 +178,7 @@ describe('in process: the fast path against the h3 app', () => {
     );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    key = services.keys.create('caller', ['proxy']).key;
+    key = (await services.keys.create('caller', ['proxy'])).key;
     for (const [provider, url] of [['openai', mock.openaiBase], ['anthropic', mock.anthropicBase]] as const) {
       const r = await call(base, 'POST', '/api/providers', {
         headers: { 'x-router-cli-token': services.cliToken, 'content-type': 'application/json' },

@@ -33,7 +33,7 @@ beforeAll(async () => {
   writeFileSync(join(userHome, '.claude', '.credentials.json'), JSON.stringify(claudeFile('sk-ant-oat01-tier')));
   services = bootServices({ home: state, host: LO, port: 0 });
   app = buildApp(services);
-  manageKey = services.keys.create('manage-only', ['manage']).key;
+  manageKey = (await services.keys.create('manage-only', ['manage'])).key;
   session = services.sessions.create().token;
 });
 
@@ -102,7 +102,7 @@ describe('spawn tier of the local-credential routes', () => {
 
 describe('token-file routes (the file comes from the caller: management tier)', () => {
   it('a manage-scope key may upload token files; a proxy key may not', async () => {
-    const proxyKey = services.keys.create('proxy-only', ['proxy']).key;
+    const proxyKey = (await services.keys.create('proxy-only', ['proxy'])).key;
     const bad = await post('/api/providers/agy-auth/import', { addr: REMOTE, headers: { authorization: `Bearer ${proxyKey}` } }, { token: {} });
     expect(bad.status).toBe(403);
     const r = await post('/api/providers/agy-auth/import', callers()['managekey@remote']!, { token: { refresh_token: 'x' } });

@@ -22,14 +22,14 @@ let manageKey: string;
 let base: string;
 const restarts: string[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-import-schema-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   services.requestRestart = (reason: string) => {
     restarts.push(reason);
   };
   app = buildApp(services);
-  manageKey = services.keys.create('importer', ['manage']).key;
+  manageKey = (await services.keys.create('importer', ['manage'])).key;
   // A real router database at this build's level, as a second state folder would hold it.
   base = join(home, 'base.db');
   const db = new Database(base);

@@ -25,7 +25,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-improve-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
-  key = services.keys.create('caller', ['proxy']);
+  key = await services.keys.create('caller', ['proxy']);
   const conn = await send('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-up', providerSpecificData: { baseUrl: mock.openaiBase } }, {
     'x-router-cli-token': services.cliToken,
   });
@@ -151,10 +151,10 @@ describe('improve-prompt through the chat pipeline', () => {
   });
 
   it("the caller's quotas apply: model scopes and the daily request limit", async () => {
-    const scoped = services.keys.create('scoped', ['proxy', 'model:anthropic/*']);
+    const scoped = await services.keys.create('scoped', ['proxy', 'model:anthropic/*']);
     const denied = await improve({ model: 'openai/gpt-4o', prompt: 'x' }, scoped.key);
     expect(denied.status).toBe(403);
-    const limited = services.keys.create('limited', ['proxy'], { dailyRequestLimit: 1 });
+    const limited = await services.keys.create('limited', ['proxy'], { dailyRequestLimit: 1 });
     expect((await improve({ model: 'openai/gpt-4o', prompt: 'x' }, limited.key)).status).toBe(200);
     const second = await improve({ model: 'openai/gpt-4o', prompt: 'x' }, limited.key);
     expect(second.status).toBe(429);

@@ -17,12 +17,12 @@ let keyA: string;
 let keyB: string;
 let cookie: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-presets-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
-  keyA = services.keys.create('a', ['proxy']).key;
-  keyB = services.keys.create('b', ['proxy']).key;
+  keyA = (await services.keys.create('a', ['proxy'])).key;
+  keyB = (await services.keys.create('b', ['proxy'])).key;
   cookie = `auth_token=${services.sessions.create().token}`;
 });
 
@@ -224,7 +224,7 @@ describe('preset auth and ownership', () => {
   });
 
   it('a key without the proxy scope is refused (403)', async () => {
-    const manageOnly = services.keys.create('m', ['manage']).key;
+    const manageOnly = (await services.keys.create('m', ['manage'])).key;
     expect((await call('GET', PRESETS, undefined, { authorization: `Bearer ${manageOnly}` })).status).toBe(403);
   });
 
@@ -251,11 +251,11 @@ describe('preset auth and ownership', () => {
   });
 
   it("deleting a key deletes its presets", async () => {
-    const temp = services.keys.create('temp', ['proxy']);
+    const temp = await services.keys.create('temp', ['proxy']);
     await create(base(), { authorization: `Bearer ${temp.key}` });
     const count = () => (services.db.prepare('SELECT COUNT(*) AS n FROM playground_presets').get() as { n: number }).n;
     expect(count()).toBe(1);
-    services.keys.remove(temp.id);
+    await services.keys.remove(temp.id);
     expect(count()).toBe(0);
   });
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-endpoint-policy-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
-  proxyKey = services.keys.create('caller', ['proxy']).key;
+  proxyKey = (await services.keys.create('caller', ['proxy'])).key;
   const bases = { openai: mock.openaiBase, anthropic: mock.anthropicBase, gemini: mock.geminiBase };
   for (const provider of ['openai', 'anthropic', 'gemini'] as const) {
     const r = await send('POST', '/api/providers', { provider, apiKey: SECRETS[provider], providerSpecificData: { baseUrl: bases[provider] } }, MANAGE);
@@ -111,7 +111,7 @@ function routerCode(body: any): unknown {
 describe.each(ENDPOINTS)('$name', (ep) => {
   it('a key scoped to other models is refused with 403 before any upstream call', async () => {
     const model = modelFor('scope', ep);
-    const key = services.keys.create('scoped', ['proxy', `model:${ep.provider}/allowed-*`]).key;
+    const key = (await services.keys.create('scoped', ['proxy', `model:${ep.provider}/allowed-*`])).key;
     const r = await call(ep, model, key);
     expect(r.status, r.text).toBe(403);
     expect(routerCode(r.json)).toBe('model_not_allowed');

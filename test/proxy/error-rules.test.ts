@@ -23,7 +23,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-error-rules-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
-  key = services.keys.create('caller', ['proxy']).key;
+  key = (await services.keys.create('caller', ['proxy'])).key;
   const res = await app.request(
     'http://router.test/api/providers',
     {

@@ -25,8 +25,8 @@ const auth = (id: string) => keyAuth(env.keys.get(id)!);
 const data = () => env.seen.map((e) => e.data as RouterEvent<'quota.exceeded'>['data'] & { period?: string; threshold?: number });
 
 describe('quota.exceeded', () => {
-  it('daily requests: once at 80% and once at 100%, nothing when refused, re-armed the next day', () => {
-    const id = env.keys.create('k', ['proxy'], { dailyRequestLimit: 10 }).id;
+  it('daily requests: once at 80% and once at 100%, nothing when refused, re-armed the next day', async () => {
+    const id = (await env.keys.create('k', ['proxy'], { dailyRequestLimit: 10 })).id;
     for (let i = 1; i <= 7; i++) env.quotas.admit(auth(id), OPENAI);
     expect(env.seen).toEqual([]);
     env.quotas.admit(auth(id), OPENAI); // 8 = 80%
@@ -47,13 +47,13 @@ describe('quota.exceeded', () => {
     expect(data()[2]).toMatchObject({ used: 8, threshold: 0.8 });
   });
 
-  it('tokens: each threshold once per scope and period, a jump past both emits both, usage past the limit emits nothing more', () => {
-    const id = env.keys.create('k', ['proxy'], {
+  it('tokens: each threshold once per scope and period, a jump past both emits both, usage past the limit emits nothing more', async () => {
+    const id = (await env.keys.create('k', ['proxy'], {
       tokenLimits: [
         { scope: 'global', period: 'day', limit: 1000 },
         { scope: 'provider:openai', period: 'month', limit: 1000 },
       ],
-    }).id;
+    })).id;
     const rec = (tokens: number, provider = 'anthropic') => env.quotas.recordTokens(auth(id), { provider, model: 'm', tokens });
     rec(500);
     rec(299);
@@ -84,8 +84,8 @@ describe('quota.exceeded', () => {
     ]);
   });
 
-  it('a restart does not announce a threshold reached before it', () => {
-    const id = env.keys.create('k', ['proxy'], { dailyRequestLimit: 5, tokenLimits: [{ scope: 'global', period: 'month', limit: 100 }] }).id;
+  it('a restart does not announce a threshold reached before it', async () => {
+    const id = (await env.keys.create('k', ['proxy'], { dailyRequestLimit: 5, tokenLimits: [{ scope: 'global', period: 'month', limit: 100 }] })).id;
     for (let i = 0; i < 4; i++) env.quotas.admit(auth(id), OPENAI); // 80%
     env.quotas.recordTokens(auth(id), { ...OPENAI, tokens: 85 }); // 80%
     expect(data().map((d) => [d.quota, d.threshold])).toEqual([
@@ -102,8 +102,8 @@ describe('quota.exceeded', () => {
 });
 
 describe('model scopes', () => {
-  it('a key with model:<glob> scopes may use only matching models (403 model_not_allowed)', () => {
-    const id = env.keys.create('k', ['proxy', 'model:openai/*', 'model:anthropic/claude-3-5-*']).id;
+  it('a key with model:<glob> scopes may use only matching models (403 model_not_allowed)', async () => {
+    const id = (await env.keys.create('k', ['proxy', 'model:openai/*', 'model:anthropic/claude-3-5-*'])).id;
     env.quotas.allowedModel(auth(id), 'openai/gpt-4o');
     env.quotas.allowedModel(auth(id), 'openai/ft:gpt-4o:org/x');
     env.quotas.allowedModel(auth(id), 'anthropic/claude-3-5-sonnet-latest');
@@ -115,9 +115,9 @@ describe('model scopes', () => {
     }
   });
 
-  it('keys without model scopes, and keyless callers, may use any model; model:* allows all', () => {
-    const plain = env.keys.create('k', ['proxy']).id;
-    const all = env.keys.create('k', ['proxy', 'model:*']).id;
+  it('keys without model scopes, and keyless callers, may use any model; model:* allows all', async () => {
+    const plain = (await env.keys.create('k', ['proxy'])).id;
+    const all = (await env.keys.create('k', ['proxy', 'model:*'])).id;
     for (const m of ['openai/gpt-4o', 'combo', 'a/b/c']) {
       env.quotas.allowedModel(auth(plain), m);
       env.quotas.allowedModel(auth(all), m);
@@ -156,8 +156,8 @@ describe('model scopes', () => {
 describe('write-behind persistence', () => {
   const rows = () => env.db.prepare('SELECT api_key_id, counter, period, period_start, used FROM quota_counters ORDER BY counter, period').all();
 
-  it('no database write per request: counters reach the table on flush only', () => {
-    const id = env.keys.create('k', ['proxy'], { tokenLimits: [{ scope: 'model:openai/gpt-4o', period: 'month', limit: 1000 }] }).id;
+  it('no database write per request: counters reach the table on flush only', async () => {
+    const id = (await env.keys.create('k', ['proxy'], { tokenLimits: [{ scope: 'model:openai/gpt-4o', period: 'month', limit: 1000 }] })).id;
     for (let i = 0; i < 25; i++) env.quotas.admit(auth(id), OPENAI);
     env.quotas.recordTokens(auth(id), { ...OPENAI, tokens: 42 });
     expect(rows()).toEqual([]);
@@ -172,14 +172,14 @@ describe('write-behind persistence', () => {
     expect((rows()[0] as { used: number }).used).toBe(26);
   });
 
-  it('daily request counts and token usage survive a restart (flushed on close, read back at start)', () => {
-    const id = env.keys.create('k', ['proxy'], {
+  it('daily request counts and token usage survive a restart (flushed on close, read back at start)', async () => {
+    const id = (await env.keys.create('k', ['proxy'], {
       dailyRequestLimit: 5,
       tokenLimits: [
         { scope: 'global', period: 'day', limit: 1000 },
         { scope: 'provider:openai', period: 'month', limit: 5000 },
       ],
-    }).id;
+    })).id;
     for (let i = 0; i < 3; i++) env.quotas.admit(auth(id), OPENAI);
     env.quotas.recordTokens(auth(id), { ...OPENAI, tokens: 700 });
     env.restart();
@@ -201,18 +201,18 @@ describe('write-behind persistence', () => {
     expect(rows()).toEqual([expect.objectContaining({ counter: 'tokens:provider:openai', period_start: '2025-03', used: 700 })]);
   });
 
-  it('counters of a deleted key are dropped, not written', () => {
-    const id = env.keys.create('k', ['proxy'], { dailyRequestLimit: 5 }).id;
+  it('counters of a deleted key are dropped, not written', async () => {
+    const id = (await env.keys.create('k', ['proxy'], { dailyRequestLimit: 5 })).id;
     env.quotas.admit(auth(id), OPENAI);
     env.quotas.flush();
     env.quotas.admit(auth(id), OPENAI);
-    env.keys.remove(id);
+    await env.keys.remove(id);
     env.quotas.flush();
     expect(rows()).toEqual([]);
   });
 
   it('flushes on its own timer', async () => {
-    const id = env.keys.create('k', ['proxy']).id;
+    const id = (await env.keys.create('k', ['proxy'])).id;
     const q = new QuotaService({ db: env.db, settings: env.settings, keys: env.keys, events: env.events, now: () => T0, flushIntervalMs: 10 });
     try {
       q.admit(auth(id), OPENAI);

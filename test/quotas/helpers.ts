@@ -7,10 +7,12 @@ import { EventBus } from '../../src/daemon/events/bus.js';
 import type { RouterEvent } from '../../src/daemon/events/types.js';
 import { RouterError } from '../../src/daemon/http/errors.js';
 import { KeyStore, type KeyRecord } from '../../src/daemon/keys/store.js';
+import { loadKeysSync, SqlKeyRepository } from '../../src/daemon/keys/sql-repository.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
 import { closeDatabase, openDatabase, type Db } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 
 /** Monday 2025-03-10 22:00:00 UTC: two hours before midnight, 21 days and 2 hours before April. */
 export const T0 = Date.UTC(2025, 2, 10, 22, 0, 0);
@@ -38,7 +40,8 @@ export function makeEnv(start = T0): Env {
     env.db = openDatabase(join(dir, 'router.db'));
     migrate(env.db);
     env.settings = new SettingsStore(env.db);
-    env.keys = new KeyStore(env.db);
+    const storage = new SqliteDriver(env.db);
+    env.keys = new KeyStore(new SqlKeyRepository(storage), loadKeysSync(storage));
     env.events = new EventBus();
     env.events.on('quota.exceeded', (e) => void env.seen.push(e));
     env.quotas = new QuotaService({
@@ -52,7 +55,8 @@ export function makeEnv(start = T0): Env {
   };
   const shut = () => {
     env.quotas.close();
-    env.keys.flush();
+    // On SQLite the flush writes during the call, before the database closes.
+    void env.keys.flush();
     closeDatabase(env.db);
   };
   open();

@@ -17,8 +17,8 @@ beforeEach(() => {
 });
 afterEach(() => env.close());
 
-function newKey(limits: Partial<KeyLimits> = {}, scopes = ['proxy']) {
-  const id = env.keys.create('k', scopes, limits).id;
+async function newKey(limits: Partial<KeyLimits> = {}, scopes = ['proxy']) {
+  const id = (await env.keys.create('k', scopes, limits)).id;
   /** Fresh auth each call, as the pipeline would build it for the next request (sees PATCHed limits). */
   return () => keyAuth(env.keys.get(id)!);
 }
@@ -28,8 +28,8 @@ function admitN(auth: () => ReturnType<typeof keyAuth>, n: number, req = OPENAI)
 }
 
 describe('daily request limit', () => {
-  it('allows the Nth request of the UTC day and refuses the N+1th with 429 daily_request_limit and Retry-After to midnight', () => {
-    const auth = newKey({ dailyRequestLimit: 3 });
+  it('allows the Nth request of the UTC day and refuses the N+1th with 429 daily_request_limit and Retry-After to midnight', async () => {
+    const auth = await newKey({ dailyRequestLimit: 3 });
     admitN(auth, 3);
     const err = refusal(() => env.quotas.admit(auth(), OPENAI));
     expect(err.status).toBe(429);
@@ -41,8 +41,8 @@ describe('daily request limit', () => {
     expect(reply.headers).toEqual({ 'Retry-After': '7200' });
   });
 
-  it('rounds Retry-After up and resets exactly at UTC midnight', () => {
-    const auth = newKey({ dailyRequestLimit: 1 });
+  it('rounds Retry-After up and resets exactly at UTC midnight', async () => {
+    const auth = await newKey({ dailyRequestLimit: 1 });
     admitN(auth, 1);
     env.clock.now = MIDNIGHT - 1500;
     expect(refusal(() => env.quotas.admit(auth(), OPENAI)).headers).toEqual({ 'Retry-After': '2' });
@@ -53,20 +53,20 @@ describe('daily request limit', () => {
     expect(refusal(() => env.quotas.admit(auth(), OPENAI)).headers).toEqual({ 'Retry-After': '86400' });
   });
 
-  it('refused requests are not counted', () => {
-    const auth = newKey({ dailyRequestLimit: 2 });
+  it('refused requests are not counted', async () => {
+    const auth = await newKey({ dailyRequestLimit: 2 });
     admitN(auth, 2);
     for (let i = 0; i < 5; i++) refusal(() => env.quotas.admit(auth(), OPENAI));
-    env.keys.update(auth().key!.id, { dailyRequestLimit: 3 });
+    await env.keys.update(auth().key!.id, { dailyRequestLimit: 3 });
     admitN(auth, 1);
     expect(refusal(() => env.quotas.admit(auth(), OPENAI)).code).toBe('daily_request_limit');
     expect(env.quotas.snapshot(auth().key!.id)!.requests).toMatchObject({ used: 3, limit: 3, remaining: 0, source: 'key' });
   });
 
-  it('uses the defaultDailyRequestLimit setting unless the key overrides it (0 = unlimited either way)', () => {
-    const byDefault = newKey();
-    const override = newKey({ dailyRequestLimit: 4 });
-    const unlimited = newKey({ dailyRequestLimit: 0 });
+  it('uses the defaultDailyRequestLimit setting unless the key overrides it (0 = unlimited either way)', async () => {
+    const byDefault = await newKey();
+    const override = await newKey({ dailyRequestLimit: 4 });
+    const unlimited = await newKey({ dailyRequestLimit: 0 });
     // Default 0: unlimited.
     admitN(byDefault, 50);
     env.settings.update({ defaultDailyRequestLimit: 52 });
@@ -80,7 +80,7 @@ describe('daily request limit', () => {
     expect(env.quotas.snapshot(unlimited().key!.id)!.requests).toMatchObject({ used: 100, limit: 0, remaining: null, source: 'key' });
 
     // Back to the default (null) on the override key: 4 used, default 52.
-    env.keys.update(override().key!.id, { dailyRequestLimit: null });
+    await env.keys.update(override().key!.id, { dailyRequestLimit: null });
     admitN(override, 48);
     expect(refusal(() => env.quotas.admit(override(), OPENAI)).code).toBe('daily_request_limit');
   });
@@ -94,8 +94,8 @@ describe('daily request limit', () => {
 describe('token limits', () => {
   const limits = (...l: TokenLimit[]) => ({ tokenLimits: l });
 
-  it('global per day: allowed below the limit, refused once used reaches it, Retry-After to midnight', () => {
-    const auth = newKey(limits({ scope: 'global', period: 'day', limit: 1000 }));
+  it('global per day: allowed below the limit, refused once used reaches it, Retry-After to midnight', async () => {
+    const auth = await newKey(limits({ scope: 'global', period: 'day', limit: 1000 }));
     env.quotas.admit(auth(), OPENAI);
     env.quotas.recordTokens(auth(), { provider: 'openai', model: 'gpt-4o', tokens: 999 });
     env.quotas.admit(auth(), { ...OPENAI, provider: 'anthropic', model: 'claude-3-5-haiku' });
@@ -109,8 +109,8 @@ describe('token limits', () => {
     env.quotas.admit(auth(), OPENAI);
   });
 
-  it('provider scope counts and refuses only that provider', () => {
-    const auth = newKey(limits({ scope: 'provider:openai', period: 'day', limit: 100 }));
+  it('provider scope counts and refuses only that provider', async () => {
+    const auth = await newKey(limits({ scope: 'provider:openai', period: 'day', limit: 100 }));
     env.quotas.recordTokens(auth(), { provider: 'anthropic', model: 'claude-3-5-haiku', tokens: 500 });
     env.quotas.admit(auth(), OPENAI);
     env.quotas.recordTokens(auth(), { provider: 'openai', model: 'gpt-4o-mini', tokens: 99 });
@@ -120,8 +120,8 @@ describe('token limits', () => {
     env.quotas.admit(auth(), { ...OPENAI, provider: 'anthropic', model: 'claude-3-5-haiku' });
   });
 
-  it('model scope per month: exact model only, refused at the limit until the next UTC month', () => {
-    const auth = newKey(limits({ scope: 'model:openai/gpt-4o', period: 'month', limit: 500 }));
+  it('model scope per month: exact model only, refused at the limit until the next UTC month', async () => {
+    const auth = await newKey(limits({ scope: 'model:openai/gpt-4o', period: 'month', limit: 500 }));
     env.quotas.recordTokens(auth(), { provider: 'openai', model: 'gpt-4o-mini', tokens: 10_000 });
     env.quotas.recordTokens(auth(), { provider: 'openai', model: 'gpt-4o', tokens: 300 });
     // A `<provider>/`-prefixed model id counts against the same scope.
@@ -138,8 +138,8 @@ describe('token limits', () => {
     env.quotas.admit(auth(), OPENAI);
   });
 
-  it('day and month limits on the same scope count independently', () => {
-    const auth = newKey(limits({ scope: 'global', period: 'day', limit: 100 }, { scope: 'global', period: 'month', limit: 150 }));
+  it('day and month limits on the same scope count independently', async () => {
+    const auth = await newKey(limits({ scope: 'global', period: 'day', limit: 100 }, { scope: 'global', period: 'month', limit: 150 }));
     env.quotas.recordTokens(auth(), { provider: 'openai', model: 'gpt-4o', tokens: 100 });
     const day = refusal(() => env.quotas.admit(auth(), OPENAI));
     expect(toErrorReply(day).body.error).toMatchObject({ code: 'token_limit', period: 'day' });
@@ -151,8 +151,8 @@ describe('token limits', () => {
     expect(month.headers).toEqual({ 'Retry-After': String((APRIL - MIDNIGHT) / 1000) });
   });
 
-  it('a limit of 0 means no limit; checkTokens checks a failover target without counting a request', () => {
-    const auth = newKey({ dailyRequestLimit: 1, tokenLimits: [{ scope: 'global', period: 'day', limit: 0 }, { scope: 'provider:groq', period: 'day', limit: 10 }] });
+  it('a limit of 0 means no limit; checkTokens checks a failover target without counting a request', async () => {
+    const auth = await newKey({ dailyRequestLimit: 1, tokenLimits: [{ scope: 'global', period: 'day', limit: 0 }, { scope: 'provider:groq', period: 'day', limit: 10 }] });
     env.quotas.recordTokens(auth(), { provider: 'openai', model: 'gpt-4o', tokens: 1_000_000 });
     env.quotas.recordTokens(auth(), { provider: 'groq', model: 'llama', tokens: 10 });
     env.quotas.admit(auth(), OPENAI);
@@ -171,8 +171,8 @@ describe('relay per-minute limits', () => {
     env.settings.update({ relayRequestsPerMinutePerKey: 3, relayRequestsPerMinutePerIp: 5 });
   });
 
-  it('per key: the Nth request in a minute is allowed, the N+1th refused with relay_rate_limit_key and Retry-After', () => {
-    const auth = newKey();
+  it('per key: the Nth request in a minute is allowed, the N+1th refused with relay_rate_limit_key and Retry-After', async () => {
+    const auth = await newKey();
     admitN(auth, 3, relay('198.51.100.1'));
     const err = refusal(() => env.quotas.admit(auth(), relay('198.51.100.2')));
     expect(err.status).toBe(429);
@@ -188,9 +188,9 @@ describe('relay per-minute limits', () => {
     admitN(auth, 20);
   });
 
-  it('per IP: counts every key and keyless caller from one address; other addresses are unaffected', () => {
-    const a = newKey();
-    const b = newKey();
+  it('per IP: counts every key and keyless caller from one address; other addresses are unaffected', async () => {
+    const a = await newKey();
+    const b = await newKey();
     admitN(a, 3, relay('198.51.100.9'));
     env.quotas.admit(sessionAuth(), relay('198.51.100.9'));
     admitN(b, 1, relay('198.51.100.9'));
@@ -203,11 +203,11 @@ describe('relay per-minute limits', () => {
     expect(refusal(() => env.quotas.admit(keyAuth(b().key!, '198.51.100.9'), relay(''))).code).toBe('relay_rate_limit_ip');
   });
 
-  it('a refusal by one limiter counts nothing in the others; 0 turns a relay limit off', () => {
-    const a = newKey({ dailyRequestLimit: 10 });
-    const others = newKey();
+  it('a refusal by one limiter counts nothing in the others; 0 turns a relay limit off', async () => {
+    const a = await newKey({ dailyRequestLimit: 10 });
+    const others = await newKey();
     admitN(others, 3, relay('198.51.100.20'));
-    admitN(newKey(), 2, relay('198.51.100.20'));
+    admitN(await newKey(), 2, relay('198.51.100.20'));
     for (let i = 0; i < 3; i++) expect(refusal(() => env.quotas.admit(a(), relay('198.51.100.20'))).code).toBe('relay_rate_limit_ip');
     expect(env.quotas.snapshot(a().key!.id)!.requests.used).toBe(0);
     expect(env.quotas.snapshot(a().key!.id)!.relay).toEqual({ perKeyPerMinute: 3, remaining: 3 });

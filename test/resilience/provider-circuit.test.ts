@@ -36,7 +36,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-provider-circuit-'));
   services = bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
-  key = services.keys.create('caller', ['proxy']).key;
+  key = (await services.keys.create('caller', ['proxy'])).key;
   await addConnection('openai', mock.openaiBase);
   await addConnection('groq', mock.openaiBase);
 });

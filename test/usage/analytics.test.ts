@@ -261,7 +261,7 @@ describe('GET /api/usage/timeseries', () => {
   });
 
   it('names key groups by the key\'s name (in breakdown rows too)', async () => {
-    const created = services.keys.create('named-key');
+    const created = await services.keys.create('named-key');
     const ts = BASE + 4 * HOUR + 59 * 60_000;
     services.db
       .prepare(
@@ -277,7 +277,7 @@ describe('GET /api/usage/timeseries', () => {
       expect(b.json.rows[0]).toMatchObject({ key: created.id, name: 'named-key', requests: 1 });
     } finally {
       services.db.prepare("DELETE FROM usage_log WHERE trace_id = 'named'").run();
-      services.keys.remove(created.id);
+      await services.keys.remove(created.id);
     }
   });
 });

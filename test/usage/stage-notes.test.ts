@@ -30,7 +30,7 @@ afterAll(async () => {
 
 it('stage notes reach the request log; requests without stages have none', async () => {
   const app = buildApp(services);
-  const key = services.keys.create('k').key;
+  const key = (await services.keys.create('k')).key;
   const send = (notes: boolean) =>
     app.request(
       '/v1/chat/completions',

@@ -90,10 +90,10 @@ export const keyRoutes: RouteDef[] = [
     body: createBody,
     status: 201,
     reply: createdKeyReply,
-    handler: ({ services, body, auth }) => {
+    handler: async ({ services, body, auth }) => {
       checkGrant(auth, body.scopes ?? DEFAULT_SCOPES, 'create');
       checkKeyName(services.keys, body.name, body.allowDuplicateName);
-      return json(201, services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits }));
+      return json(201, await services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits }));
     },
   }),
   route({
@@ -126,7 +126,7 @@ export const keyRoutes: RouteDef[] = [
     summary: 'Rename an API key and/or change its scopes, active flag and limits, applied together',
     body: patchBody,
     reply: keyReply,
-    handler: ({ services, params, body, auth }) => {
+    handler: async ({ services, params, body, auth }) => {
       const id = keyId(params);
       const current = services.keys.get(id);
       if (!current) throw new RouterError(404, 'API key not found.');
@@ -134,7 +134,7 @@ export const keyRoutes: RouteDef[] = [
       if (body.scopes) checkGrant(auth, body.scopes, 'change');
       if (body.name !== undefined) checkKeyName(services.keys, body.name, body.allowDuplicateName, id);
       const { allowDuplicateName: _allow, ...patch } = body;
-      const rec = services.keys.update(id, patch);
+      const rec = await services.keys.update(id, patch);
       if (!rec) throw new RouterError(404, 'API key not found.');
       return publicKey(rec);
     },
@@ -147,11 +147,11 @@ export const keyRoutes: RouteDef[] = [
     summary: 'Delete an API key',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params, auth }) => {
+    handler: async ({ services, params, auth }) => {
       const id = keyId(params);
       const current = services.keys.get(id);
       if (current) checkGrant(auth, current.scopes, 'change');
-      if (!services.keys.remove(id)) throw new RouterError(404, 'API key not found.');
+      if (!(await services.keys.remove(id))) throw new RouterError(404, 'API key not found.');
       return noContent();
     },
   }),

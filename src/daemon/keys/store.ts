@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../store/db.js';
+import type { KeyRepository, KeyUse } from './port.js';
 import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 
 /**
@@ -62,36 +62,8 @@ export interface KeyRecord extends ApiKeyRecord, KeyLimits {
   hasPathScopes?: boolean;
 }
 
-interface Row {
-  id: string;
-  name: string;
-  key_hash: string;
-  masked_key: string;
-  scopes: string;
-  is_active: number;
-  created_at: string;
-  last_used_at: string | null;
-  daily_request_limit: number | null;
-  token_limits: string;
-}
-
 function hashKey(key: string): Buffer {
   return createHash('sha256').update(key).digest();
-}
-
-function fromRow(row: Row): KeyRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    maskedKey: row.masked_key,
-    scopes: JSON.parse(row.scopes) as string[],
-    isActive: row.is_active === 1,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    dailyRequestLimit: row.daily_request_limit,
-    tokenLimits: JSON.parse(row.token_limits) as TokenLimit[],
-    keyHash: Buffer.from(row.key_hash, 'hex'),
-  };
 }
 
 /** The public view of a key: never the hash, never the key. */
@@ -103,15 +75,38 @@ export function publicKey(rec: KeyRecord): ApiKeyRecord & KeyLimits {
 /**
  * API keys: stored as sha256 hashes (keys are 256-bit random, so a fast hash is enough), cached in memory
  * by hash so authenticating a request costs one hash and one map lookup. `lastUsedAt` is kept in memory and
- * flushed in batches: no disk write per request.
+ * flushed in batches: no disk write per request. Durable storage is the `KeyRepository` port (SQLite or
+ * PostgreSQL); writes reach it first and the snapshot after, so the snapshot never shows an unsaved key.
  */
 export class KeyStore {
-  private readonly byHash = new Map<string, KeyRecord>();
-  private readonly byId = new Map<string, KeyRecord>();
+  private byHash = new Map<string, KeyRecord>();
+  private byId = new Map<string, KeyRecord>();
   private readonly touched = new Set<string>();
 
-  constructor(private readonly db: Db) {
-    for (const row of db.prepare('SELECT * FROM api_keys').all() as Row[]) this.cache(fromRow(row));
+  /** `initial`: the keys as stored (loaded by the caller: synchronously at boot, or `repo.loadAll()`). */
+  constructor(
+    private readonly repo: KeyRepository,
+    initial: readonly KeyRecord[],
+  ) {
+    for (const rec of initial) this.cache(rec);
+  }
+
+  /**
+   * Replaces the snapshot with what storage holds now (a cluster node told that another node wrote). Uses
+   * noted here and not yet flushed stay, and win over an older stored time.
+   */
+  async reload(): Promise<void> {
+    const rows = await this.repo.loadAll();
+    const byHash = new Map<string, KeyRecord>();
+    const byId = new Map<string, KeyRecord>();
+    for (const rec of rows) {
+      rec.hasPathScopes = rec.scopes.some((s) => s.startsWith('path:'));
+      byHash.set(rec.keyHash.toString('hex'), rec);
+      byId.set(rec.id, rec);
+    }
+    this.byHash = byHash;
+    this.byId = byId;
+    for (const id of this.touched) if (!byId.has(id)) this.touched.delete(id);
   }
 
   private cache(rec: KeyRecord): void {
@@ -121,7 +116,7 @@ export class KeyStore {
   }
 
   /** Creates a key; the whole key is returned here and never again. */
-  create(name: string, scopes: string[] = DEFAULT_SCOPES, limits: Partial<KeyLimits> = {}): CreatedApiKey & KeyLimits {
+  async create(name: string, scopes: string[] = DEFAULT_SCOPES, limits: Partial<KeyLimits> = {}): Promise<CreatedApiKey & KeyLimits> {
     const key = `rk_${randomBytes(32).toString('base64url')}`;
     const now = new Date().toISOString();
     const rec: KeyRecord = {
@@ -136,21 +131,7 @@ export class KeyStore {
       tokenLimits: limits.tokenLimits ?? [],
       keyHash: hashKey(key),
     };
-    this.db
-      .prepare(
-        'INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, daily_request_limit, token_limits) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)',
-      )
-      .run(
-        rec.id,
-        name,
-        rec.keyHash.toString('hex'),
-        rec.maskedKey,
-        JSON.stringify(rec.scopes),
-        now,
-        now,
-        rec.dailyRequestLimit,
-        JSON.stringify(rec.tokenLimits),
-      );
+    await this.repo.insert(rec);
     this.cache(rec);
     return { ...publicKey(rec), key };
   }
@@ -172,21 +153,26 @@ export class KeyStore {
     this.touched.add(rec.id);
   }
 
-  /** Persists batched `lastUsedAt` values in one transaction. */
-  flush(): void {
-    if (this.touched.size === 0) return;
-    const stmt = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  /**
+   * Persists batched `lastUsedAt` values. On SQLite the write happens during the call (a closing daemon need
+   * not wait); uses whose write fails are kept for the next flush.
+   */
+  flush(): Promise<void> {
+    if (this.touched.size === 0) return Promise.resolve();
     const ids = [...this.touched];
     this.touched.clear();
-    this.db.transaction(() => {
-      for (const id of ids) {
-        const rec = this.byId.get(id);
-        const ms = this.lastUsedMs.get(id);
-        if (!rec || ms === undefined) continue;
-        rec.lastUsedAt = new Date(ms).toISOString();
-        stmt.run(rec.lastUsedAt, id);
-      }
-    })();
+    const uses: KeyUse[] = [];
+    for (const id of ids) {
+      const rec = this.byId.get(id);
+      const ms = this.lastUsedMs.get(id);
+      if (!rec || ms === undefined) continue;
+      rec.lastUsedAt = new Date(ms).toISOString();
+      uses.push({ id, lastUsedAt: rec.lastUsedAt });
+    }
+    return this.repo.touchMany(uses).catch((err: unknown) => {
+      for (const use of uses) if (this.byId.has(use.id)) this.touched.add(use.id);
+      throw err;
+    });
   }
 
   /** Brings `lastUsedAt` up to date from the in-memory use time (reads only; the request path never formats). */
@@ -206,10 +192,10 @@ export class KeyStore {
   }
 
   /** Applies a partial update (name, scopes, isActive, limits) together, in one statement. */
-  update(
+  async update(
     id: string,
     patch: { name?: string; scopes?: string[]; isActive?: boolean } & Partial<KeyLimits>,
-  ): KeyRecord | undefined {
+  ): Promise<KeyRecord | undefined> {
     const rec = this.byId.get(id);
     if (!rec) return undefined;
     const next: KeyRecord = {
@@ -221,27 +207,15 @@ export class KeyStore {
       dailyRequestLimit: patch.dailyRequestLimit !== undefined ? patch.dailyRequestLimit : rec.dailyRequestLimit,
       tokenLimits: patch.tokenLimits ?? rec.tokenLimits,
     };
-    this.db
-      .prepare(
-        'UPDATE api_keys SET name = ?, scopes = ?, is_active = ?, daily_request_limit = ?, token_limits = ?, updated_at = ? WHERE id = ?',
-      )
-      .run(
-        next.name,
-        JSON.stringify(next.scopes),
-        next.isActive ? 1 : 0,
-        next.dailyRequestLimit,
-        JSON.stringify(next.tokenLimits),
-        new Date().toISOString(),
-        id,
-      );
+    if (!(await this.repo.update(next, new Date().toISOString()))) return undefined;
     this.cache(next);
     return next;
   }
 
-  remove(id: string): boolean {
+  async remove(id: string): Promise<boolean> {
     const rec = this.byId.get(id);
     if (!rec) return false;
-    this.db.prepare('DELETE FROM api_keys WHERE id = ?').run(id);
+    await this.repo.remove(id);
     this.byId.delete(id);
     this.byHash.delete(rec.keyHash.toString('hex'));
     this.touched.delete(id);

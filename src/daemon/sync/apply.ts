@@ -55,21 +55,21 @@ const sortedScopes = (s: readonly string[]) => [...normalizeScopes(s)].sort();
 const scopesSchema = z.array(z.string().regex(SCOPE_RE)).max(20);
 
 /** Applies a remote snapshot and reports record by record. */
-export function applySnapshot(services: Services, snap: WireSnapshot, opts: ApplyOptions): SyncReport {
+export async function applySnapshot(services: Services, snap: WireSnapshot, opts: ApplyOptions): Promise<SyncReport> {
   const report: SyncReport = { changes: [], unchanged: 0 };
   const note = (c: SyncChange) => report.changes.push(c);
-  const guarded = (kind: SyncChange['kind'], name: string, fn: () => void) => {
+  const guarded = async (kind: SyncChange['kind'], name: string, fn: () => unknown) => {
     try {
-      fn();
+      await fn();
     } catch (err) {
       const reason = err instanceof z.ZodError ? `invalid record: ${err.issues[0]?.path.join('.') || 'value'} ${err.issues[0]?.message ?? ''}`.trim() : err instanceof Error ? err.message : 'invalid record';
       note({ kind, name, result: 'skipped', reason });
     }
   };
   // Nodes first: connections and combos may refer to them (the node store refreshes the directory).
-  for (const n of snap.nodes) guarded('node', n.prefix, () => applyNode(services, n, opts, report));
-  for (const c of snap.connections) guarded('connection', `${c.provider}/${c.name}`, () => applyConnection(services, c, opts, report));
-  for (const c of snap.combos) guarded('combo', c.name, () => {
+  for (const n of snap.nodes) await guarded('node', n.prefix, () => applyNode(services, n, opts, report));
+  for (const c of snap.connections) await guarded('connection', `${c.provider}/${c.name}`, () => applyConnection(services, c, opts, report));
+  for (const c of snap.combos) await guarded('combo', c.name, () => {
     const local = services.combos.byName(c.name);
     // Fields a peer older than them does not send take their defaults.
     const routing = { affinity: c.affinity ?? 'off', hedgeAfterMs: c.hedgeAfterMs ?? null, midStreamRecovery: c.midStreamRecovery ?? null, contextFit: c.contextFit ?? false };
@@ -82,7 +82,7 @@ export function applySnapshot(services: Services, snap: WireSnapshot, opts: Appl
     note({ kind: 'combo', name: c.name, result: local ? 'updated' : 'created' });
   });
   const keyStamps = keyTimes(services);
-  for (const k of snap.keys) guarded('key', k.name, () => {
+  for (const k of snap.keys) await guarded('key', k.name, async () => {
     const local = services.keys.list().find((x) => x.name === k.name);
     if (!local) return note({ kind: 'key', name: k.name, result: 'skipped', reason: 'no key of that name here (key secrets are never synced)' });
     const scopes = scopesSchema.parse(k.scopes);
@@ -94,7 +94,7 @@ export function applySnapshot(services: Services, snap: WireSnapshot, opts: Appl
     // Scopes widen or narrow what the key may do; turning a key back on undoes a revocation.
     const held = [scopesChange && 'its scopes', !local.isActive && k.isActive && 'turning it back on'].filter(Boolean).join(' and ');
     if (held && !opts.applySecurityChanges) return note({ kind: 'key', name: k.name, result: 'skipped', reason: needsTrust(held) });
-    services.keys.update(local.id, { scopes, isActive: k.isActive, dailyRequestLimit: k.dailyRequestLimit, tokenLimits: limits });
+    await services.keys.update(local.id, { scopes, isActive: k.isActive, dailyRequestLimit: k.dailyRequestLimit, tokenLimits: limits });
     note({ kind: 'key', name: k.name, result: 'updated' });
   });
   applySettings(services, snap, opts, report);

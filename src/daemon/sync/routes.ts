@@ -28,7 +28,7 @@ export const syncRoutes: RouteDef[] = [
     handler: async ({ event, services }) => {
       const admitted = admitRemote(services, event.req.headers);
       const raw = new TextDecoder().decode(await readBodyBytes(event, admitted.auth.length));
-      const reply = answerRemote(services, admitted, raw, event.req.headers.get(CLOUD_SIG_HEADER));
+      const reply = await answerRemote(services, admitted, raw, event.req.headers.get(CLOUD_SIG_HEADER));
       return new Response(reply.body, { status: 200, headers: { 'content-type': 'application/json', [CLOUD_SIG_HEADER]: reply.sig } });
     },
   }),

@@ -113,7 +113,7 @@ export async function runSync(services: Services, action: SyncAction): Promise<S
   const r = await exchange(services, action);
   const snap = snapshotSchema.safeParse(r.snapshot);
   if (!snap.success) throw new RouterError(502, 'Sync remote sent no valid snapshot; nothing was applied.', { code: 'sync_bad_reply' });
-  const report = applySnapshot(services, snap.data, applyOptions(configured(services)));
+  const report = await applySnapshot(services, snap.data, applyOptions(configured(services)));
   lastSync = { action, at: new Date().toISOString() };
   return { action, report };
 }
@@ -149,7 +149,7 @@ export function admitRemote(services: Services, headers: Headers): { cfg: CloudS
  * time, then answers pull (this router's snapshot), push (applies the caller's snapshot with this router's
  * own rules) or status. The reply echoes the nonce; returns its body and signature.
  */
-export function answerRemote(services: Services, admitted: { cfg: CloudSync; auth: RequestAuth }, raw: string, sig: string | null): { body: string; sig: string } {
+export async function answerRemote(services: Services, admitted: { cfg: CloudSync; auth: RequestAuth }, raw: string, sig: string | null): Promise<{ body: string; sig: string }> {
   const { cfg, auth } = admitted;
   if (!verifySync(cfg.secret, raw, sig)) throw new RouterError(401, `Missing or wrong ${CLOUD_SIG_HEADER} signature.`, { code: 'sync_bad_signature' });
   let req: SyncRemoteRequest;
@@ -169,7 +169,7 @@ export function answerRemote(services: Services, admitted: { cfg: CloudSync; aut
   } else if (req.action === 'push') {
     const snap = snapshotSchema.safeParse(req.snapshot);
     if (!snap.success) throw new RouterError(400, 'snapshot is missing or not a router-sync/2 snapshot.');
-    reply = { report: applySnapshot(services, snap.data, applyOptions(cfg)) };
+    reply = { report: await applySnapshot(services, snap.data, applyOptions(cfg)) };
     lastSync = { action: 'push', at: new Date().toISOString() };
   } else throw new RouterError(400, "action must be 'push', 'pull' or 'status'.");
   const body = JSON.stringify({ ...reply, nonce: auth.nonce });

@@ -1,0 +1,116 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from './cli.js';
+
+/** Debian's PostgreSQL 15 binaries (the `postgresql` package; `.ci/run` installs it). */
+export const PG_BIN = process.env.ROUTER_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/** Why the PostgreSQL tests cannot run here, or undefined when they can. */
+export function postgresUnavailable(): string | undefined {
+  if (!existsSync(join(PG_BIN, 'initdb')) || !existsSync(join(PG_BIN, 'postgres'))) {
+    return `PostgreSQL 15 binaries not found in ${PG_BIN} (install the Debian package postgresql, or set ROUTER_TEST_PG_BIN)`;
+  }
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) {
+    return 'running as root and there is no postgres OS user to run initdb as (initdb refuses root)';
+  }
+  return undefined;
+}
+
+export interface PostgresServer {
+  /** postgres://postgres@127.0.0.1:PORT/postgres (trust authentication, loopback only). */
+  url: string;
+  port: number;
+  /** Creates a fresh empty database and returns its URL (one per test keeps tests apart on one server). */
+  createDatabase(name?: string): Promise<string>;
+  /** Stops the server (fast shutdown) and deletes its folder. */
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+/** Runs a PostgreSQL binary as the postgres OS user when we are root (initdb and postgres refuse root). */
+function asPostgres(bin: string, args: string[]): [string, string[]] {
+  const file = join(PG_BIN, bin);
+  return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+}
+
+/**
+ * Starts a throwaway PostgreSQL 15 in a temp folder: initdb (trust auth), a free loopback port, the unix
+ * socket in the same folder, durability off (fsync, synchronous_commit) since the data dies with the test.
+ * Resolves once the server accepts connections.
+ */
+export async function startPostgres(): Promise<PostgresServer> {
+  const why = postgresUnavailable();
+  if (why) throw new Error(why);
+  const dir = mkdtempSync(join(tmpdir(), 'router-pg-'));
+  const data = join(dir, 'data');
+  if (process.getuid?.() === 0) {
+    const uid = Number(spawnSync('id', ['-u', 'postgres']).stdout.toString().trim());
+    const gid = Number(spawnSync('id', ['-g', 'postgres']).stdout.toString().trim());
+    chownSync(dir, uid, gid);
+  }
+  chmodSync(dir, 0o700);
+  const [initCmd, initArgs] = asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
+  if (init.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+  }
+  const port = await freePort();
+  const settings = ['listen_addresses=127.0.0.1', `unix_socket_directories=${dir}`, 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=100'];
+  const [cmd, args] = asPostgres('postgres', ['-D', data, '-p', String(port), ...settings.flatMap((s) => ['-c', s])]);
+  const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`postgres exited during start: ${stderr}`);
+    }
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      break;
+    } catch {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`postgres did not accept connections within 30 s: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    port,
+    async createDatabase(name = `t${process.pid}_${++counter}`) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE "${name.replaceAll('"', '')}"`);
+      } finally {
+        await client.end();
+      }
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    stop,
+  };
+}
