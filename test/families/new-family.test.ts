@@ -65,7 +65,7 @@ async function send(method: string, path: string, body: unknown, headers: Record
 
 describe('a new endpoint family: one folder, one registry line', () => {
   it('is served on its route through the executor: account A fails with 503, account B answers', async () => {
-    const key = services.keys.create('caller', ['proxy']);
+    const key = await services.keys.create('caller', ['proxy']);
     const r = await send('POST', '/v1/fixture/tokenize', { model: 'openai/tok-1', text: 'one two three' }, { authorization: `Bearer ${key.key}` });
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json).toEqual({ object: 'tokenization', model: 'openai/tok-1', count: 3, tokens: [100, 101, 102] });
@@ -86,7 +86,7 @@ describe('a new endpoint family: one folder, one registry line', () => {
   });
 
   it('a bad body is the codec 400 in the standard error body; no upstream is called', async () => {
-    const key = services.keys.create('caller2', ['proxy']);
+    const key = await services.keys.create('caller2', ['proxy']);
     const before = calls.length;
     const r = await send('POST', '/v1/fixture/tokenize', { model: 'openai/tok-1', text: 7 }, { authorization: `Bearer ${key.key}` });
     expect(r.status).toBe(400);
