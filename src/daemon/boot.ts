@@ -136,6 +136,10 @@ export function bootServices(opts: BootOptions): Services {
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
   const catalog = new CatalogService({ file: paths.catalog, log });
   providerDirectory.setCatalog(() => catalog.get());
+  // `router catalog update` refreshes the providers generated from the catalog (docs/catalog.md).
+  const updatedProviders = catalog.storedDataProviders();
+  if (updatedProviders) providerDirectory.setDataProviders(updatedProviders);
+  catalog.onChange(() => providerDirectory.setDataProviders(catalog.storedDataProviders() ?? []));
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });

@@ -43,6 +43,15 @@ const API_JSON = {
       },
     },
   },
+  // A new compatible provider whose id a user's provider node already has as its prefix: the node wins.
+  beta: {
+    id: 'beta',
+    name: 'Beta Cloud',
+    npm: '@ai-sdk/openai-compatible',
+    api: 'https://api.beta.example/v1',
+    env: ['BETA_API_KEY'],
+    models: { 'beta-1': { id: 'beta-1', name: 'Beta 1', cost: { input: 1, output: 2 }, limit: { context: 64000, output: 8000 }, last_updated: '2026-11-10' } },
+  },
   openai: {
     id: 'openai',
     name: 'OpenAI',
@@ -205,10 +214,14 @@ describe('router catalog update', () => {
 
   it('from a local server: the new catalog is used for listing and pricing, and kept over a restart', async () => {
     await router.manage('PATCH', '/api/settings', { catalogUrl });
+    // Before the update: acme is no provider; the user's node named beta is.
+    expect((await router.manage('POST', '/api/providers', { provider: 'acme', apiKey: 'sk-acme-0123456789' })).status).toBe(400);
+    const node = await router.manage('POST', '/api/provider-nodes', { name: 'My beta', prefix: 'beta', type: 'openai-compatible', baseUrl: mock.openaiBase });
+    expect(node.status, JSON.stringify(node.json)).toBe(201);
     const before = served;
     const r = await ok('catalog', 'update');
     expect(served).toBe(before + 1);
-    expect(r.stdout).toBe('catalog updated to models.dev@2026-11-20 (was models.dev@2025-09-11): 2 providers, 2 models\n');
+    expect(r.stdout).toBe('catalog updated to models.dev@2026-11-20 (was models.dev@2025-09-11): 3 providers, 3 models\n');
     const list = (await router.manage('GET', '/api/catalog/models')).json;
     expect(list.version).toBe('models.dev@2026-11-20');
     expect(list.models).toContainEqual(expect.objectContaining({ id: 'acme/acme-large', contextWindow: 300_000, prices: expect.objectContaining({ input: 4, cacheWrite: 5 }) }));
@@ -222,9 +235,26 @@ describe('router catalog update', () => {
     expect(mine).toMatchObject({ costSource: 'computed', priceVersion: 'override' });
     expect(mine.costUsd).toBeCloseTo((mine.tokensIn + mine.tokensOut) / 1e6, 12);
 
+    // The update refreshed the providers generated from the catalog, without a restart: acme is a built-in
+    // provider now (the account's own base URL, a user setting, wins over the catalog's)...
+    const added = await router.manage('POST', '/api/providers', { provider: 'acme', apiKey: 'sk-acme-0123456789', providerSpecificData: { baseUrl: mock.openaiBase } });
+    expect(added.status, JSON.stringify(added.json)).toBe(201);
+    const acme = await rowOf(await chat('acme/acme-large'));
+    expect(acme).toMatchObject({ provider: 'acme', model: 'acme-large', costSource: 'computed', priceVersion: 'models.dev@2026-11-20' });
+    expect(acme.costUsd).toBeCloseTo((acme.tokensIn * 4 + acme.tokensOut * 16) / 1e6, 12);
+    // ...and /v1/models agrees with the catalog on its context length.
+    const listed = async () => ((await (await fetch(`${router.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data as any[];
+    expect((await listed()).find((m) => m.id === 'acme/acme-large')).toMatchObject({ context_length: 300_000 });
+    // The user's node keeps the prefix beta: its requests still go to the node.
+    const viaNode = await rowOf(await chat('beta/beta-1'));
+    expect(viaNode.providerId).toBe(node.json.id);
+
     const home = router.home;
     await router.stop();
     router = await startRouter({ home });
     expect((await router.manage('GET', '/api/catalog/models')).json.version).toBe('models.dev@2026-11-20');
+    // After a restart the updated providers are still served.
+    expect((await rowOf(await chat('acme/acme-large'))).provider).toBe('acme');
+    expect((await listed()).find((m) => m.id === 'acme/acme-large')).toMatchObject({ context_length: 300_000 });
   }, 60_000);
 });

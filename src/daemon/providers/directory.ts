@@ -5,9 +5,11 @@ import type { Connection, ConnectionStore } from './connections.js';
 import type { SyncedModels } from './models.js';
 import { checkModelId } from './model-id.js';
 import { nodeProvider, type NodeStore } from './nodes.js';
-import { BUILTIN_PROVIDERS, builtinProvider } from './registry.js';
+import { dataProvider } from './compatible/catalog.js';
+import { BUILTIN_PROVIDERS, builtinProvider, codedProvider } from './registry.js';
 import type { ModelInfo, ProviderDef } from './types.js';
 import type { ModelCatalog } from '../catalog/catalog.js';
+import type { DataProvider } from '../catalog/snapshot.js';
 
 /** Distinct (provider, model) target lists kept at once; past it the cache starts over. */
 const TARGET_CACHE_MAX = 2_000;
@@ -27,6 +29,9 @@ export class ProviderDirectory {
   private nodeDefs = new Map<string, ProviderDef>();
   private nodeByPrefix = new Map<string, ProviderDef>();
   private prefixById = new Map<string, string>();
+  /** Data providers from an updated catalog (setDataProviders), by id: new ones and newer definitions. */
+  private dataDefs = new Map<string, ProviderDef>();
+  private dataList: readonly DataProvider[] = [];
   /**
    * Built target lists per (provider, model, public model): routing reuses them instead of building one
    * object per account per request. Dropped whenever connections or nodes change; bounded.
@@ -67,16 +72,41 @@ export class ProviderDirectory {
       this.nodeByPrefix.set(n.prefix, def);
       this.prefixById.set(n.id, n.prefix);
     }
+    this.buildDataDefs();
+  }
+
+  /**
+   * The data providers of an updated catalog (`router catalog update`, docs/catalog.md): each one new or
+   * with a newer definition (base URL, name, format) serves from now on, without a restart. The user's own
+   * definitions win: a provider written in code keeps its code, a provider node keeps its prefix. Shipped
+   * data providers the update no longer lists stay (their accounts keep working).
+   */
+  setDataProviders(list: readonly DataProvider[]): void {
+    this.dataList = list;
+    this.buildDataDefs();
+  }
+
+  private buildDataDefs(): void {
+    this.dataDefs = new Map();
+    this.withCatalog = new Map();
+    this.targetCache = new Map();
+    for (const p of this.dataList) {
+      if (codedProvider(p.id) || this.nodeByPrefix.has(p.id)) continue;
+      this.dataDefs.set(p.id, dataProvider(p));
+    }
   }
 
   /** A provider by built-in id or alias, node id, or node prefix. */
   provider(key: string): ProviderDef | undefined {
-    return builtinProvider(key) ?? this.nodeDefs.get(key) ?? this.nodeByPrefix.get(key);
+    return this.dataDefs.get(key) ?? builtinProvider(key) ?? this.nodeDefs.get(key) ?? this.nodeByPrefix.get(key);
   }
 
   /** Every provider: built-ins then nodes. */
   all(): ProviderDef[] {
-    return [...BUILTIN_PROVIDERS, ...this.nodeDefs.values()];
+    if (this.dataDefs.size === 0) return [...BUILTIN_PROVIDERS, ...this.nodeDefs.values()];
+    const shipped = BUILTIN_PROVIDERS.map((p) => this.dataDefs.get(p.id) ?? p);
+    const added = [...this.dataDefs.values()].filter((p) => !builtinProvider(p.id));
+    return [...shipped, ...added, ...this.nodeDefs.values()];
   }
 
   /** Sets where the model catalog comes from (boot wires the catalog service). */

@@ -50,6 +50,11 @@ for (const p of BUILTIN_PROVIDERS) {
   }
 }
 
+/** Whether a provider written in code has this id or alias (a catalog data provider never replaces it). */
+export function codedProvider(idOrAlias: string): boolean {
+  return coded.has(idOrAlias);
+}
+
 /** A built-in provider by id or alias. */
 export function builtinProvider(idOrAlias: string): ProviderDef | undefined {
   return byName.get(idOrAlias);
