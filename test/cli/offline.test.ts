@@ -315,9 +315,10 @@ describe('human output (snapshots with fixed data)', () => {
   it('providers list, catalog and nodes', () => {
     const list = [conn({}), conn({ id: '6f1c2a4e-0000-4000-8000-000000000002', provider: 'anthropic', name: 'work', apiKey: 'sk-a...1234', isActive: false, testStatus: 'expired', priority: 5 })];
     const resilience = {
-      breakers: [{ provider: 'anthropic', state: 'open' as const, consecutiveFailures: 5, openUntil: '2025-06-01T12:01:00.000Z' }],
+      breakers: [{ provider: 'anthropic', providerId: 'anthropic', state: 'open' as const, consecutiveFailures: 5, openUntil: '2025-06-01T12:01:00.000Z' }],
       cooldowns: [{ connectionId: '6f1c2a4e-0000-4000-8000-000000000001', model: 'gpt-4.1', until: 0, reason: 'rate_limit', remainingSeconds: 30 }],
-      settings: {},
+      demoted: [],
+      settings: { failureThreshold: 5, cooldownMs: 30_000, halfOpenProbes: 1 },
     };
     expect(formatConnections(list as any, resilience)).toMatchSnapshot();
     expect(formatConnections([])).toMatchSnapshot();

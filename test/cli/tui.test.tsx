@@ -276,6 +276,7 @@ describe('InspectView', () => {
   const items = [req({ model: 'gpt-4o-mini' }), req({ model: 'gpt-4.1', status: 429, error: 'rate limited' }), req({ model: 'gpt-5' })];
   const detail: TraceDetail = {
     traceId: 'x',
+    at: '2025-06-01T12:00:00.000Z',
     client: {
       request: { headers: { authorization: 'Bearer rk_live_abcdefghijklmnop', 'content-type': 'application/json' }, body: '{"model":"fast","messages":[{"role":"user","content":"Hi"}]}' },
       response: { headers: { 'content-type': 'application/json' }, body: '{"id":"chatcmpl-1","choices":[]}' },
@@ -560,6 +561,7 @@ describe('TUIs keep their data (issue 15 item 7)', () => {
     const items = [req({ traceId: 'gone', model: 'gpt-4.1' }), req({ traceId: 'kept', model: 'gpt-5' })];
     const detail: TraceDetail = {
       traceId: 'kept',
+      at: '2025-06-01T12:00:00.000Z',
       client: { request: { headers: {}, body: '{"model":"gpt-5"}' }, response: { headers: {}, body: '{"id":"r1"}' } },
       upstream: { url: 'https://api.openai.com/v1/chat/completions', request: { headers: {}, body: '{}' }, response: { headers: {}, body: '{}' } },
     };

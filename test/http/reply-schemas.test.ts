@@ -30,7 +30,6 @@ const PENDING_TAGS = new Set([
   'evals',
   'guardrails',
   'hooks',
-  'inspect',
   'live',
   'mcp',
   'memory',
@@ -40,7 +39,6 @@ const PENDING_TAGS = new Set([
   'pricing',
   'providers',
   'proxy',
-  'resilience',
   'settings',
   'skills',
   'sync',
@@ -119,5 +117,22 @@ describe('real replies parse with their schema', () => {
     await checked('PATCH', `/api/keys/${created.id}`, { dailyRequestLimit: 10 });
     await checked('GET', `/api/quotas/${created.id}`);
     await checked('DELETE', `/api/keys/${created.id}`);
+  });
+
+  it('providers and accounts', async () => {
+    await checked('GET', '/api/providers/catalog');
+    const c = await checked('POST', '/api/providers', { provider: 'openai', name: 'contract', apiKey: 'sk-contract-0123456789abcdef' });
+    await checked('GET', '/api/providers');
+    await checked('GET', `/api/providers/${c.id}`);
+    await checked('PUT', `/api/providers/${c.id}`, { priority: 2 });
+    await checked('GET', '/api/accounts');
+    await checked('DELETE', `/api/providers/${c.id}`);
+  });
+
+  it('resilience', async () => {
+    await checked('GET', '/api/resilience');
+    await checked('GET', '/api/resilience/model-cooldowns');
+    await checked('DELETE', '/api/resilience/model-cooldowns');
+    await checked('POST', '/api/resilience/reset', {});
   });
 });

@@ -37,8 +37,6 @@ export interface Replies {
   'POST /api/auth/session': { ok: true; expiresAt: string };
   'GET /api/system/status': StatusReply;
   'GET /api/doctor': DoctorReply;
-  'GET /api/keys': { keys: ApiKeyRecord[] };
-  'POST /api/keys': CreatedApiKey;
   'GET /api/combos': { combos: ComboRecord[] };
   'POST /api/combos': ComboRecord;
   'PUT /api/combos/{id}': ComboRecord;
@@ -54,8 +52,6 @@ export interface Replies {
   'GET /api/webhooks': { webhooks: WebhookView[] };
   'GET /api/pricing': { pricing: PriceEntry[] };
   'GET /api/webhooks/{id}/deliveries': { deliveries: DeliveryRecord[] };
-  'GET /api/resilience/model-cooldowns': { cooldowns: CooldownView[] };
-  'GET /api/accounts': { accounts: AccountView[]; accountStrategy: string };
   'GET /api/oauth/providers': { providers: OAuthProviderInfo[] };
   'GET /api/oauth/{provider}/start-callback-server': OAuthAuthorizeReply;
   'POST /api/oauth/{provider}/poll-callback': OAuthPollReply;

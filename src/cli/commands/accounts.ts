@@ -44,7 +44,7 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.run(async (opts: { json?: boolean }) => {
         const client = ctx.client(opts as never);
         const [{ accounts, accountStrategy }, { connections }] = await Promise.all([
-          client.request<{ accounts: AccountView[]; accountStrategy: string }>('GET', '/api/accounts'),
+          client.call('GET /api/accounts'),
           client.request<{ connections: OAuthConnectionView[] }>('GET', '/api/providers'),
         ]);
         const byId = new Map(connections.map((c) => [c.id, c]));

@@ -18,7 +18,7 @@ export type KeyView = ApiKeyRecord & { dailyRequestLimit: number | null; tokenLi
 
 /** Every key, in creation order. */
 export async function listKeys(c: DaemonClient): Promise<KeyView[]> {
-  return (await c.request<{ keys: KeyView[] }>('GET', '/api/keys')).keys;
+  return (await c.call('GET /api/keys')).keys;
 }
 
 /** Finds a key by id or by name; a name two keys share must be given as an id. */

@@ -9,7 +9,7 @@ import { clock, int, tokens, costTotal } from '../format.js';
 import { table } from '../io.js';
 import { entryKey, openLive, SeenSet, type LiveFeed } from '../live.js';
 import type { CommandContext } from '../common.js';
-import type { ComboRecord, LiveRequest, LogEntry, PublicConnection, RequestEntry, ResilienceReply } from '../types.js';
+import type { ComboRecord, LiveRequest, LogEntry, RequestEntry } from '../types.js';
 import type { StatusReply } from '../../shared/wire.js';
 import { formatLogLine, matchesFilter, type RequestFilter } from './logs.js';
 import type { ViewName } from '../tui/app.js';
@@ -161,9 +161,9 @@ export async function dashboard(ctx: CommandContext, opts: any): Promise<number>
   if (ctx.io.interactive && !opts.json) return tui(client, 'dashboard');
   const [status, { connections }, { combos }, resilience] = await Promise.all([
     client.request<StatusReply>('GET', '/api/system/status'),
-    client.request<{ connections: PublicConnection[] }>('GET', '/api/providers'),
+    client.call('GET /api/providers'),
     client.request<{ combos: ComboRecord[] }>('GET', '/api/combos'),
-    client.request<ResilienceReply>('GET', '/api/resilience'),
+    client.call('GET /api/resilience'),
   ]);
   const { providerLines } = await import('../tui/dashboard-text.js');
   const providers = providerLines(connections, resilience, new Map(), Date.now());

@@ -11,7 +11,7 @@ const collect = (value: string, prev: string[] = []) => [...prev, value];
 
 /** Finds a connection by id, by name, or by provider id when that provider has exactly one connection. */
 export async function findConnection(c: DaemonClient, ref: string): Promise<PublicConnection> {
-  const { connections } = await c.request<{ connections: PublicConnection[] }>('GET', '/api/providers');
+  const { connections } = await c.call('GET /api/providers');
   const byId = connections.find((x) => x.id === ref);
   if (byId) return byId;
   for (const [what, matches] of [
@@ -90,8 +90,8 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.run(async (opts) => {
         const c = ctx.client(opts);
         const [{ connections }, resilience] = await Promise.all([
-          c.request<{ connections: PublicConnection[] }>('GET', '/api/providers'),
-          c.request<ResilienceReply>('GET', '/api/resilience'),
+          c.call('GET /api/providers'),
+          c.call('GET /api/resilience'),
         ]);
         ctx.emit(opts, connections, () => formatConnections(connections, resilience));
         return 0;
@@ -104,7 +104,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(
       ctx.run(async (opts) => {
-        const { providers: list } = await ctx.client(opts).request<{ providers: CatalogProvider[] }>('GET', '/api/providers/catalog');
+        const { providers: list } = await ctx.client(opts).call('GET /api/providers/catalog');
         const shown = opts.kind ? list.filter((p) => p.kind === opts.kind) : list;
         ctx.emit(opts, shown, () => formatCatalog(shown));
         return 0;
@@ -132,7 +132,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.run(async (opts, provider: string) => {
         const c = ctx.client(opts);
-        const { providers: catalog } = await c.request<{ providers: CatalogProvider[] }>('GET', '/api/providers/catalog');
+        const { providers: catalog } = await c.call('GET /api/providers/catalog');
         const def = catalog.find((p) => p.id === provider || p.aliases.includes(provider));
         const needsKey = def ? !def.authKinds.includes('none') && def.authKinds.includes('api-key') : false;
         const body: Record<string, unknown> = { provider, ...(await credential(opts, io, needsKey, def?.id ?? provider)) };
@@ -288,7 +288,7 @@ function registerNodes(providers: Command, ctx: CommandContext): void {
       ctx.run(async (opts, ref: string) => {
         const c = ctx.client(opts);
         const node = await findNode(c, ref);
-        const { connections } = await c.request<{ connections: PublicConnection[] }>('GET', '/api/providers');
+        const { connections } = await c.call('GET /api/providers');
         const n = connections.filter((x) => x.providerId === node.id).length;
         await c.request('DELETE', `/api/provider-nodes/${encodeURIComponent(node.id)}`);
         io.out(`removed node ${node.name} (${node.id})${n ? ` and its ${n} connection${n === 1 ? '' : 's'}` : ''}`);

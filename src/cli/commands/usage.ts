@@ -81,7 +81,7 @@ export function register(program: Command, ctx: CommandContext): void {
         let rows: UsageRow[] = breakdown.rows;
         if (opts.by === 'key') {
           // Keys are known to people by name; the log holds ids.
-          const { keys } = await c.request<{ keys: Array<{ id: string; name: string }> }>('GET', '/api/keys');
+          const { keys } = await c.call('GET /api/keys');
           const names = new Map(keys.map((k) => [k.id, k.name]));
           rows = rows.map((row) => ({ ...row, name: row.key === null ? null : (names.get(row.key) ?? null) }));
         }

@@ -108,7 +108,7 @@ export async function makePlan(client: DaemonClient, url: string): Promise<Setup
     client.request<{ agents: BridgeAgent[] }>('GET', '/api/tools/agent-bridge/state', undefined, 60_000),
     client.request<DiscoverReply>('POST', '/api/providers/keychain/discover', undefined, 60_000),
     client.request<{ connections: Array<{ providerSpecificData: Record<string, unknown> }> }>('GET', '/api/providers'),
-    client.request<{ keys: ApiKeyRecord[] }>('GET', '/api/keys'),
+    client.call('GET /api/keys'),
     env.length ? client.request<EnvImportReply>('POST', '/api/providers/env/import', { credentials: env, dryRun: true }) : Promise.resolve({ results: [] }),
   ]);
   const imported = new Set(connections.connections.map((c) => c.providerSpecificData.importedFrom));

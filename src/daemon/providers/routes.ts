@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import { proxyUrlProblem } from '../net/outbound-proxy.js';
 import { maskProxyUrl } from '../net/settings.js';
+import { isoTime, NO_CONTENT } from '../http/replies.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { publicConnection, type Connection } from './connections.js';
@@ -97,6 +98,46 @@ function refreshDirectory(services: Services): void {
 }
 
 /** Provider catalog, connections (accounts) and provider nodes. */
+/** A connection as the replies show it: secrets masked (a secret not set is absent). */
+const connectionReply = z.object({
+  id: z.string(),
+  /** As people read it: a provider node's prefix, a built-in provider's id. */
+  provider: z.string(),
+  /** The stored provider id (a node's UUID). */
+  providerId: z.string(),
+  name: z.string(),
+  authKind: z.enum(['api-key', 'oauth', 'web-session', 'none']),
+  apiKey: z.string().optional(),
+  accessToken: z.string().optional(),
+  refreshToken: z.string().optional(),
+  cookie: z.string().optional(),
+  expiresAt: isoTime.nullable(),
+  priority: z.number(),
+  providerSpecificData: z.record(z.string(), z.unknown()),
+  isActive: z.boolean(),
+  testStatus: z.string().nullable(),
+  lastError: z.string().nullable(),
+  lastTestedAt: isoTime.nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+const catalogReply = z.object({
+  providers: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      kind: z.string(),
+      format: z.string(),
+      authKinds: z.array(z.string()),
+      /** null when the provider has no address of its own (web-session: each connection sets one). */
+      baseUrl: z.string().nullable(),
+      aliases: z.array(z.string()),
+      supportsTools: z.boolean(),
+    }),
+  ),
+});
+
 export const providerRoutes: RouteDef[] = [
   route({
     method: 'GET',
@@ -114,6 +155,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'Every provider with its kind, wire format and auth kinds',
+    reply: catalogReply,
     handler: ({ services }) => ({
       providers: services.providers.all().map((p) => ({
         id: services.providers.publicId(p),
@@ -134,6 +176,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'Connections (secrets masked)',
+    reply: z.object({ connections: z.array(connectionReply) }),
     handler: ({ services }) => ({ connections: services.connections.list().map((c) => publicConnection(c, (id) => services.providers.label(id))) }),
   }),
   route({
@@ -144,6 +187,7 @@ export const providerRoutes: RouteDef[] = [
     summary: 'Add a connection to a provider (built-in id, node id or node prefix)',
     body: createConnection,
     status: 201,
+    reply: connectionReply,
     handler: ({ services, body }) => {
       const def = providerOf(services, body.provider);
       const authKind = authKindFor(def, body);
@@ -166,6 +210,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'One connection (secrets masked)',
+    reply: connectionReply,
     handler: ({ services, params }) => publicConnection(connectionOr404(services, params.id), (id) => services.providers.label(id)),
   }),
   route({
@@ -175,6 +220,7 @@ export const providerRoutes: RouteDef[] = [
     tag: 'providers',
     summary: 'Update a connection; given secrets replace the stored ones',
     body: updateConnection,
+    reply: connectionReply,
     handler: ({ services, params, body }) => {
       const cur = connectionOr404(services, params.id);
       const { apiKey, accessToken, refreshToken, cookie, expiresAt: exp, ...rest } = body;
@@ -205,6 +251,7 @@ export const providerRoutes: RouteDef[] = [
     tag: 'providers',
     summary: 'Remove a connection',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       connectionOr404(services, params.id);
       services.connections.remove(params.id!);

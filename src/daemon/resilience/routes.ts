@@ -1,8 +1,60 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
+import { isoTime, OK } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
 import { ANY_MODEL } from '../routing/cooldowns.js';
-import type { AccountView } from '../../shared/records.js';
+import { ACCOUNT_STRATEGIES, type AccountView, type CooldownView } from '../../shared/records.js';
+
+const cooldownView = z.object({
+  connectionId: z.string(),
+  model: z.string(),
+  until: z.number(),
+  reason: z.string(),
+  remainingSeconds: z.number(),
+}) satisfies z.ZodType<CooldownView>;
+
+const resilienceReply = z.object({
+  breakers: z.array(
+    z.object({
+      provider: z.string(),
+      providerId: z.string(),
+      model: z.string().optional(),
+      state: z.enum(['closed', 'open', 'half-open']),
+      consecutiveFailures: z.number(),
+      openUntil: isoTime.nullable(),
+      since: z.number().optional(),
+    }),
+  ),
+  cooldowns: z.array(cooldownView),
+  /** Accounts tried after the healthy ones for a model (routing/account-health.ts). */
+  demoted: z.array(z.object({ connectionId: z.string(), model: z.string(), failures: z.number(), remainingSeconds: z.number() })),
+  settings: z.object({ failureThreshold: z.number(), cooldownMs: z.number(), halfOpenProbes: z.number() }),
+});
+
+const accountView = z.object({
+  id: z.string(),
+  provider: z.string(),
+  providerId: z.string(),
+  name: z.string(),
+  authKind: z.string(),
+  priority: z.number(),
+  isActive: z.boolean(),
+  headroom: z.number().nullable(),
+  limitsUpdatedAt: isoTime.nullable(),
+  windows: z.array(
+    z.object({
+      name: z.string(),
+      limit: z.number().nullable(),
+      remaining: z.number().nullable(),
+      used: z.number().nullable(),
+      resetAt: z.number().nullable(),
+      left: z.number().nullable(),
+      resetSeconds: z.number().nullable(),
+    }),
+  ),
+  coolingUntil: isoTime.nullable(),
+  cooldowns: z.array(z.object({ model: z.string(), remainingSeconds: z.number(), reason: z.string() })),
+}) satisfies z.ZodType<AccountView>;
 
 const resetBody = z.object({ provider: z.string().min(1).max(200).optional() }).strict();
 const cooldownQuery = z.object({ connectionId: z.string().max(100).optional(), model: z.string().max(512).optional() }).strict();
@@ -15,6 +67,7 @@ export const resilienceRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'resilience',
     summary: 'Circuit breakers per provider (and per provider and model), active cooldowns, demoted accounts and breaker settings',
+    reply: resilienceReply,
     handler: ({ services }) => {
       const r = services.resilience;
       // state() moves an open circuit whose cooldown has passed to half-open, so the list shows it as such.
@@ -40,6 +93,7 @@ export const resilienceRoutes: RouteDef[] = [
     tag: 'resilience',
     summary:
       "Every account (connection) with its remaining quota as its replies' rate-limit headers report it (windows: limit, remaining, used share, reset; headroom = share left of the tightest window) and its cooldowns (account-wide and per model)",
+    reply: z.object({ accountStrategy: z.enum(ACCOUNT_STRATEGIES), accounts: z.array(accountView) }),
     handler: ({ services }) => {
       const r = services.resilience;
       const limits = new Map(r.limits.list().map((l) => [l.connectionId, l]));
@@ -75,6 +129,7 @@ export const resilienceRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'resilience',
     summary: 'Active cooldowns per (connection, model)',
+    reply: z.object({ cooldowns: z.array(cooldownView) }),
     handler: ({ services }) => ({ cooldowns: services.resilience.cooldowns.list() }),
   }),
   route({
@@ -84,6 +139,7 @@ export const resilienceRoutes: RouteDef[] = [
     tag: 'resilience',
     summary: 'Clear cooldowns: all, one connection (?connectionId) or one connection and model',
     query: cooldownQuery,
+    reply: z.object({ cleared: z.number() }),
     handler: ({ services, query }) => {
       const c = services.resilience.cooldowns;
       const before = c.list().length;
@@ -104,6 +160,7 @@ export const resilienceRoutes: RouteDef[] = [
     summary:
       "Close a provider's circuit breakers, its models' included, and end its accounts' demotions (or every one when no provider is given); the provider by id, alias or node prefix; answers how many circuits were not closed",
     body: resetBody,
+    reply: OK.extend({ provider: z.string().nullable(), closed: z.number() }),
     handler: ({ services, body }) => {
       const breakers = services.resilience.breakers;
       let id: string | undefined;

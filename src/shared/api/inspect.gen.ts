@@ -8,7 +8,45 @@ export interface InspectRoutes {
     params: { traceId: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      traceId: string;
+      at: string;
+      client: {
+        request: {
+          headers: {
+            [key: string]: string;
+          };
+          body: string | null;
+          truncated?: boolean;
+        };
+        response: {
+          headers: {
+            [key: string]: string;
+          };
+          body: string | null;
+          truncated?: boolean;
+        };
+      };
+      upstream: {
+        url?: string;
+        request: {
+          headers: {
+            [key: string]: string;
+          };
+          body: string | null;
+          truncated?: boolean;
+        };
+        response: {
+          headers: {
+            [key: string]: string;
+          };
+          body: string | null;
+          truncated?: boolean;
+        };
+      };
+      notes?: {
+        [key: string]: unknown;
+      };
+    };
   };
 }

@@ -94,16 +94,48 @@ export interface ProvidersRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      providers: Array<{
+        id: string;
+        name: string;
+        kind: string;
+        format: string;
+        authKinds: Array<string>;
+        baseUrl: string | null;
+        aliases: Array<string>;
+        supportsTools: boolean;
+      }>;
+    };
   };
   /** Connections (secrets masked) (management) */
   'GET /api/providers': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      connections: Array<{
+        id: string;
+        provider: string;
+        providerId: string;
+        name: string;
+        authKind: "api-key" | "oauth" | "web-session" | "none";
+        apiKey?: string;
+        accessToken?: string;
+        refreshToken?: string;
+        cookie?: string;
+        expiresAt: string | null;
+        priority: number;
+        providerSpecificData: {
+          [key: string]: unknown;
+        };
+        isActive: boolean;
+        testStatus: string | null;
+        lastError: string | null;
+        lastTestedAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+      }>;
+    };
   };
   /** Add a connection to a provider (built-in id, node id or node prefix) (management) */
   'POST /api/providers': {
@@ -123,16 +155,56 @@ export interface ProvidersRoutes {
       };
       isActive?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      provider: string;
+      providerId: string;
+      name: string;
+      authKind: "api-key" | "oauth" | "web-session" | "none";
+      apiKey?: string;
+      accessToken?: string;
+      refreshToken?: string;
+      cookie?: string;
+      expiresAt: string | null;
+      priority: number;
+      providerSpecificData: {
+        [key: string]: unknown;
+      };
+      isActive: boolean;
+      testStatus: string | null;
+      lastError: string | null;
+      lastTestedAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** One connection (secrets masked) (management) */
   'GET /api/providers/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      provider: string;
+      providerId: string;
+      name: string;
+      authKind: "api-key" | "oauth" | "web-session" | "none";
+      apiKey?: string;
+      accessToken?: string;
+      refreshToken?: string;
+      cookie?: string;
+      expiresAt: string | null;
+      priority: number;
+      providerSpecificData: {
+        [key: string]: unknown;
+      };
+      isActive: boolean;
+      testStatus: string | null;
+      lastError: string | null;
+      lastTestedAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Update a connection; given secrets replace the stored ones (management) */
   'PUT /api/providers/{id}': {
@@ -151,16 +223,35 @@ export interface ProvidersRoutes {
       };
       isActive?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      provider: string;
+      providerId: string;
+      name: string;
+      authKind: "api-key" | "oauth" | "web-session" | "none";
+      apiKey?: string;
+      accessToken?: string;
+      refreshToken?: string;
+      cookie?: string;
+      expiresAt: string | null;
+      priority: number;
+      providerSpecificData: {
+        [key: string]: unknown;
+      };
+      isActive: boolean;
+      testStatus: string | null;
+      lastError: string | null;
+      lastTestedAt: string | null;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Remove a connection (management) */
   'DELETE /api/providers/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Check a connection against its upstream (lists its models) (management) */
   'POST /api/providers/{id}/test': {

@@ -8,24 +8,85 @@ export interface ResilienceRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      breakers: Array<{
+        provider: string;
+        providerId: string;
+        model?: string;
+        state: "closed" | "open" | "half-open";
+        consecutiveFailures: number;
+        openUntil: string | null;
+        since?: number;
+      }>;
+      cooldowns: Array<{
+        connectionId: string;
+        model: string;
+        until: number;
+        reason: string;
+        remainingSeconds: number;
+      }>;
+      demoted: Array<{
+        connectionId: string;
+        model: string;
+        failures: number;
+        remainingSeconds: number;
+      }>;
+      settings: {
+        failureThreshold: number;
+        cooldownMs: number;
+        halfOpenProbes: number;
+      };
+    };
   };
   /** Every account (connection) with its remaining quota as its replies' rate-limit headers report it (windows: limit, remaining, used share, reset; headroom = share left of the tightest window) and its cooldowns (account-wide and per model) (management) */
   'GET /api/accounts': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      accountStrategy: "fill-first" | "round-robin" | "least-used" | "headroom";
+      accounts: Array<{
+        id: string;
+        provider: string;
+        providerId: string;
+        name: string;
+        authKind: string;
+        priority: number;
+        isActive: boolean;
+        headroom: number | null;
+        limitsUpdatedAt: string | null;
+        windows: Array<{
+          name: string;
+          limit: number | null;
+          remaining: number | null;
+          used: number | null;
+          resetAt: number | null;
+          left: number | null;
+          resetSeconds: number | null;
+        }>;
+        coolingUntil: string | null;
+        cooldowns: Array<{
+          model: string;
+          remainingSeconds: number;
+          reason: string;
+        }>;
+      }>;
+    };
   };
   /** Active cooldowns per (connection, model) (management) */
   'GET /api/resilience/model-cooldowns': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      cooldowns: Array<{
+        connectionId: string;
+        model: string;
+        until: number;
+        reason: string;
+        remainingSeconds: number;
+      }>;
+    };
   };
   /** Clear cooldowns: all, one connection (?connectionId) or one connection and model (management) */
   'DELETE /api/resilience/model-cooldowns': {
@@ -35,8 +96,9 @@ export interface ResilienceRoutes {
       model?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      cleared: number;
+    };
   };
   /** Close a provider's circuit breakers, its models' included, and end its accounts' demotions (or every one when no provider is given); the provider by id, alias or node prefix; answers how many circuits were not closed (management) */
   'POST /api/resilience/reset': {
@@ -45,7 +107,10 @@ export interface ResilienceRoutes {
     body: {
       provider?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+      provider: string | null;
+      closed: number;
+    };
   };
 }
