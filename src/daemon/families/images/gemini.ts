@@ -158,12 +158,7 @@ export function geminiImageReply(text: string | object, kind: 'generate' | 'pred
   reply.output_format = mime.replace(/^image\//, '');
   if (ask.size) reply.size = ask.size;
   if (tokens) {
-    reply.usage = {
-      input_tokens: tokens.textIn + tokens.imageIn,
-      input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
-      output_tokens: tokens.imageOut,
-      total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
-    };
+    reply.usage = imageUsageObject(tokens);
   }
   return { reply, tokens };
 }
@@ -201,4 +196,14 @@ function sumModality(details: unknown, modality: string): number {
   let n = 0;
   for (const d of details) if (d?.modality === modality) n += num(d.tokenCount) ?? 0;
   return n;
+}
+
+/** OpenAI's `usage` object of image tokens. */
+export function imageUsageObject(tokens: ImageTokenUsage): Record<string, unknown> {
+  return {
+    input_tokens: tokens.textIn + tokens.imageIn,
+    input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
+    output_tokens: tokens.imageOut,
+    total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
+  };
 }

@@ -2,7 +2,7 @@ import { formatSse } from '../../translate/sse.js';
 import type { Family, FamilyTarget, Served, UploadedFile, UpstreamAsk } from '../family.js';
 import { imageCost, type ImageTokenUsage } from '../pricing.js';
 import { badField, field, formFor, JSON_TYPE, jsonAsk, num, requireEndpoint, tryJson } from '../util.js';
-import { foldGeminiStream, geminiImageReply, geminiImageRequest, isImagen, type ImageAsk } from './gemini.js';
+import { foldGeminiStream, geminiImageReply, geminiImageRequest, imageUsageObject, isImagen, type ImageAsk } from './gemini.js';
 
 /**
  * POST /v1/images/generations and /v1/images/edits: OpenAI-format targets natively (streamed image events
@@ -95,16 +95,6 @@ export function usageFromTail(tail: string): unknown {
   return undefined;
 }
 
-/** OpenAI's `usage` object of image tokens. */
-function usageObject(tokens: ImageTokenUsage): Record<string, unknown> {
-  return {
-    input_tokens: tokens.textIn + tokens.imageIn,
-    input_tokens_details: { text_tokens: tokens.textIn, image_tokens: tokens.imageIn },
-    output_tokens: tokens.imageOut,
-    total_tokens: tokens.textIn + tokens.imageIn + tokens.imageOut,
-  };
-}
-
 /** The served reply: usage from image tokens, cost per picture or per token, the count in the row's notes. */
 function served(ask: ImageRequest, body: string, count: number, tokens: ImageTokenUsage | undefined, contentType = JSON_TYPE): Served {
   return {
@@ -142,7 +132,7 @@ function geminiEach(replies: string[], ask: ImageRequest, now: number): Served {
             quality: ask.quality ?? 'auto',
             background: ask.background ?? 'auto',
             output_format: r.reply.output_format,
-            ...(r.tokens ? { usage: usageObject(r.tokens) } : {}),
+            ...(r.tokens ? { usage: imageUsageObject(r.tokens) } : {}),
           }),
         }),
       ),
@@ -150,7 +140,7 @@ function geminiEach(replies: string[], ask: ImageRequest, now: number): Served {
     return served(ask, events.join(''), data.length, tokens, 'text/event-stream; charset=utf-8');
   }
   const reply: Record<string, unknown> = { ...decoded[0]!.reply, data };
-  if (tokens) reply.usage = usageObject(tokens);
+  if (tokens) reply.usage = imageUsageObject(tokens);
   return served(ask, JSON.stringify(reply), data.length, tokens);
 }
 
