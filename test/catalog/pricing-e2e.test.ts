@@ -68,6 +68,29 @@ describe('router pricing', () => {
     expect((await chat('openai/gpt-4o')).priceVersion).toBe('router@2026-11');
   });
 
+  it('every field at its edges: 0 and 100000 accepted, just outside, a string or an unknown field a 400 naming it', async () => {
+    const fields = ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning', 'imageInput', 'imageOutput', 'audioInput', 'audioOutput', 'perImage', 'perAudioMinute', 'minAudioSeconds', 'perMillionCharacters', 'perSearchUnit'];
+    const put = (body: Record<string, unknown>) => router.manage('PUT', '/api/pricing/openai/edge-model', { input: 1, output: 1, ...body });
+    for (const f of fields) {
+      for (const good of [0, 100_000]) expect((await put({ [f]: good })).status, `${f}=${good}`).toBe(200);
+      for (const bad of [-0.0001, 100_000.01, 'cheap', Number.MAX_VALUE]) {
+        const r = await put({ [f]: bad });
+        expect(r.status, `${f}=${bad}`).toBe(400);
+        expect(r.json.error, `${f}=${bad}`).toMatchObject({ type: 'invalid_request_error', param: f, message: expect.stringMatching(new RegExp(`^Invalid field '${f}'`)) });
+      }
+    }
+    const badKey = await put({ perImage: { 'hd 1024': 0.1 } });
+    expect(badKey.status).toBe(400);
+    expect(badKey.json.error.param).toMatch(/^perImage/);
+    const unknown = await put({ cheapness: 1 });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.message).toMatch(/cheapness/);
+    const badProvider = await router.manage('PUT', '/api/pricing/bad%20provider/m', { input: 1, output: 1 });
+    expect(badProvider.status).toBe(400);
+    expect(badProvider.json.error.param).toBe('provider');
+    await router.manage('DELETE', '/api/pricing/openai/edge-model');
+  });
+
   it('refuses bad values, naming the field', async () => {
     const negative = await R('pricing', 'set', 'openai/gpt-4o', '--input', '-1', '--output', '2');
     expect(negative.exitCode, show(negative)).toBe(2);
