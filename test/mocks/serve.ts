@@ -139,6 +139,8 @@ export async function serve(ctx: ServeCtx, b: Behavior, t: Transport = { interva
       return serve(ctx, b.then ?? text(), { ...t, intervalMs: b.intervalMs });
     case 'drop-mid-stream':
       return serve(ctx, b.then ?? { type: 'text', chunks: 6 }, { ...t, dropAfter: b.afterChunks ?? 2 });
+    case 'stall-mid-stream':
+      return serve(ctx, b.then ?? { type: 'text', chunks: 6 }, { ...t, stallAfter: b.afterChunks ?? 2 });
     case 'hang':
       // Never answer: the socket stays open until the client gives up or close() destroys it.
       return;

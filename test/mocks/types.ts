@@ -113,6 +113,8 @@ export type Behavior =
   | { type: 'delay'; ms: number; then?: Behavior }
   | { type: 'hang' }
   | { type: 'drop-mid-stream'; afterChunks?: number; then?: Behavior }
+  /** Sends this many frames of the inner behavior, then nothing more while keeping the connection open. */
+  | { type: 'stall-mid-stream'; afterChunks?: number; then?: Behavior }
   | { type: 'garbage'; body?: string }
   | {
       type: 'replay';

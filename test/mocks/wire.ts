@@ -5,6 +5,8 @@ export interface Transport {
   intervalMs: number;
   /** Destroy the socket once this many frames are flushed. */
   dropAfter?: number;
+  /** Stop sending once this many frames are flushed, keeping the socket open (until the client leaves). */
+  stallAfter?: number;
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts, so no timer outlives its response. */
@@ -42,6 +44,10 @@ export async function writeFrames(
 ): Promise<void> {
   for (let i = 0; i < frames.length; i++) {
     if (t.dropAfter !== undefined && i >= t.dropAfter) break;
+    if (t.stallAfter !== undefined && i >= t.stallAfter) {
+      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+      return;
+    }
     if (i > 0 && t.intervalMs > 0 && !(await sleep(t.intervalMs, signal))) return;
     if (!(await flush(res, frames[i]!))) return;
   }

@@ -47,7 +47,7 @@ describe('hedged requests', () => {
     // The mock saw the slow attempt's connection closed before it answered.
     const slow = hits(env.mock, 'slow');
     expect(slow).toHaveLength(1);
-    await until(() => slow[0]!.aborted === true, 2000);
+    await until(() => slow[0]!.aborted === true, 5000);
     const rows = await rowsOf(r.headers.get('x-router-trace-id'), 2);
     const cancelled = rows.find((x) => x.model === 'slow');
     const served = rows.find((x) => x.model === 'b');
@@ -66,7 +66,7 @@ describe('hedged requests', () => {
     expect(s.errors).toEqual([]);
     expect(s.ms).toBeLessThan(SLOW_MS / 2);
     const slow = hits(env.mock, 'slow');
-    await until(() => slow[0]?.aborted === true, 2000);
+    await until(() => slow[0]?.aborted === true, 5000);
     const rows = await rowsOf(s.headers.get('x-router-trace-id'), 2);
     expect(rows.map((x) => x.status).sort()).toEqual([200, 499]);
   });

@@ -1,6 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { AttemptError, networkAttemptError } from './upstream-error.js';
 import { hedgeLostError, type RaceEntry } from './hedge.js';
+import type { MidStreamRecovery } from '../../shared/records.js';
+import type { Target } from '../providers/target.js';
+import type { Plan } from './plan.js';
 import type { UpstreamReply } from '../net/upstream.js';
 
 /** Limits of one attempt, ms from its start. */
@@ -14,6 +17,8 @@ export interface AttemptLimits {
    * byte goes to the client (or its usage is recorded); losing it aborts the exchange at once.
    */
   race?: RaceEntry;
+  /** Under a combo's midStreamRecovery: its mode, and the plan's targets after this one (for `continue`). */
+  recovery?: { mode: MidStreamRecovery; rest: readonly Target[]; plan: Plan };
 }
 
 /**

@@ -7,9 +7,10 @@ import type { RouteContext } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
-import type { UpstreamWireFormat } from '../translate/codec.js';
+import type { StreamEncoder, UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
-import { collectStream, openStream, type StreamBody, type StreamSummary } from './stream.js';
+import { collectStream, openStream, type BlockPosition, type StreamBody, type StreamSummary } from './stream.js';
+import { answerText, continueStream, type ContinueContext } from './recovery.js';
 import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from '../providers/target.js';
 import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
 import { UpstreamExchange, type UpstreamReply } from '../net/upstream.js';
@@ -30,6 +31,7 @@ import {
   stageResponse,
   type RequestStage,
   type StageContext,
+  type StreamTransform,
 } from './stages.js';
 import { formatSseBatch } from '../translate/sse.js';
 import type { TraceRecorder } from '../inspect/capture.js';
@@ -170,6 +172,8 @@ function prepare(
   stages: RequestStage[],
   stageCtx: StageContext,
   capture: TraceRecorder | undefined,
+  /** Translated even between identical formats (a stream a combo may continue on another target). */
+  forceIr = false,
 ): Prepared {
   const format = upstreamFormatFor(target, call.clientFormat);
   const forcedStream = !call.stream && target.provider.streamOnly === true;
@@ -178,7 +182,7 @@ function prepare(
     throw badRequest(`Provider '${target.provider.id}' does not support tools; remove the tools array.`, 'tools');
   }
   // A replayed signature of another family (wrapped by router) must not reach this upstream: through IR then.
-  if (format === call.clientFormat && !staged && !holdsWrappedSignature(call.clientFormat, call.raw)) {
+  if (format === call.clientFormat && !staged && !forceIr && !holdsWrappedSignature(call.clientFormat, call.raw)) {
     const url = chatUrl(target, format, streamUp);
     const body = nativeBody(format, call.raw, target);
     target.provider.adaptBody?.(body);
@@ -241,6 +245,8 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
   const capture = services.capture.begin(traceId, h, call.raw);
   let ir: IrRequest | undefined;
   const decoded = () => (ir ??= decodeCall(call, h));
+  // A stream its combo continues on another target mid-way is translated (its encoder carries on).
+  const continued = call.stream && services.combos.byName(call.model)?.midStreamRecovery === 'continue';
   const res = await execute<Prepared, ChatReply | DirectStream>(
     env,
     {
@@ -254,7 +260,7 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
           const early = await stageResponse(stages, staged, stageCtx);
           if (early) return { early: stageReply(services, call, staged, early, stages, stageCtx, traceId) };
         }
-        return prepare(call, target, decoded, staged, stages, stageCtx, capture);
+        return prepare(call, target, decoded, staged, stages, stageCtx, capture, continued);
       },
       attempt: (target, prepared, outcome, limits) => attempt(services, call, target, prepared, outcome, limits),
       inputTokens: () => estimateTokens(decoded()),
@@ -450,13 +456,14 @@ async function streamReply(
   }
   const tStream = performance.now();
   let upstreamMs = upstreamHeadersMs;
+  const transform = prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined;
   const body = await openStream({
     reply,
     maxEventBytes: services.settings.get().maxUpstreamEventBytes,
     decoder: getUpstreamCodec(prepared.format).createStreamDecoder(),
     encoder,
     clientFormat: call.clientFormat,
-    transform: prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined,
+    transform,
     // Passthrough with nobody reading the assembled reply but token estimation: text deltas after the
     // commit are forwarded unparsed.
     skipText: prepared.native && !prepared.capture && !prepared.stages.length && getClientCodec(call.clientFormat).usageReported(call.raw),
@@ -465,20 +472,13 @@ async function streamReply(
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),
     },
+    watch: limits.recovery && {
+      stallMs: services.settings.get().streamStallTimeoutMs,
+      recover: limits.recovery.mode === 'continue' && encoder ? continuation(services, call, target, prepared, outcome, limits, encoder, transform) : undefined,
+    },
     onDone: (s: StreamSummary) => {
-      const outputText = s.usage.outputTokens === undefined ? replyText(s.response, 'generated') : undefined;
-      outcome.status = 200;
-      outcome.usage = s.usage;
-      outcome.finishReason = s.finishReason;
-      noteReply(services, outcome, s.response);
-      outcome.error = s.error;
-      outcome.streamed = true;
-      outcome.upstreamMs = upstreamMs;
-      outcome.outputText = outputText;
-      finishOutcome(services, outcome, s.usage);
+      streamDone(services, target, outcome, s, upstreamMs);
       if (prepared.stageCtx && prepared.stages.length && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
-      // A stream that breaks after its first byte still counts against the provider's breaker.
-      if (s.error && !s.clientAborted) services.resilience.breakers.recordFailure(target.provider.id, 'network');
     },
   });
   upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
@@ -496,6 +496,48 @@ async function streamReply(
   if (sink && !sink.headersSent && !sink.destroyed) return new DirectStream(sink, headers, body);
   // srvx pipes a Node Readable body straight into the socket (typed as a web body only).
   return new FastResponse(body.readable() as unknown as ReadableStream, { status: 200, headers });
+}
+
+/** Completes a served stream's usage row (and counts a break after its first byte against the provider). */
+function streamDone(services: Services, target: Target, outcome: Outcome, s: StreamSummary, upstreamMs: number | undefined): void {
+  outcome.status = 200;
+  outcome.usage = s.usage;
+  outcome.finishReason = s.finishReason;
+  noteReply(services, outcome, s.response);
+  outcome.error = s.error;
+  outcome.streamed = true;
+  outcome.upstreamMs = upstreamMs;
+  outcome.outputText = s.usage.outputTokens === undefined ? replyText(s.response, 'generated') : undefined;
+  finishOutcome(services, outcome, s.usage);
+  if (s.error && !s.clientAborted) services.resilience.breakers.recordFailure(target.provider.id, 'network');
+}
+
+/** A combo's `continue` recovery for this stream: the next targets take up the answer so far (recovery.ts). */
+function continuation(services: Services, call: ChatCall, target: Target, prepared: Prepared, outcome: Outcome, limits: AttemptLimits, encoder: StreamEncoder, transform: StreamTransform | undefined) {
+  const { recovery } = limits;
+  const settings = services.settings.get();
+  const ctx: ContinueContext = {
+    services,
+    plan: recovery!.plan,
+    rest: recovery!.rest,
+    request: prepared.request(),
+    clientFormat: call.clientFormat,
+    encoder,
+    transform,
+    sink: call.sink,
+    firstByteMs: limits.firstByteMs,
+    stallMs: settings.streamStallTimeoutMs,
+    maxEventBytes: settings.maxUpstreamEventBytes,
+    prepare(t, irFor) {
+      const ir = irFor(upstreamFormatFor(t, call.clientFormat));
+      const p = prepare(call, t, () => ir, ir, [], { ...prepared.stageCtx!, target: t }, undefined, true);
+      return { format: p.format, url: p.url, body: p.body, headers: withoutHeaders(withRequestHeaders(requestHeaders(t, true), p.headers), p.removeHeaders) };
+    },
+    outcome: (t) => ({ ...outcome, target: t, status: 0, usage: undefined, finishReason: undefined, error: undefined, streamed: false, upstreamMs: undefined, notes: undefined, outputText: undefined, costUsd: undefined, servedModel: undefined }),
+    onDone: (t, o, s) => streamDone(services, t, o, s, undefined),
+  };
+  const from = `${services.providers.label(target.provider.id)}/${target.model}`;
+  return (partial: IrResponse, reason: string, at: BlockPosition) => continueStream(ctx, answerText(partial), at, `${from}: ${reason}`);
 }
 
 /**

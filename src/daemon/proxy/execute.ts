@@ -189,7 +189,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
     if (isEarly<R>(a)) return a.early;
     const tAttempt = performance.now();
     try {
-      const reply = await policy.attempt(a.target, a.prepared, a.outcome, { firstByteMs: r.firstByteMs, totalMs: Math.min(r.targetTimeout, left) });
+      const reply = await policy.attempt(a.target, a.prepared, a.outcome, limitsFor(r, index, left));
       attemptSucceeded(services, plan, a.target, performance.now() - tAttempt, index, plan.session);
       return reply;
     } catch (thrown) {
@@ -197,6 +197,14 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
     }
   }
   return allFailed(r);
+}
+
+/** The limits of the attempt at target `index`, `left` ms before the request's deadline. */
+function limitsFor<P, R>(r: Run<P, R>, index: number, left: number): AttemptLimits {
+  const limits: AttemptLimits = { firstByteMs: r.firstByteMs, totalMs: Math.min(r.targetTimeout, left) };
+  const mode = r.plan.combo?.midStreamRecovery;
+  if (mode) limits.recovery = { mode, rest: r.plan.targets.slice(index + 1), plan: r.plan };
+  return limits;
 }
 
 /**
@@ -304,7 +312,8 @@ async function hedged<P, R>(r: Run<P, R>, hedgeMs: number): Promise<R> {
         recordOutcome(services, a.outcome);
       });
       const t = performance.now();
-      const limits: AttemptLimits = { firstByteMs: r.firstByteMs, totalMs: Math.min(r.targetTimeout, left), race: entry };
+      const limits = limitsFor(r, a.index, left);
+      limits.race = entry;
       running.set(
         entry,
         r.policy.attempt(a.target, a.prepared, a.outcome, limits).then(

@@ -16,6 +16,21 @@ class MalformedStreamError extends AttemptError {
   }
 }
 
+/**
+ * A stream that started and then broke without an error of its own (watched under a combo's
+ * midStreamRecovery): an error event after the commit (the decoders report a stream that ended before its
+ * finish as one), or nothing for the stall timeout. `before` is
+ * what was decoded from its last bytes, still to be sent ahead of the error (translated streams).
+ */
+class StreamCutError extends AttemptError {
+  constructor(
+    message: string,
+    readonly before = '',
+  ) {
+    super(message, 502, 'network');
+  }
+}
+
 /** A stream past one of its bounds (an event, what is held back before the commit, the whole stream). */
 class StreamTooLargeError extends AttemptError {
   constructor(message: string) {
@@ -49,6 +64,12 @@ export function malformed(message: SseMessage): boolean {
   if (first === 123 /* { */) return last !== 125; /* } */
   if (first === 91 /* [ */) return last !== 93; /* ] */
   return true;
+}
+
+/** Where a reply's blocks stand in the client stream: its last text block, and the next free index. */
+export interface BlockPosition {
+  textIndex: number;
+  nextIndex: number;
 }
 
 /** What a finished stream reports for usage and logs. */
@@ -134,6 +155,13 @@ export interface StreamPlan {
    * claim: throws when another attempt was first, and the stream is released unrecorded).
    */
   claim?: () => void;
+  /**
+   * A combo's midStreamRecovery (off when absent: nothing is watched). After the commit, an error event (an
+   * upstream end before the finish is one), or no chunk for `stallMs`, is a failure like a cut; with `recover`,
+   * a failure is continued: it gets the reply so far and returns the continuation, whose bytes follow in the
+   * same client stream (or undefined: the stream ends with the error event).
+   */
+  watch?: { stallMs: number; recover?: (partial: IrResponse, reason: string, at: BlockPosition) => Promise<StreamBody | undefined> };
   onDone: (summary: StreamSummary) => void;
 }
 
@@ -153,6 +181,10 @@ export interface StreamBody {
   /** Writes every chunk to `res` (with backpressure) and ends it; a closed `res` cancels the upstream. */
   writeTo(res: ServerResponse): Promise<void>;
   readable(): Readable;
+  /** The next bytes for the client, or null at the end (a continuation's bytes, read by the stream it continues). */
+  pull(): Promise<Uint8Array | null>;
+  /** Releases the upstream (the client went away). */
+  cancel(): void;
 }
 
 
@@ -167,6 +199,22 @@ function isContent(ev: IrStreamEvent): boolean {
       return true;
     default:
       return false;
+  }
+}
+
+/** The next chunk, or a stall error (the upstream released) when none comes within `ms`. */
+async function readWithin(reply: UpstreamReply, ms: number): Promise<Uint8Array | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new StreamCutError(`The upstream stream stalled: nothing for ${ms} ms (setting streamStallTimeoutMs).`));
+      reply.abort();
+    }, ms);
+  });
+  try {
+    return await Promise.race([reply.read(), stalled]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -212,7 +260,12 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
         else if (!committed) committed = true;
       } else if (ev.type === 'error' && !committed) {
         throw new AttemptError(ev.message, ev.status >= 400 ? ev.status : 502, 'http');
-      } else if (ev.type === 'error') summary.error = ev.message;
+      } else if (ev.type === 'error') {
+        // Watched (a combo's midStreamRecovery): an error after the commit, the decoders' "ended before the
+        // finish" included, is a break like a cut connection (the client's error event, or a continuation).
+        if (plan.watch) throw new StreamCutError(ev.message, encoder ? out : '');
+        summary.error = ev.message;
+      }
       if (!committed && isContent(ev)) committed = true;
       if (encoder) out += formatSseBatch(encoder.write(ev));
     }
@@ -331,7 +384,12 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   let ended = false;
   /** Whether the bytes passed through so far end at an SSE message boundary (passthrough mode). */
   let atBoundary = true;
+  /** The stream that continues this one after a failure (midStreamRecovery `continue`). */
+  let continuation: StreamBody | undefined;
+  const watch = plan.watch;
+  const read = watch ? () => readWithin(reply, watch.stallMs) : () => reply.read();
   async function next(): Promise<Uint8Array | null> {
+    if (continuation) return continuation.pull();
     if (pending.length) {
       const out = pending.shift()!;
       if (!encoder) atBoundary = endsMessage(out);
@@ -340,7 +398,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
     if (finished || ended) return null;
     try {
       for (;;) {
-        const chunk = await reply.read();
+        const chunk = await read();
         if (chunk === undefined) {
           const tail = finish();
           done();
@@ -355,13 +413,24 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
       }
     } catch (err) {
       ended = true;
-      if (reply.aborted) return null;
+      if (reply.aborted && !(err instanceof StreamCutError)) return null;
       // A malformed line ends the stream here: the upstream is released, nothing after it is relayed.
-      const before = err instanceof MalformedStreamError ? err.before : '';
+      const before = err instanceof MalformedStreamError || err instanceof StreamCutError ? err.before : '';
       reply.abort();
       const message = err instanceof AttemptError ? err.message : 'The upstream connection failed mid-stream.';
       summary.error = message;
+      // Block indexes as the client stream numbers them (before done() compacts the parts).
+      const parts = summary.response.parts;
+      const at: BlockPosition = { textIndex: -1, nextIndex: parts.length };
+      parts.forEach((p, i) => {
+        if (p?.type === 'text') at.textIndex = i;
+      });
       done();
+      // Continued on the next target: what was decoded before the break goes first, then its bytes.
+      if (watch?.recover && encoder && !parts.some((p) => p?.type === 'tool_call')) {
+        continuation = await watch.recover(summary.response, message, at).catch(() => undefined);
+        if (continuation) return before ? utf8.encode(before) : continuation.pull();
+      }
       // The client's format ends the stream, through the encoder when router encodes it (its state numbers
       // and closes the reply), else with the codec's error events placed after what the upstream sent.
       const error: IrError = { type: 'error', status: 502, message };
@@ -376,6 +445,7 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
 
   /** The client went away (or its socket failed) before the end: release the upstream. */
   function cancel(): void {
+    continuation?.cancel();
     if (finished) return;
     summary.clientAborted = true;
     reply.abort();
@@ -383,6 +453,8 @@ export async function openStream(plan: StreamPlan): Promise<StreamBody> {
   }
 
   return {
+    pull: next,
+    cancel,
     async writeTo(res: ServerResponse): Promise<void> {
       const onClose = () => {
         if (!res.writableFinished) cancel();

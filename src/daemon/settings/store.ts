@@ -116,6 +116,14 @@ export const settingsSchema = z.object({
     .max(3_600_000)
     .default(300_000)
     .meta(about({ group: 'routing', unit: 'ms', description: "Longest wait for an upstream's first byte (reply headers, or a stream's first content). Reasoning models may think for minutes first." })),
+  /** Read only for combos with midStreamRecovery (docs/combos.md, "Recovery mid-stream"). */
+  streamStallTimeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .default(60_000)
+    .meta(about({ group: 'routing', unit: 'ms', description: "Under a combo's midStreamRecovery: a stream that started and then sends nothing for this long is stalled (ended with an error event, or continued on the next target)." })),
   /** docs/responses-websocket.md, "Upstream WebSocket". */
   responsesUpstreamWebSocket: z
     .enum(['auto', 'always', 'never'])

@@ -28,6 +28,7 @@ export interface SettingsRoutes {
       breakerCooldownMs?: number;
       requestDeadlineMs?: number;
       upstreamFirstByteTimeoutMs?: number;
+      streamStallTimeoutMs?: number;
       responsesUpstreamWebSocket?: "auto" | "always" | "never";
       responsesSocketIdleMs?: number;
       maxRequestBodyBytes?: number;
