@@ -34,6 +34,8 @@ export interface ScenarioOptions {
   /** The folder holding the agents' binaries (put first on PATH). */
   binDir: string;
   agents: ScenarioAgent[];
+  /** Agents setup finds but leaves alone, with the reason it must give. */
+  leftAlone?: Array<{ bin: string; id: string; reason: RegExp }>;
   timeoutMs: number;
 }
 
@@ -148,6 +150,7 @@ export function setupScenario(o: ScenarioOptions): void {
       // No daemon ran in this HOME: setup started it (and it stays for the runs after).
       expect(r.stdout).toContain(`router started at http://127.0.0.1:${port}`);
       for (const a of o.agents) expect(r.stdout).toMatch(new RegExp(`\\(${o.binDir}/${a.bin}\\): point it at router`));
+      for (const a of o.leftAlone ?? []) expect(r.stdout).toMatch(new RegExp(`\\(${o.binDir}/${a.bin}\\): left as it is: ${a.reason.source}`));
       expect(r.stdout).toContain('OPENAI_API_KEY (openai at ');
       expect(r.stdout).not.toContain('sk-test-');
       expect(snapshot()).toEqual(before);
@@ -172,6 +175,12 @@ export function setupScenario(o: ScenarioOptions): void {
         const got = out.agents.find((x: any) => x.id === a.id);
         expect(got, why).toMatchObject({ action: 'configured', proof: { ok: true } });
         expect(got.version, why).toMatch(/\d+\.\d+/);
+      }
+      for (const a of o.leftAlone ?? []) {
+        const got = out.agents.find((x: any) => x.id === a.id);
+        expect(got, why).toMatchObject({ action: 'unsupported', proof: null, files: [] });
+        expect(got.reason).toMatch(a.reason);
+        expect(got.fix).toBeTruthy();
       }
       // Each proof request reached the mock through router.
       const proofs = mock.requests.filter((q) => q.body.includes('Reply with the single word OK.'));

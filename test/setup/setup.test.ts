@@ -12,7 +12,7 @@ import { setupScenario } from './scenario.js';
 
 const FAKE = fileURLToPath(new URL('./fake-agent.mjs', import.meta.url));
 const binDir = mkdtempSync(join(tmpdir(), 'router-fake-agents-'));
-for (const name of ['claude', 'codex', 'gemini', 'opencode', 'qwen', 'copilot', 'cline']) symlinkSync(FAKE, join(binDir, name));
+for (const name of ['claude', 'codex', 'gemini', 'opencode', 'qwen', 'copilot', 'cline', 'cursor-agent']) symlinkSync(FAKE, join(binDir, name));
 
 setupScenario({
   title: 'router setup with stand-in agents',
@@ -27,4 +27,6 @@ setupScenario({
     { bin: 'copilot', id: 'copilot-cli', args: (p) => ['-p', p, '-s'], upstream: 'openai.chat' },
     { bin: 'cline', id: 'cline', args: (p) => [p], upstream: 'anthropic.messages' },
   ],
+  // Found, listed, not touched: Cursor's model requests come from Cursor's servers.
+  leftAlone: [{ bin: 'cursor-agent', id: 'cursor', reason: /Cursor's model requests go through Cursor's own servers/ }],
 });

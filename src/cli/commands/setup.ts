@@ -4,6 +4,7 @@ import { toolById } from '../../shared/agent-tools/tools.js';
 import type { DaemonClient } from '../client.js';
 import { CliError, type Io, table } from '../io.js';
 import { confirm } from '../prompt.js';
+import { notConfigured } from '../setup/agents.js';
 import { applyPlan, type AgentResult, type CredentialResult } from '../setup/apply.js';
 import { readRuns, writeRuns } from '../setup/journal.js';
 import { makePlan, type SetupPlan } from '../setup/plan.js';
@@ -13,14 +14,14 @@ import { startCommand } from './start.js';
 
 const silent: Io = { out: () => {}, err: () => {} };
 
-const AGENT_ACTION = { configure: 'point it at router', unchanged: 'already points at router', unsupported: 'router setup cannot configure it yet' } as const;
+const AGENT_ACTION = { configure: 'point it at router', unchanged: 'already points at router' } as const;
 const CRED_ACTION = { created: 'import', updated: 'update the connection from an earlier setup', unchanged: 'already imported', unsupported: 'not a provider router has', import: 'import' } as const;
 
 /** The one summary before anything changes; never a secret (keys appear as their variable's name). */
 function summary(plan: SetupPlan, started: boolean): string {
   const lines = [`router ${started ? 'started' : 'is running'} at ${plan.url}`, '', 'Coding agents:'];
   if (plan.agents.length === 0) lines.push('  none found on PATH (Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code, Copilot CLI, Cline, Cursor)');
-  for (const a of plan.agents) lines.push(`  ${a.name} ${a.version ?? ''} (${a.path}): ${AGENT_ACTION[a.action]}`);
+  for (const a of plan.agents) lines.push(`  ${a.name} ${a.version ?? ''} (${a.path}): ${a.action === 'unsupported' ? `left as it is: ${notConfigured(a.id, a.name).reason}` : AGENT_ACTION[a.action]}`);
   lines.push('', 'Credentials:');
   if (plan.env.length + plan.logins.length === 0) lines.push('  none found (provider API keys in the environment, CLI logins)');
   for (const e of plan.env) lines.push(`  ${e.credential.variable} (${e.credential.provider}${e.credential.baseUrl ? ` at ${e.credential.baseUrl}` : ''}): ${CRED_ACTION[e.action]}`);

@@ -89,6 +89,19 @@ export const SETUP_AGENTS: readonly SetupAgent[] = [
   },
 ];
 
+/** Why setup leaves an agent AgentBridge finds alone, and what to do instead. */
+export function notConfigured(id: string, name: string): { reason: string; fix: string } {
+  if (id === 'cursor') {
+    return {
+      // Cursor keeps its model settings in the app's own database, and sends even a custom base URL's requests
+      // from Cursor's servers, which cannot reach a router on this machine.
+      reason: "Cursor's model requests go through Cursor's own servers, which cannot reach router on this machine, and its model settings live inside the Cursor app, not in a file",
+      fix: 'use router from Cursor as an MCP server: `router mcp --client cursor` (docs/agents.md)',
+    };
+  }
+  return { reason: `router setup cannot configure ${name} yet`, fix: 'point it at router by hand: docs/clients.md' };
+}
+
 export function setupAgent(id: string): SetupAgent | undefined {
   return SETUP_AGENTS.find((a) => a.id === id);
 }

@@ -9,7 +9,7 @@ import type { EnvImportReply, KeychainImportReply } from '../../shared/imports.j
 import { createBackup, readOrNull, writeAtomic } from '../../shared/agent-tools/backup.js';
 import { writtenHashes } from '../../shared/agent-tools/tools.js';
 import type { DaemonClient } from '../client.js';
-import { chooseProvider, DEFAULT_MODELS } from './agents.js';
+import { chooseProvider, DEFAULT_MODELS, notConfigured } from './agents.js';
 import { readRuns, writeRuns, type SetupRun } from './journal.js';
 import { configHome, type AgentPlan, type SetupPlan } from './plan.js';
 import { prove, type Proof } from './proof.js';
@@ -129,7 +129,7 @@ export async function applyPlan(client: DaemonClient, plan: SetupPlan, stateHome
   for (const a of plan.agents) {
     const base = { id: a.id, name: a.name, version: a.version, files: a.files, proof: null };
     if (a.action === 'unsupported') {
-      agents.push({ ...base, action: 'unsupported', reason: `router setup cannot configure ${a.name} yet`, fix: 'point it at router by hand: docs/clients.md' });
+      agents.push({ ...base, action: 'unsupported', ...notConfigured(a.id, a.name) });
       continue;
     }
     let key = a.key;

@@ -80,11 +80,12 @@ function sameAddress(a: string, b: string): boolean {
 
 /**
  * The version an agent prints, asked again when AgentBridge had none: the bridge waits a few seconds (the
- * dashboard must not hang on a stuck binary), and a JavaScript agent's first start on a busy machine takes longer.
+ * dashboard must not hang on a stuck binary), and an agent's first start on a busy machine takes longer
+ * (Cline's `--version` took over 30 s with seven agents starting at once on two loaded cores).
  */
 async function versionOf(a: BridgeAgent): Promise<string | null> {
   if (a.version) return a.version;
-  const r = await execa(a.path!, ['--version'], { reject: false, stdin: 'ignore', timeout: 30_000, killSignal: 'SIGKILL' });
+  const r = await execa(a.path!, ['--version'], { reject: false, stdin: 'ignore', timeout: 60_000, killSignal: 'SIGKILL' });
   return /\d+\.\d+\.\d+(?:[-+][\w.]+)?/.exec(`${r.stdout}\n${r.stderr}`)?.[0] ?? null;
 }
 
