@@ -14,7 +14,7 @@ describe('publicReason', () => {
     expect(publicReason(new RouterError(400, 'No summarization model is configured.'))).toBe('No summarization model is configured.');
     expect(publicReason(new SecretError('secret cannot be decrypted (wrong key file or damaged value)'))).toContain('wrong key file');
     expect(publicReason(new CodecError(400, 'messages must be an array'))).toBe('messages must be an array');
-    expect(publicReason(new AttemptError('openai answered 503: overloaded', 503, 'server'))).toBe('openai answered 503: overloaded');
+    expect(publicReason(new AttemptError('openai answered 503: overloaded', 503, 'http'))).toBe('openai answered 503: overloaded');
     expect(publicReason(new RouterError(400, 'cannot read /home/alice/.router/x.json'))).toBe('cannot read <path>');
   });
 
