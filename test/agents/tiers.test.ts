@@ -78,15 +78,15 @@ describe('MCP routes from a non-loopback address', () => {
 
   it('at the session limit, a session idle for a minute gives way to a new one; active ones never do', async () => {
     expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(200);
-    const open = services.mcp.status().sessions.length;
+    const open = (await services.mcp.status()).sessions.length;
     services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: open } });
     try {
       expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(503);
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61_000 });
       const r = await call('/api/mcp/stream', LO, bearer(manageKey), initialize);
       expect(r.status).toBe(200);
-      expect(services.mcp.status().sessions.length).toBe(open);
-      expect(services.mcp.status().sessions.some((s) => s.id === r.res.headers.get('mcp-session-id'))).toBe(true);
+      expect((await services.mcp.status()).sessions.length).toBe(open);
+      expect((await services.mcp.status()).sessions.some((s) => s.id === r.res.headers.get('mcp-session-id'))).toBe(true);
       // The newcomer is fresh: the next one is refused again unless another has idled.
       if (open === 1) expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(503);
     } finally {
@@ -96,10 +96,10 @@ describe('MCP routes from a non-loopback address', () => {
   });
 
   it('idle sessions expire', async () => {
-    const before = services.mcp.status().sessions.length;
+    const before = (await services.mcp.status()).sessions.length;
     expect(before).toBeGreaterThan(0);
     expect(services.mcp.sweep(Date.now() + services.settings.get().agents.mcpSessionIdleSeconds * 1000 + 120_000)).toBe(before);
-    expect(services.mcp.status().sessions).toEqual([]);
+    expect((await services.mcp.status()).sessions).toEqual([]);
   });
 });
 

@@ -59,7 +59,7 @@ describe.concurrent('router CLI and daemon lifecycle', () => {
     const status = await runRouter(['status', '--json', '--home', home]);
     expect(status.exitCode, describeResult(status)).toBe(0);
     const st = JSON.parse(status.stdout);
-    expect(st).toEqual({ running: true, accepted: true, pid, url, version: PACKAGE_VERSION, uptimeSeconds: expect.any(Number), home });
+    expect(st).toEqual({ running: true, accepted: true, pid, url, version: PACKAGE_VERSION, uptimeSeconds: expect.any(Number), home, mode: 'single', nodeId: expect.stringMatching(/^node-[0-9a-f]{8}$/) });
     expect(st.uptimeSeconds).toBeGreaterThanOrEqual(0);
 
     // Options before the command name work as well as after it.

@@ -3,7 +3,19 @@ import { FastResponse } from 'srvx';
 import { HEADER } from '../../shared/headers.js';
 import { readJsonBody } from '../http/body.js';
 import { json, route, type RouteDef } from '../http/routes.js';
-import { a2aFor, A2A_PATH } from './service.js';
+import type { Services } from '../services.js';
+import type { A2aService } from './service.js';
+
+/** The A2A JSON-RPC endpoint (the agent card names it). */
+export const A2A_PATH = '/api/a2a';
+
+/**
+ * The A2A service, loaded on the first A2A request: its SDK (with jose) is memory a daemon nobody asks
+ * as an agent never carries (issue 33 item 2).
+ */
+async function a2aFor(services: Services): Promise<A2aService> {
+  return (await import('./service.js')).a2aFor(services);
+}
 
 function isStream(v: unknown): v is AsyncGenerator<unknown> {
   return typeof (v as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
@@ -48,8 +60,8 @@ function cardRoute(path: string, legacyOnly: boolean) {
     tier: 'public',
     tag: 'a2a',
     summary: legacyOnly ? 'A2A agent card, older well-known path (v0.3 card)' : 'A2A agent card (v1.0 card when the A2A-Version header asks for 1.x, else v0.3)',
-    handler: ({ event, services }) =>
-      json(200, a2aFor(services).cardFor(event.url.origin, legacyOnly ? null : event.req.headers.get('a2a-version')), { vary: 'A2A-Version', 'cache-control': 'no-cache' }),
+    handler: async ({ event, services }) =>
+      json(200, (await a2aFor(services)).cardFor(event.url.origin, legacyOnly ? null : event.req.headers.get('a2a-version')), { vary: 'A2A-Version', 'cache-control': 'no-cache' }),
   });
 }
 
@@ -68,7 +80,7 @@ export const a2aRoutes: RouteDef[] = [
     rawBody: true,
     handler: async ({ event, services, auth }) => {
       const body = await readJsonBody(event, services.settings.get().maxRequestBodyBytes);
-      const out = await a2aFor(services).handle(body, auth, event.req.headers);
+      const out = await (await a2aFor(services)).handle(body, auth, event.req.headers);
       if (isStream(out)) return sseReply(out, (body as { id?: unknown }).id, services.version);
       return json(200, out);
     },

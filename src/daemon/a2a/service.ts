@@ -7,6 +7,7 @@ import { callerName } from '../mcp/audit.js';
 import type { Services } from '../services.js';
 import { A2A_AUTH_KEY, RouterAgentExecutor } from './agent.js';
 import { SqliteTaskStore } from './store.js';
+import { A2A_PATH } from './routes.js';
 
 /**
  * The A2A server (docs/agents.md) from the `@a2a-js/sdk` pieces that do not depend on a web framework: the
@@ -15,7 +16,6 @@ import { SqliteTaskStore } from './store.js';
  * v0.3 compat one (`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`), chosen by method name.
  */
 
-export const A2A_PATH = '/api/a2a';
 
 const SKILL = {
   id: 'answer',

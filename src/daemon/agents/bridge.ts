@@ -7,7 +7,6 @@ import { constants } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { execa } from 'execa';
 import { toolById } from '../../shared/agent-tools/tools.js';
 
 /** One agent router knows how to find: its binaries and the settings files that may point at router. */
@@ -115,6 +114,8 @@ async function versionOf(binary: string, env: NodeJS.ProcessEnv): Promise<string
 async function askVersion(binary: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   // In its own process group, so a timeout ends whatever it started too (a wrapper script's children keep
   // the output pipe open otherwise, and the reply would wait for them).
+  // execa is loaded on the first look for agents: about 5 MB a daemon that never looks does not carry.
+  const { execa } = await import('execa');
   const child = execa(binary, ['--version'], { reject: false, stdin: 'ignore', env, extendEnv: false, detached: true });
   const timer = setTimeout(() => {
     try {

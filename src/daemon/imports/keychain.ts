@@ -6,7 +6,6 @@
  */
 
 import { createHash } from 'node:crypto';
-import { execa } from 'execa';
 import { parseClaudeCode, parseCodex, parseGeminiCli, type ParsedAccount } from './formats.js';
 import type { CredentialSource } from './sources.js';
 
@@ -51,6 +50,8 @@ export function keychainBackend(env: NodeJS.ProcessEnv = process.env, platform =
 /** Runs a program without a shell; its stdout, or undefined when it is missing, fails or times out. */
 async function run(file: string, args: string[]): Promise<string | undefined> {
   try {
+    // Loaded on the first keychain read (execa weighs about 5 MB; most daemons never read a keychain).
+    const { execa } = await import('execa');
     const r = await execa(file, args, { timeout: TIMEOUT_MS, reject: false, stdin: 'ignore', maxBuffer: MAX_OUTPUT, stripFinalNewline: true });
     return r.exitCode === 0 && !r.timedOut ? String(r.stdout) : undefined;
   } catch {

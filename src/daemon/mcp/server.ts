@@ -1,19 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  type JSONRPCMessage,
-  LATEST_PROTOCOL_VERSION,
-  ListToolsRequestSchema,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../auth/pipeline.js';
 import { RouterError, publicReason } from '../http/errors.js';
 import type { Services } from '../services.js';
@@ -84,6 +75,11 @@ export async function runTool(
 /** How long a session must have been idle before a new one may take its place at the session limit. */
 const EVICT_IDLE_MS = 60_000;
 
+type Sdk = typeof import('./sdk.js');
+let sdkLoad: Promise<Sdk> | undefined;
+/** The MCP SDK, loaded on the first session (sdk.ts says why). */
+const sdk = (): Promise<Sdk> => (sdkLoad ??= import('./sdk.js'));
+
 const jsonRpcError = (status: number, code: number, message: string) =>
   new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
 
@@ -122,7 +118,8 @@ export class McpService {
   }
 
   /** A new SDK server with router's tools (and the extensions' additions). */
-  private newServer(session: () => Session | undefined, transport: AuditTransport): McpServer {
+  private newServer(mcp: Sdk, session: () => Session | undefined, transport: AuditTransport): McpServer {
+    const { McpServer, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = mcp;
     const server = new McpServer(
       { name: 'router', title: 'router (model-routing proxy)', version: this.services.version },
       {
@@ -149,13 +146,13 @@ export class McpService {
   }
 
   /** Notes the protocol version an initialize request negotiates (the SDK's rule) and the client's name. */
-  private watchInitialize(t: { onmessage?: (m: JSONRPCMessage, extra?: any) => void }, session: () => Session | undefined, pending: { version?: string; client?: Session['client'] }) {
+  private watchInitialize(mcp: Sdk, t: { onmessage?: (m: JSONRPCMessage, extra?: any) => void }, session: () => Session | undefined, pending: { version?: string; client?: Session['client'] }) {
     const inner = t.onmessage;
     t.onmessage = (m, extra) => {
       const msg = m as { method?: string; params?: { protocolVersion?: string; clientInfo?: { name?: string; version?: string } } };
       if (msg.method === 'initialize') {
         const requested = msg.params?.protocolVersion ?? '';
-        pending.version = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+        pending.version = mcp.SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : mcp.LATEST_PROTOCOL_VERSION;
         pending.client = { name: String(msg.params?.clientInfo?.name ?? '').slice(0, 100), version: String(msg.params?.clientInfo?.version ?? '').slice(0, 50) };
         const s = session();
         if (s) Object.assign(s, { protocolVersion: pending.version, client: pending.client });
@@ -205,9 +202,10 @@ export class McpService {
     }
     if (req.method !== 'POST') return jsonRpcError(400, -32000, 'Mcp-Session-Id header is required (initialize a session with a POST first).');
     this.admitNew();
+    const mcp = await sdk();
     let session: Session | undefined;
     const pending: { version?: string; client?: Session['client'] } = {};
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new mcp.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: this.limits().mcpMaxPayloadBytes,
       onsessioninitialized: (sid) => {
@@ -220,9 +218,9 @@ export class McpService {
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
-    const server = this.newServer(() => session, 'stream');
+    const server = this.newServer(mcp, () => session, 'stream');
     await server.connect(transport);
-    this.watchInitialize(transport, () => session, pending);
+    this.watchInitialize(mcp, transport, () => session, pending);
     const res = await transport.handleRequest(req, { authInfo: toMcpAuth(auth) });
     // Not an initialize request (or a failed one): nothing to keep.
     if (!transport.sessionId) void server.close();
@@ -232,16 +230,17 @@ export class McpService {
   /** SSE transport: holds `res` open as the session's event stream until the client or router closes it. */
   async openSse(res: ServerResponse, auth: AuthInfo, messagePath: string): Promise<void> {
     this.admitNew();
-    const transport = new SSEServerTransport(messagePath, res);
+    const mcp = await sdk();
+    const transport = new mcp.SSEServerTransport(messagePath, res);
     const now = Date.now();
     const session: Session = { id: transport.sessionId, transport: 'sse', sse: transport, server: undefined as never, owner: callerName(auth), createdAt: now, lastSeen: now };
-    session.server = this.newServer(() => session, 'sse');
+    session.server = this.newServer(mcp, () => session, 'sse');
     const ended = new Promise<void>((resolve) => res.once('close', () => resolve()));
     this.sessions.set(session.id, session);
     const pending = {};
     try {
       await session.server.connect(transport);
-      this.watchInitialize(transport, () => session, pending);
+      this.watchInitialize(mcp, transport, () => session, pending);
       // Comments keep idle proxies and clients from dropping the stream.
       const ping = setInterval(() => res.write(': ping\n\n'), 25_000);
       ping.unref();
@@ -273,8 +272,9 @@ export class McpService {
     return n;
   }
 
-  status() {
+  async status() {
     const a = this.limits();
+    const { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } = await sdk();
     return {
       protocolVersion: LATEST_PROTOCOL_VERSION,
       supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,

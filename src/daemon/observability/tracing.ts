@@ -1,9 +1,7 @@
-import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { ExportResultCode, parseTraceParent, type ExportResult } from '@opentelemetry/core';
-import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OTLPProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
+import type { Span, Tracer } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import type { BasicTracerProvider, IdGenerator, ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../logger.js';
 import { redactSecrets } from '../../shared/mask.js';
 import type { ConnectionStore } from '../providers/connections.js';
@@ -59,10 +57,32 @@ interface Open {
   opened: number;
 }
 
+/**
+ * The OpenTelemetry SDK, loaded by the first Tracing (trace export on): about 15 MB of memory that a daemon
+ * without an OTLP endpoint never carries (issue 33 item 2). Its CommonJS builds are required synchronously,
+ * so the daemon's start stays synchronous.
+ */
+function loadOtel() {
+  const require = createRequire(import.meta.url);
+  return {
+    api: require('@opentelemetry/api') as typeof import('@opentelemetry/api'),
+    core: require('@opentelemetry/core') as typeof import('@opentelemetry/core'),
+    OTLPJsonExporter: (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter,
+    OTLPProtobufExporter: (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter,
+    resources: require('@opentelemetry/resources') as typeof import('@opentelemetry/resources'),
+    sdk: require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base'),
+  };
+}
+type Otel = ReturnType<typeof loadOtel>;
+let otelLoaded: Otel | undefined;
+const otel = (): Otel => (otelLoaded ??= loadOtel());
+
 /** Trace ids of router's own requests are their X-Router-Trace-Id (a UUID is 32 hex digits). */
-class RouterIdGenerator extends RandomIdGenerator {
+class RouterIdGenerator implements IdGenerator {
   next: string | undefined;
-  override generateTraceId = (): string => this.next ?? new RandomIdGenerator().generateTraceId();
+  private readonly random = new (otel().sdk.RandomIdGenerator)();
+  generateTraceId = (): string => this.next ?? this.random.generateTraceId();
+  generateSpanId = (): string => this.random.generateSpanId();
 }
 
 /** Counts spans that never reached the collector: queue full, or an export that failed. */
@@ -73,7 +93,7 @@ class CountingExporter implements SpanExporter {
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
     this.inner.export(spans, (r) => {
       this.pending -= spans.length;
-      if (r.code !== ExportResultCode.SUCCESS) this.dropped += spans.length;
+      if (r.code !== otel().core.ExportResultCode.SUCCESS) this.dropped += spans.length;
       done(r);
     });
   }
@@ -124,7 +144,7 @@ function operation(endpoint: string): string {
 export class Tracing {
   private readonly provider: BasicTracerProvider;
   private readonly tracer: Tracer;
-  private readonly ids = new RouterIdGenerator();
+  private readonly ids: RouterIdGenerator;
   private readonly exporter: CountingExporter;
   private readonly open = new Map<string, Open>();
   /** Requests served, whose span ends at the next turn (content export: the stream's completion comes then). */
@@ -133,6 +153,10 @@ export class Tracing {
   private readonly sweep: NodeJS.Timeout;
 
   constructor(private readonly opts: TracingOptions) {
+    const { OTLPJsonExporter, OTLPProtobufExporter, sdk, resources } = otel();
+    const { BatchSpanProcessor, BasicTracerProvider } = sdk;
+    const resourceFromAttributes = resources.resourceFromAttributes;
+    this.ids = new RouterIdGenerator();
     const config = opts.url ? { url: opts.url } : {};
     this.exporter = new CountingExporter(opts.protocol === 'http/json' ? new OTLPJsonExporter(config) : new OTLPProtobufExporter(config));
     const batch = new BatchSpanProcessor(this.exporter, { maxQueueSize: MAX_QUEUE, scheduledDelayMillis: opts.scheduleDelayMs });
@@ -172,7 +196,9 @@ export class Tracing {
 
   /** A client request begins: its span starts, as a child of the client's traceparent when valid. */
   begin(s: TraceStart): void {
-    const remote = s.traceparent ? parseTraceParent(s.traceparent) : null;
+    const { api, core } = otel();
+    const { trace, context, SpanKind } = api;
+    const remote = s.traceparent ? core.parseTraceParent(s.traceparent) : null;
     const parent = remote ? trace.setSpanContext(context.active(), remote) : context.active();
     this.ids.next = remote ? undefined : s.traceId.replaceAll('-', '');
     const span = this.tracer.startSpan(
@@ -212,7 +238,7 @@ export class Tracing {
     if (!o) return;
     this.open.delete(traceId);
     o.span.setAttribute('http.response.status_code', failed.status);
-    o.span.setStatus({ code: SpanStatusCode.ERROR, message: failed.message.slice(0, 500) });
+    o.span.setStatus({ code: otel().api.SpanStatusCode.ERROR, message: failed.message.slice(0, 500) });
     o.span.end();
   }
 
@@ -250,6 +276,7 @@ export class Tracing {
     if (rec.connectionId) attrs['router.account'] = rec.connectionId;
     if (rec.upstreamMs !== null) attrs['router.upstream_ms'] = rec.upstreamMs;
     addNotes(attrs, rec.notes);
+    const { trace, context, SpanKind, SpanStatusCode } = otel().api;
     const span = this.tracer.startSpan(`attempt ${provider}/${rec.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, trace.setSpan(context.active(), o.span));
     if (rec.error) span.setStatus({ code: SpanStatusCode.ERROR, message: rec.error.slice(0, 500) });
     span.end(rec.ts);

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, lstatSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../system/yaml.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { ZipEntry } from '../archive/unzip.js';
 
@@ -46,7 +46,7 @@ export function parseSkillMd(text: string): ParsedSkill {
   if (!m) throw badRequest('SKILL.md must start with YAML front matter between --- lines (name, description).', 'SKILL.md');
   let meta: unknown;
   try {
-    meta = parseYaml(m[1]!);
+    meta = yaml().parse(m[1]!);
   } catch (err) {
     throw badRequest(`SKILL.md front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`, 'SKILL.md');
   }

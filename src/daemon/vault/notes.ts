@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { yaml } from '../system/yaml.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { Services } from '../services.js';
 import { MEMORY_TYPES, type MemoryEntry, type MemoryType } from '../memory/types.js';
@@ -132,7 +132,7 @@ export function renderNote(m: MemoryEntry): string {
   const { [NOTE_FRONT_MATTER]: own, ...metadata } = m.metadata;
   if (isMapping(own)) for (const [k, v] of Object.entries(own)) if (!ROUTER_FIELDS.has(k)) front[k] = v;
   if (Object.keys(metadata).length > 0) front.metadata = metadata;
-  return `---\n${stringifyYaml(front)}---\n${m.content}\n`;
+  return `---\n${yaml().stringify(front)}---\n${m.content}\n`;
 }
 
 /**
@@ -173,7 +173,7 @@ export function parseNote(text: string): ParsedNote {
   if (m) {
     let parsed: unknown;
     try {
-      parsed = parseYaml(m[1]!);
+      parsed = yaml().parse(m[1]!);
     } catch {
       throw badRequest('The note front matter is not valid YAML.');
     }
