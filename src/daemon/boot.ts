@@ -33,6 +33,8 @@ import { ProviderDirectory } from './providers/directory.js';
 import { SyncedModels } from './providers/models.js';
 import { NodeStore } from './providers/nodes.js';
 import { QuotaService } from './quotas/index.js';
+import { createHotState } from './hot/index.js';
+import { modelCapabilities } from './providers/capabilities.js';
 import { Resilience } from './resilience/service.js';
 import { StageRegistry } from './proxy/stages.js';
 import { GuardrailService } from './guardrails/store.js';
@@ -75,6 +77,8 @@ export interface BootOptions {
   env?: NodeJS.ProcessEnv;
   /** Clock of the time-based limits (quotas); tests move it. Default: wall time. */
   clock?: () => number;
+  /** Redis URL of the hot shared state (cluster mode); absent: in-process state (one machine). */
+  redisUrl?: string;
 }
 
 /**
@@ -160,14 +164,15 @@ export function bootServices(opts: BootOptions): Services {
   }, opts.clock);
   stages.register(reasoningStage(reasoningCache, settings), REASONING_STAGE_ORDER);
   const label = (id: string) => providerDirectory.label(id);
-  const resilience = new Resilience(db, connections, settings, events, log, label);
+  const hot = createHotState({ redisUrl: opts.redisUrl, log });
+  const resilience = new Resilience(db, connections, settings, events, log, label, hot);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
   if (tracing?.capturesContent) stages.register(traceContentStage(tracing), TRACE_CONTENT_STAGE_ORDER);
   const knownModel = (providerId: string, model: string) => {
     const def = providerDirectory.provider(providerId);
     return def !== undefined && providerDirectory.models(def).some((m) => m.id === model);
   };
-  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped) }).attach();
+  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped), hot: () => hot.health() }).attach();
   const services: Services = {
     db,
     paths,
@@ -176,7 +181,22 @@ export function bootServices(opts: BootOptions): Services {
     listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
     settings,
     keys,
-    quotas: new QuotaService({ db, settings, keys, events, log, now: opts.clock }),
+    hot,
+    quotas: new QuotaService({
+      db,
+      settings,
+      keys,
+      events,
+      log,
+      now: opts.clock,
+      hot,
+      price: (provider, model) => usage.pricing.lookup(provider, model),
+      maxOutput: (provider, model) => {
+        const def = providerDirectory.provider(provider);
+        return def ? modelCapabilities(def, model).maxOutputTokens : undefined;
+      },
+      onRecord: (fn) => usage.onRecord(fn),
+    }),
     combos: new ComboStore(db, (error) =>
       log.error('combo change listener failed', { error: error instanceof Error ? error.message : String(error) }),
     ),
@@ -194,7 +214,7 @@ export function bootServices(opts: BootOptions): Services {
     cache,
     cacheModes,
     presets: new PresetStore(db),
-    tokenRefresher: new TokenRefresher({ connections, settings, events }, providerDirectory, log),
+    tokenRefresher: new TokenRefresher({ connections, settings, events, hot }, providerDirectory, log),
     oauth: new OAuthLogins(() => services),
     capture: new TrafficCapture(settings),
     translatorHistory: new TranslatorHistory(settings),
@@ -269,6 +289,7 @@ export function closeServices(services: Services): void {
   services.cache.close();
   services.tokenRefresher.stop();
   services.oauth.close();
+  void services.hot.close();
   services.backups.stop();
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();

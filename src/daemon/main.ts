@@ -12,6 +12,7 @@ import type { Services } from './services.js';
 import { attachLive } from './live/attach.js';
 import { fastPathListener } from './http/fast-path.js';
 import { spawnSuccessor } from './system/respawn.js';
+import { redisUrlOf } from './hot/index.js';
 
 export interface DaemonOptions {
   home?: string;
@@ -20,6 +21,8 @@ export interface DaemonOptions {
   foreground?: boolean;
   /** Bound on how long in-flight requests may run after a stop begins. */
   graceMs?: number;
+  /** `--redis-url`; else env ROUTER_REDIS_URL; else none (one machine). */
+  redisUrl?: string;
 }
 
 /** What happened when the daemon tried to start. */
@@ -144,7 +147,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
     setTimeout(() => stop(`restart: ${reason}`), 20);
   };
   try {
-    services = bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart });
+    const redisUrl = redisUrlOf(opts.redisUrl);
+    // A restart's successor process inherits the environment, not this process's flags.
+    if (redisUrl) process.env.ROUTER_REDIS_URL = redisUrl;
+    services = bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart, redisUrl });
   } catch (err) {
     releasePidFile(paths.pid, process.pid);
     log.error('start failed', { error: (err as Error).message });

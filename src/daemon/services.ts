@@ -39,6 +39,7 @@ import type { McpService } from './mcp/server.js';
 import type { SkillCatalog } from './skills/catalog.js';
 import type { BatchService } from './batches/service.js';
 import type { CatalogService } from './catalog/service.js';
+import type { HotState } from './hot/port.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -88,6 +89,11 @@ export interface Services {
   /** OAuth logins in progress (browser PKCE with loopback listeners, device flows). */
   oauth: OAuthLogins;
   keys: KeyStore;
+  /**
+   * Hot shared state (hot/port.ts): in-process on one machine; Redis in a cluster (limits, budgets,
+   * cooldowns, circuits, refresh locks, affinity, cross-node events). `hot.health()` for /api/cluster.
+   */
+  hot: HotState;
   /** Per-key daily request and token limits, relay per-minute limits, model scopes (in memory, written behind). */
   quotas: QuotaService;
   /** Routing combos, cached in memory (no database access per request). */

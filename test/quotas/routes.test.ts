@@ -171,6 +171,7 @@ describe('429 and GET /api/quotas over HTTP', () => {
       requests: { period: 'day', used: 2, limit: 2, source: 'key', remaining: 0, resetsAt: '2025-03-11T00:00:00.000Z' },
       tokens: [{ ...LIMITS[1], used: 1234, remaining: 2_000_000 - 1234, resetsAt: '2025-04-01T00:00:00.000Z' }],
       relay: { perKeyPerMinute: 60, remaining: 60 },
+      budget: null,
     });
   });
 

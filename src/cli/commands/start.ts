@@ -66,6 +66,8 @@ async function withStartLock<T>(file: string, fn: () => Promise<T>): Promise<T> 
 export interface ClusterStartOptions {
   nodeId?: string;
   secretKeyFile?: string;
+  /** Redis of the hot shared state (env ROUTER_REDIS_URL). */
+  redisUrl?: string;
 }
 
 /** The environment variables `router start`'s cluster options become for the daemon process. */
@@ -73,6 +75,7 @@ export function clusterEnv(opts: ClusterStartOptions): Record<string, string> {
   const env: Record<string, string> = {};
   if (opts.nodeId !== undefined) env.ROUTER_NODE_ID = opts.nodeId;
   if (opts.secretKeyFile !== undefined) env.ROUTER_SECRET_KEY_FILE = resolve(opts.secretKeyFile);
+  if (opts.redisUrl !== undefined) env.ROUTER_REDIS_URL = opts.redisUrl;
   return env;
 }
 
@@ -209,6 +212,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--json', 'print {url, pid} (and alreadyRunning: true when it was)')
     .option('--node-id <id>', "this daemon's id in a cluster (env ROUTER_NODE_ID; default: generated once and kept in the state folder)")
     .option('--secret-key-file <file>', 'the key that seals credentials, shared by every node of a cluster: 32 bytes or 64 hex characters (env ROUTER_SECRET_KEY_FILE, or ROUTER_SECRET_KEY with the hex key)')
-    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground\n  router start --node-id gw-1 --secret-key-file /etc/router/secret.key')
+    .option('--redis-url <url>', 'cluster mode: Redis/Valkey holding limits, budgets, cooldowns and circuits shared with the other routers (env ROUTER_REDIS_URL)')
+    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground\n  router start --node-id gw-1 --secret-key-file /etc/router/secret.key\n  router start --redis-url redis://:password@10.0.0.5:6379')
     .action(ctx.run((opts) => startCommand(opts, ctx.io)));
 }

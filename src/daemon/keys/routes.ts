@@ -42,6 +42,14 @@ export const tokenLimits = z
     });
   });
 
+/** Largest USD budget accepted: counted in nano-dollars, it stays far below 2^53. */
+export const MAX_BUDGET_USD = 1_000_000;
+/** A USD budget per UTC day or month; null removes it. */
+export const budget = z
+  .object({ period: z.enum(['day', 'month']), usd: z.number().positive().max(MAX_BUDGET_USD) })
+  .strict()
+  .nullable();
+
 /** A key as the replies show it: masked, with its limits (the whole key only in the create reply). */
 const keyReply = z.object({
   id: z.string(),
@@ -53,13 +61,14 @@ const keyReply = z.object({
   lastUsedAt: isoTime.nullable(),
   dailyRequestLimit: z.number().nullable(),
   tokenLimits: z.array(tokenLimit),
+  budget,
 }) satisfies z.ZodType<ApiKeyRecord & KeyLimits>;
 const createdKeyReply = keyReply.extend({ key: z.string() }) satisfies z.ZodType<CreatedApiKey & KeyLimits>;
 
 /** Gives a name another key already has (refused with 409 `key_name_taken` otherwise). */
 const allowDuplicateName = z.boolean().optional();
 const createBody = z
-  .object({ name, scopes: scopes.optional(), dailyRequestLimit: dailyRequestLimit.optional(), tokenLimits: tokenLimits.optional(), allowDuplicateName })
+  .object({ name, scopes: scopes.optional(), dailyRequestLimit: dailyRequestLimit.optional(), tokenLimits: tokenLimits.optional(), budget: budget.optional(), allowDuplicateName })
   .strict();
 const patchBody = z
   .object({
@@ -68,10 +77,11 @@ const patchBody = z
     isActive: z.boolean().optional(),
     dailyRequestLimit: dailyRequestLimit.optional(),
     tokenLimits: tokenLimits.optional(),
+    budget: budget.optional(),
     allowDuplicateName,
   })
   .strict()
-  .refine((b) => Object.keys(b).some((k) => k !== 'allowDuplicateName'), 'at least one of name, scopes, isActive, dailyRequestLimit, tokenLimits is required');
+  .refine((b) => Object.keys(b).some((k) => k !== 'allowDuplicateName'), 'at least one of name, scopes, isActive, dailyRequestLimit, tokenLimits, budget is required');
 
 function keyId(params: Record<string, string>): string {
   const id = params.id ?? '';
@@ -93,7 +103,7 @@ export const keyRoutes: RouteDef[] = [
     handler: async ({ services, body, auth }) => {
       checkGrant(auth, body.scopes ?? DEFAULT_SCOPES, 'create');
       checkKeyName(services.keys, body.name, body.allowDuplicateName);
-      return json(201, await services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits }));
+      return json(201, await services.keys.create(body.name, body.scopes, { dailyRequestLimit: body.dailyRequestLimit, tokenLimits: body.tokenLimits, budget: body.budget }));
     },
   }),
   route({

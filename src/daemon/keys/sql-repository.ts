@@ -2,7 +2,7 @@ import type { SqlDriver } from '../store/driver.js';
 import { valuesList } from '../store/driver.js';
 import type { SqliteDriver } from '../store/sqlite-driver.js';
 import type { KeyRepository, KeyUse } from './port.js';
-import type { KeyRecord, TokenLimit } from './store.js';
+import type { KeyRecord, TokenLimit, UsdBudget } from './store.js';
 
 interface Row {
   id: string;
@@ -15,9 +15,10 @@ interface Row {
   last_used_at: string | null;
   daily_request_limit: number | null;
   token_limits: string;
+  budget: string | null;
 }
 
-const LOAD = 'SELECT id, name, key_hash, masked_key, scopes, is_active, created_at, last_used_at, daily_request_limit, token_limits FROM api_keys';
+const LOAD = 'SELECT id, name, key_hash, masked_key, scopes, is_active, created_at, last_used_at, daily_request_limit, token_limits, budget FROM api_keys';
 
 /** Rows per last-use statement (well under both dialects' placeholder limits). */
 const TOUCH_CHUNK = 500;
@@ -33,6 +34,7 @@ function fromRow(row: Row): KeyRecord {
     lastUsedAt: row.last_used_at,
     dailyRequestLimit: row.daily_request_limit,
     tokenLimits: JSON.parse(row.token_limits) as TokenLimit[],
+    budget: row.budget ? (JSON.parse(row.budget) as UsdBudget) : null,
     keyHash: Buffer.from(row.key_hash, 'hex'),
   };
 }
@@ -52,7 +54,7 @@ export class SqlKeyRepository implements KeyRepository {
 
   async insert(rec: KeyRecord): Promise<void> {
     await this.driver.run(
-      'INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, daily_request_limit, token_limits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, daily_request_limit, token_limits, budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [
         rec.id,
         rec.name,
@@ -64,14 +66,15 @@ export class SqlKeyRepository implements KeyRepository {
         rec.createdAt,
         rec.dailyRequestLimit,
         JSON.stringify(rec.tokenLimits),
+        rec.budget ? JSON.stringify(rec.budget) : null,
       ],
     );
   }
 
   async update(rec: KeyRecord, updatedAt: string): Promise<boolean> {
     const { changes } = await this.driver.run(
-      'UPDATE api_keys SET name = ?, scopes = ?, is_active = ?, daily_request_limit = ?, token_limits = ?, updated_at = ? WHERE id = ?',
-      [rec.name, JSON.stringify(rec.scopes), rec.isActive ? 1 : 0, rec.dailyRequestLimit, JSON.stringify(rec.tokenLimits), updatedAt, rec.id],
+      'UPDATE api_keys SET name = ?, scopes = ?, is_active = ?, daily_request_limit = ?, token_limits = ?, budget = ?, updated_at = ? WHERE id = ?',
+      [rec.name, JSON.stringify(rec.scopes), rec.isActive ? 1 : 0, rec.dailyRequestLimit, JSON.stringify(rec.tokenLimits), rec.budget ? JSON.stringify(rec.budget) : null, updatedAt, rec.id],
     );
     return changes > 0;
   }

@@ -49,11 +49,19 @@ export interface TokenLimit {
   limit: number;
 }
 
+/** A spending limit in USD over a UTC day or month (priced by the usage module's price table). */
+export interface UsdBudget {
+  period: 'day' | 'month';
+  usd: number;
+}
+
 /** Per-key limits, accepted on create and PATCH. */
 export interface KeyLimits {
   /** Requests per UTC day; null = the `defaultDailyRequestLimit` setting; 0 = unlimited. */
   dailyRequestLimit: number | null;
   tokenLimits: TokenLimit[];
+  /** USD budget; null = none. */
+  budget: UsdBudget | null;
 }
 
 export interface KeyRecord extends ApiKeyRecord, KeyLimits {
@@ -129,6 +137,7 @@ export class KeyStore {
       lastUsedAt: null,
       dailyRequestLimit: limits.dailyRequestLimit ?? null,
       tokenLimits: limits.tokenLimits ?? [],
+      budget: limits.budget ?? null,
       keyHash: hashKey(key),
     };
     await this.repo.insert(rec);
@@ -206,6 +215,7 @@ export class KeyStore {
       // null is a value here (back to the default setting), so only an absent field keeps the old one.
       dailyRequestLimit: patch.dailyRequestLimit !== undefined ? patch.dailyRequestLimit : rec.dailyRequestLimit,
       tokenLimits: patch.tokenLimits ?? rec.tokenLimits,
+      budget: patch.budget !== undefined ? patch.budget : rec.budget,
     };
     if (!(await this.repo.update(next, new Date().toISOString()))) return undefined;
     this.cache(next);

@@ -1,4 +1,5 @@
 import type { EventBus } from '../events/bus.js';
+import type { HotState } from '../hot/port.js';
 import { connectionProxy } from '../net/outbound-proxy.js';
 import type { Connection, ConnectionStore } from '../providers/connections.js';
 import { redactSecrets } from '../../shared/mask.js';
@@ -20,6 +21,8 @@ export interface RefreshDeps {
   connections: ConnectionStore;
   settings?: SettingsStore;
   events?: EventBus;
+  /** Cluster mode: one refresh per connection across every node (a lock in the hot state). */
+  hot?: HotState;
 }
 
 /** True for an OAuth connection that can be renewed: a refresh token (or GitHub token) and a token endpoint. */
@@ -41,9 +44,44 @@ const inFlight = new Map<string, Promise<Connection>>();
 export function refreshConnection(def: ProviderDef, c: Connection, deps: RefreshDeps): Promise<Connection> {
   const running = inFlight.get(c.id);
   if (running) return running;
-  const p = doRefresh(def, c, deps).finally(() => inFlight.delete(c.id));
+  const p = (deps.hot?.shared ? clusterRefresh(def, c, deps, deps.hot) : doRefresh(def, c, deps)).finally(() => inFlight.delete(c.id));
   inFlight.set(c.id, p);
   return p;
+}
+
+/** Longest a refresh may hold its cluster lock (a node that died mid-refresh frees it after this). */
+export const REFRESH_LOCK_MS = 30_000;
+
+/**
+ * The refresh of a cluster: the node that takes the connection's lock refreshes; the others wait for the
+ * lock to go and use what it stored (a rotating endpoint never sees one refresh token twice). When the
+ * lock cannot be asked for (Redis unreachable) this node refreshes on its own.
+ */
+async function clusterRefresh(def: ProviderDef, c: Connection, deps: RefreshDeps, hot: HotState): Promise<Connection> {
+  const name = `refresh:${c.id}`;
+  let token: string | null;
+  try {
+    token = await hot.lock(name, REFRESH_LOCK_MS);
+  } catch {
+    return doRefresh(def, c, deps);
+  }
+  if (token) {
+    try {
+      return await doRefresh(def, c, deps);
+    } finally {
+      await hot.unlock(name, token).catch(() => false);
+    }
+  }
+  const deadline = Date.now() + REFRESH_LOCK_MS;
+  while (Date.now() < deadline && (await hot.locked(name).catch(() => false))) await new Promise((r) => setTimeout(r, 100));
+  // The holder's write reaches this node's store through the shared database; give it a moment.
+  const settle = Date.now() + 2_000;
+  let stored = deps.connections.get(c.id) ?? c;
+  while (stored.credential.accessToken === c.credential.accessToken && Date.now() < settle) {
+    await new Promise((r) => setTimeout(r, 100));
+    stored = deps.connections.get(c.id) ?? c;
+  }
+  return stored;
 }
 
 interface Renewed {

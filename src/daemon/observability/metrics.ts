@@ -1,3 +1,4 @@
+import type { HotHealth } from '../hot/port.js';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { ConnectionStore } from '../providers/connections.js';
 import type { Resilience } from '../resilience/service.js';
@@ -30,6 +31,8 @@ export interface MetricsSources {
   spansDropped?: () => number;
   /** Whether the provider's model list knows this model (a refused request to it still earns its label). */
   knownModel?: (providerId: string, model: string) => boolean;
+  /** Health of the hot shared state (Redis in cluster mode); absent: no gauges. */
+  hot?: () => HotHealth;
 }
 
 /** The cells one usage record adds to, looked up once per label combination (the record's raw fields). */
@@ -241,6 +244,18 @@ export class Metrics {
     const counter = (name: string, help: string, read: () => number) =>
       new ValueFamily(name, help, [], 'counter', (f) => (f.cell().value = read())).register(r);
     gauge('router_info', 'Always 1; the version label names the running build.', ['version'], (f) => (f.cell(src.version).value = 1));
+    const hot = src.hot;
+    if (hot) {
+      gauge('router_hot_state_up', 'Hot shared state reachable (1) or not (0: limits fall back to this node\'s share); kind "local" (one machine) or "redis".', ['kind'], (f) => {
+        const h = hot();
+        f.cell(h.kind).value = h.healthy ? 1 : 0;
+      });
+      gauge('router_hot_state_latency_ms', 'Last heartbeat round trip to Redis, ms (absent on one machine).', [], (f) => {
+        const ms = hot().latencyMs;
+        if (ms !== null) f.cell().value = ms;
+      });
+      gauge('router_cluster_live_nodes', 'Routers seen alive through the hot state (1 on one machine).', [], (f) => (f.cell().value = hot().liveNodes));
+    }
     gauge('router_inflight_requests', 'Proxied HTTP requests in flight.', [], (f) => (f.cell().value = src.usage.inflight.count));
     gauge('router_open_streams', 'Proxied replies whose headers are sent and whose body still flows (streams).', [], (f) => (f.cell().value = src.usage.inflight.openStreams()));
     gauge('router_usage_queue_depth', 'Usage rows waiting to be written (queue and writer backlog).', [], (f) => (f.cell().value = src.usage.stats().queued));

@@ -123,6 +123,8 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
     return await run(req, policy, planned);
   } catch (thrown) {
     const err = asRouterError(thrown);
+    // A request that served nothing gives its budget reservation back (served ones settle from their row).
+    req.services.quotas.release(traceId);
     req.services.tracing?.settle(traceId, { status: err instanceof RouterError ? err.status : 500, message: (err as Error).message ?? String(err) });
     if (err instanceof RouterError) {
       if (!req.call.recorded) recordRefusal(req, planned.plan, err);
@@ -166,7 +168,15 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
   if (plan.unavailable) throw plan.unavailable;
   if (plan.combo?.contextFit && policy.inputTokens) await fitContext(services, plan, call.raw, policy.inputTokens);
   const first = plan.targets[0]!;
-  services.quotas.admit(auth, { provider: first.provider.id, model: first.model, relay: req.relay === true, clientIp: auth.remoteAddress });
+  // A promise only with Redis (cluster-wide limits, one round trip); on one machine nothing is awaited.
+  const admitted = services.quotas.admit(auth, {
+    provider: first.provider.id,
+    model: first.model,
+    relay: req.relay === true,
+    clientIp: auth.remoteAddress,
+    budget: auth.key?.budget ? { traceId: req.traceId, call } : undefined,
+  });
+  if (admitted) await admitted;
   const { requestDeadlineMs, upstreamFirstByteTimeoutMs } = services.settings.get();
   const r: Run<P, R> = {
     req,
@@ -272,6 +282,7 @@ function allFailed<P, R>(r: Run<P, R>): R {
   if (!last) throw r.refused ?? r.skipped ?? new RouterError(503, `No target of '${r.req.call.model}' could be tried.`);
   const all = allFailedError(r.req.services, plan, last.error);
   if (all) throw all;
+  r.req.services.quotas.release(r.req.traceId);
   return r.policy.fail(last.error, last.prepared);
 }
 

@@ -14,7 +14,7 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import type { EventBus } from '../events/bus.js';
 import { RouterError } from '../http/errors.js';
-import type { KeyRecord, KeyStore, TokenLimit } from '../keys/store.js';
+import type { KeyRecord, KeyStore, TokenLimit, UsdBudget } from '../keys/store.js';
 import type { Logger } from '../logger.js';
 import { type Clock, nextUtcMidnight, nextUtcMonthStart, systemClock } from '../routing/clock.js';
 import { SlidingWindowLimiter, type LimitResult } from './rate-limit.js';
@@ -22,10 +22,15 @@ import { TokenBudgets, type BudgetScope, type ThresholdEvent, type TokenBudget }
 import type { SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
 import { globMatch } from '../../shared/glob.js';
+import { LocalHotState } from '../hot/local.js';
+import type { HotState } from '../hot/port.js';
+import type { Price } from '../usage/pricing.js';
+import { budgetCounter, budgetWindow, NANO_PER_USD } from './budget.js';
+import { type BudgetCall, HotQuotas, type SettledRow } from './hot-quotas.js';
 
 
 /** The `code` of a 429 refused by this module. */
-export type QuotaCode = 'daily_request_limit' | 'token_limit' | 'relay_rate_limit_key' | 'relay_rate_limit_ip';
+export type QuotaCode = 'daily_request_limit' | 'token_limit' | 'relay_rate_limit_key' | 'relay_rate_limit_ip' | 'budget_exceeded';
 
 /** What `admit` needs to know about a request. */
 export interface AdmitRequest {
@@ -37,6 +42,8 @@ export interface AdmitRequest {
   relay: boolean;
   /** The client address the relay limit counts against; '' falls back to `auth.remoteAddress`. */
   clientIp: string;
+  /** The call and its trace id, for a key's USD budget (its reservation is settled by the call's usage rows). */
+  budget?: BudgetCall;
 }
 
 /** Tokens a reply used, for `recordTokens`. */
@@ -59,6 +66,13 @@ export interface QuotaServiceOptions {
   now?: Clock;
   /** Write-behind interval, ms; 0 disables the timer (flush only on demand and on close). Default 30,000. */
   flushIntervalMs?: number;
+  /** Hot state: the Redis adapter makes every limit cluster-wide; default in-process (one machine). */
+  hot?: HotState;
+  /** Prices and output caps, for the reservations of USD budgets. */
+  price?(provider: string, model: string): Price | undefined;
+  maxOutput?(provider: string, model: string): number | undefined;
+  /** Committed usage rows (budget reservations are reconciled from them). */
+  onRecord?(fn: (row: SettledRow) => void): void;
 }
 
 /** Reply of `GET /api/quotas/:keyId`. */
@@ -82,6 +96,8 @@ export interface QuotaSnapshot {
     /** Requests left in the current sliding minute; null when the per-key relay limit is off. */
     remaining: number | null;
   };
+  /** The key's USD budget: spent plus reserved by calls in flight; null without a budget. */
+  budget: { period: 'day' | 'month'; usd: number; usedUsd: number; remainingUsd: number; resetsAt: string } | null;
 }
 
 interface Dirty {
@@ -144,6 +160,9 @@ export class QuotaService {
   /** While counters are read back at start: thresholds reached before the restart are not announced again. */
   private restoring = false;
   private prunedFor = '';
+  /** Budgets (everywhere) and, with Redis, every limit. */
+  readonly hot: HotQuotas;
+  private readonly shared: boolean;
 
   constructor(options: QuotaServiceOptions) {
     this.db = options.db;
@@ -158,6 +177,24 @@ export class QuotaService {
     this.relayByIp = new SlidingWindowLimiter({ now: this.now, windowMs: 60_000 });
     this.requests.onThreshold((e) => this.announce(e, 'requests_per_day', e.key, 'global'));
     this.tokens.onThreshold((e) => this.announce(e, 'tokens', e.key.slice(0, e.key.lastIndexOf('|')), e.scope));
+    const hot = options.hot ?? new LocalHotState();
+    this.shared = hot.shared;
+    this.hot = new HotQuotas({
+      hot,
+      settings: this.settings,
+      events: this.events,
+      log: this.log,
+      dailyLimitOf: (k) => this.dailyLimitOf(k),
+      thresholds: QUOTA_THRESHOLDS,
+      announce: (d) => {
+        // The shape documented in docs/events.md (as `announce` below).
+        const data = { api_key_id: d.apiKeyId, quota: d.quota, scope: d.scope, period: d.period, window: d.period, limit: d.limit, used: d.used, threshold: d.threshold };
+        this.events.emit('quota.exceeded', data);
+      },
+      price: options.price,
+      maxOutput: options.maxOutput,
+      onRecord: options.onRecord,
+    });
     this.restore();
     const interval = options.flushIntervalMs ?? 30_000;
     if (interval > 0) {
@@ -170,9 +207,11 @@ export class QuotaService {
    * Admits a request or throws a 429 `RouterError` (`type: rate_limit_error`, `code` one of
    * {@link QuotaCode}, header `Retry-After` in seconds). Checks everything before counting anything, so a
    * refused request consumes no quota. Callers without an API key (dashboard session) are subject to the
-   * relay per-IP limit only.
+   * relay per-IP limit only. With Redis (cluster) every limit is cluster-wide and this returns a promise
+   * (one round trip); on one machine it returns nothing and never waits.
    */
-  admit(auth: AuthInfo, req: AdmitRequest): void {
+  admit(auth: AuthInfo, req: AdmitRequest): void | Promise<void> {
+    if (this.shared) return this.hot.admitShared(auth, req);
     const s = this.settings.get();
     const key = auth.key;
     const ip = req.clientIp || auth.remoteAddress;
@@ -205,6 +244,8 @@ export class QuotaService {
         }
       }
       this.checkTokenLimits(key, req.provider, req.model);
+      // Last check, and it counts (a reservation): nothing else is counted when it refuses.
+      if (key.budget) this.hot.reserveLocal(key, req);
     }
 
     if (ipLimit > 0) this.relayByIp.hit(ip, ipLimit);
@@ -255,9 +296,10 @@ export class QuotaService {
     if (!key || !(usage.tokens > 0) || !Number.isFinite(usage.tokens)) return;
     const limits = key.tokenLimits ?? [];
     if (limits.length === 0) return;
+    const tokens = Math.round(usage.tokens);
+    if (this.shared) return this.hot.recordTokensShared(key, usage.provider, usage.model, tokens);
     const providerScope = `provider:${usage.provider}`;
     const modelScope = `model:${canonicalModel(usage.provider, usage.model)}`;
-    const tokens = Math.round(usage.tokens);
     for (const l of limits) {
       if (l.limit <= 0 || (l.scope !== 'global' && l.scope !== providerScope && l.scope !== modelScope)) continue;
       this.tokens.consume(`${key.id}|${l.period}`, l.scope, tokens, { limit: l.limit, period: l.period });
@@ -265,10 +307,58 @@ export class QuotaService {
     }
   }
 
-  /** Current counters and limits of a key; undefined for an unknown key. */
+  /** A request ended without a served reply: its budget reservation (if any) is given back. */
+  release(traceId: string): void {
+    this.hot.release(traceId);
+  }
+
+  /** Current counters and limits of a key on this node's own counters; undefined for an unknown key. */
   snapshot(keyId: string): QuotaSnapshot | undefined {
     const key = this.keys.get(keyId);
     if (!key) return undefined;
+    const snap = this.localSnapshot(key);
+    if (key.budget) this.withBudget(snap, key.budget, this.hot.readLocal(budgetCounter(key.id), budgetWindow(key.budget)));
+    return snap;
+  }
+
+  /** {@link snapshot} with the cluster's counters when the hot state is shared (GET /api/quotas/:keyId). */
+  async current(keyId: string): Promise<QuotaSnapshot | undefined> {
+    if (!this.shared) return this.snapshot(keyId);
+    const key = this.keys.get(keyId);
+    if (!key) return undefined;
+    const snap = this.localSnapshot(key);
+    const items = [
+      { key: `requests:${key.id}`, window: { kind: 'period', period: 'day' } as const },
+      { key: `relay-key:${key.id}`, window: { kind: 'sliding', windowMs: 60_000 } as const },
+      ...snap.tokens.map((t) => ({ key: `tokens:${key.id}|${t.period}|${t.scope}`, window: { kind: 'period', period: t.period } as const })),
+      ...(key.budget ? [{ key: budgetCounter(key.id), window: budgetWindow(key.budget) }] : []),
+    ];
+    const values = await this.hot.read(items);
+    const used = values[0] ?? 0;
+    snap.requests.used = used;
+    snap.requests.remaining = snap.requests.limit > 0 ? Math.max(0, snap.requests.limit - used) : null;
+    const relay = snap.relay.perKeyPerMinute;
+    snap.relay.remaining = relay > 0 ? Math.max(0, Math.floor(relay - (values[1] ?? 0))) : null;
+    snap.tokens.forEach((t, i) => {
+      t.used = values[i + 2] ?? 0;
+      t.remaining = t.limit > 0 ? Math.max(0, t.limit - t.used) : null;
+    });
+    if (key.budget) this.withBudget(snap, key.budget, values[values.length - 1] ?? 0);
+    return snap;
+  }
+
+  private withBudget(snap: QuotaSnapshot, budget: UsdBudget, nano: number): void {
+    const now = this.now();
+    const usedUsd = Math.round((nano / NANO_PER_USD) * 1e6) / 1e6;
+    snap.budget = {
+      ...budget,
+      usedUsd,
+      remainingUsd: Math.max(0, Math.round((budget.usd - usedUsd) * 1e6) / 1e6),
+      resetsAt: new Date(budget.period === 'day' ? nextUtcMidnight(now) : nextUtcMonthStart(now)).toISOString(),
+    };
+  }
+
+  private localSnapshot(key: KeyRecord): QuotaSnapshot {
     const now = this.now();
     const s = this.settings.get();
     const limit = this.dailyLimitOf(key);
@@ -298,6 +388,7 @@ export class QuotaService {
         perKeyPerMinute: relayLimit,
         remaining: relayLimit > 0 ? this.relayByKey.peek(key.id, relayLimit).remaining : null,
       },
+      budget: null,
     };
   }
 
@@ -340,6 +431,7 @@ export class QuotaService {
   /** Stops the timer and flushes (shutdown). */
   close(): void {
     if (this.timer) clearInterval(this.timer);
+    this.hot.close();
     this.flush();
   }
 

@@ -18,6 +18,9 @@ const quotaReply = z.object({
   }),
   tokens: z.array(tokenLimit.extend({ used: z.number(), remaining: z.number().nullable(), resetsAt: isoTime })),
   relay: z.object({ perKeyPerMinute: z.number(), remaining: z.number().nullable() }),
+  budget: z
+    .object({ period: z.enum(['day', 'month']), usd: z.number(), usedUsd: z.number(), remainingUsd: z.number(), resetsAt: isoTime })
+    .nullable(),
 }) satisfies z.ZodType<QuotaSnapshot>;
 
 const idParam = z.string().uuid();
@@ -29,11 +32,11 @@ export const quotaRoutes: RouteDef[] = [
     path: '/api/quotas/:keyId',
     tier: 'management',
     tag: 'keys',
-    summary: "An API key's current quota counters and limits (daily requests, token limits, relay per-minute)",
+    summary: "An API key's current quota counters and limits (daily requests, token limits, relay per-minute, USD budget)",
     reply: quotaReply,
-    handler: ({ services, params }) => {
+    handler: async ({ services, params }) => {
       const id = params.keyId ?? '';
-      const snap = idParam.safeParse(id).success ? services.quotas.snapshot(id) : undefined;
+      const snap = idParam.safeParse(id).success ? await services.quotas.current(id) : undefined;
       if (!snap) throw new RouterError(404, 'API key not found.');
       return snap;
     },

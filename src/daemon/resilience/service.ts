@@ -12,6 +12,8 @@ import { SessionAffinity } from '../routing/session-affinity.js';
 import { createComboState, type ComboState } from '../routing/strategies.js';
 import type { Settings, SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
+import type { HotState } from '../hot/port.js';
+import { shareRouting } from '../hot/shared-routing.js';
 
 const PERSIST_EVERY_MS = 5_000;
 
@@ -49,6 +51,8 @@ export class Resilience {
     private readonly log: Logger,
     /** A stored provider id as the log shows it (a node's prefix). */
     private readonly label: (providerId: string) => string = String,
+    /** Cluster mode: cooldowns, open circuits and affinity are shared through it (hot/shared-routing.ts). */
+    hot?: HotState,
   ) {
     this.breakers = new CircuitBreakers(breakerConfig(settings.get()));
     this.accounts = new AccountSelector({ cooldowns: this.cooldowns, affinity: new SessionAffinity(), health: this.health, limits: this.limits });
@@ -58,6 +62,7 @@ export class Resilience {
     connections.onChange(sync);
     settings.onChange((next) => this.breakers.configure(breakerConfig(next)));
     this.breakers.onStateChange((e) => this.onBreakerChange(e));
+    if (hot) shareRouting({ cooldowns: this.cooldowns, breakers: this.breakers, conversations: this.conversations }, hot, log);
     this.timer = setInterval(() => this.persist(), PERSIST_EVERY_MS);
     this.timer.unref();
   }

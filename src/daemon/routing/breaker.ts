@@ -312,6 +312,41 @@ export class CircuitBreakers {
     }
   }
 
+  /**
+   * A circuit another node of the cluster opened (or closed after a successful probe): applied as is,
+   * with no events (the node that saw the transition announced it). An open circuit here that lasts
+   * longer is kept.
+   */
+  applyRemote(item: BreakerSnapshotEntry): void {
+    if (!isSnapshotEntry(item)) return;
+    const model = typeof item.model === 'string' ? item.model : undefined;
+    const key = keyOf(item.provider, model);
+    if (item.state === 'closed') {
+      this.entries.delete(key);
+      if (model === undefined) this.spreads.delete(item.provider);
+      return;
+    }
+    const existing = this.entries.get(key);
+    if (existing?.state === 'open' && existing.openUntil >= item.openUntil) return;
+    const open = item.openUntil > this.now();
+    this.entries.set(key, {
+      provider: item.provider,
+      ...(model === undefined ? {} : { model }),
+      state: open ? 'open' : 'half-open',
+      consecutiveFailures: Math.max(0, Math.floor(item.consecutiveFailures)),
+      openUntil: open ? item.openUntil : 0,
+      probesInFlight: 0,
+      lastProbeAt: 0,
+      since: typeof item.since === 'number' && Number.isFinite(item.since) ? item.since : 0,
+    });
+  }
+
+  /** One circuit's state as a snapshot entry (undefined when closed and clean). */
+  entry(provider: string, model?: string): BreakerSnapshotEntry | undefined {
+    const e = this.entries.get(keyOf(provider, model));
+    return e && toSnapshot(e);
+  }
+
   /** Moves an open entry whose cooldown has passed to half-open; returns the entry. */
   private advance(key: string): Entry | undefined {
     const entry = this.entries.get(key);

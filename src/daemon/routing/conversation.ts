@@ -117,9 +117,17 @@ export class ResponseChains {
  * Where each conversation of a combo went last: the target (`<provider>/<model>` as the client named it)
  * and the account. Bounded LRU with a sliding TTL (one hour unused: forgotten), O(1) per request.
  */
+/** A binding change other nodes of a cluster must learn (hot/shared-routing.ts). */
+export type AffinityChange =
+  | { type: 'bind'; comboId: string; conversation: string; target: string }
+  | { type: 'release'; comboId: string; conversation: string }
+  | { type: 'chain'; responseId: string; conversation: string };
+
 export class ConversationAffinity {
   readonly chains = new ResponseChains();
   private readonly bindings: SessionAffinity;
+  /** Told of new or moved bindings (cluster mode only; a refresh of the same binding tells nobody). */
+  listener?: (change: AffinityChange) => void;
 
   constructor(options: { maxEntries?: number; ttlMs?: number; now?: Clock } = {}) {
     this.bindings = new SessionAffinity({ maxEntries: options.maxEntries ?? 20_000, ttlMs: options.ttlMs, now: options.now ?? systemClock });
@@ -131,7 +139,16 @@ export class ConversationAffinity {
   }
 
   bind(comboId: string, conversation: string, target: { publicModel: string; connectionId?: string }): void {
-    this.bindings.bind(comboId, conversation, targetKey(target));
+    const key = targetKey(target);
+    if (this.listener && this.bindings.get(comboId, conversation) !== key) this.listener({ type: 'bind', comboId, conversation, target: key });
+    this.bindings.bind(comboId, conversation, key);
+  }
+
+  /** A change another node made: applied without telling the listener. */
+  applyRemote(change: AffinityChange): void {
+    if (change.type === 'bind') this.bindings.bind(change.comboId, change.conversation, change.target);
+    else if (change.type === 'release') this.bindings.release(change.comboId, change.conversation);
+    else this.chains.note(change.responseId, change.conversation);
   }
 
   /**
@@ -143,12 +160,14 @@ export class ConversationAffinity {
   noteResponse(comboId: string, responseId: string, conversation: string | undefined, target: { publicModel: string; connectionId?: string }): string {
     const conv = conversation ?? `resp:${clip(responseId)}`;
     this.chains.note(responseId, conv);
+    this.listener?.({ type: 'chain', responseId, conversation: conv });
     if (conversation === undefined) this.bind(comboId, conv, target);
     return conv;
   }
 
   release(comboId: string, conversation: string): void {
     this.bindings.release(comboId, conversation);
+    this.listener?.({ type: 'release', comboId, conversation });
   }
 
   get size(): number {

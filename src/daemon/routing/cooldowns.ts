@@ -19,10 +19,15 @@ export interface CooldownReader {
 // NUL cannot appear in ids or model names coming from JSON config, so the joined key is unambiguous.
 const keyOf = (connectionId: string, model: string): string => `${connectionId}\u0000${model}`;
 
+/** A change other nodes of a cluster must learn (hot/shared-routing.ts). */
+export type CooldownChange = { type: 'set'; entry: CooldownEntry } | { type: 'clear'; connectionId: string; model?: string };
+
 /** In-memory cooldown table. Lookups are O(1). */
 export class CooldownStore implements CooldownReader {
   private readonly entries = new Map<string, CooldownEntry>();
   private readonly now: Clock;
+  /** Told of every local change (cluster mode only; unset on one machine). */
+  listener?: (change: CooldownChange) => void;
 
   constructor(options: { now?: Clock } = {}) {
     this.now = options.now ?? systemClock;
@@ -38,17 +43,42 @@ export class CooldownStore implements CooldownReader {
     const key = keyOf(connectionId, model);
     const existing = this.entries.get(key);
     if (existing && existing.until >= until) return;
-    this.entries.set(key, { connectionId, model, until, reason });
+    const entry = { connectionId, model, until, reason };
+    this.entries.set(key, entry);
+    this.listener?.({ type: 'set', entry });
+  }
+
+  /** A cooldown another node learned: kept unless a longer one is already here. Tells no listener. */
+  applyRemote(entry: CooldownEntry): void {
+    if (!isEntry(entry) || entry.until <= this.now()) return;
+    const key = keyOf(entry.connectionId, entry.model);
+    const existing = this.entries.get(key);
+    if (existing && existing.until >= entry.until) return;
+    this.entries.set(key, { connectionId: entry.connectionId, model: entry.model, until: entry.until, reason: entry.reason });
+  }
+
+  /** A cooldown another node ended (a success there); `model` undefined: every cooldown of the connection. */
+  clearRemote(connectionId: string, model?: string): void {
+    if (model === undefined) this.dropConnection(connectionId);
+    else this.entries.delete(keyOf(connectionId, model));
   }
 
   /** Ends the cooldown of one (connection, model) pair; call it when a request to them succeeds. */
   clear(connectionId: string, model: string): void {
-    this.entries.delete(keyOf(connectionId, model));
+    if (this.entries.delete(keyOf(connectionId, model))) this.listener?.({ type: 'clear', connectionId, model });
   }
 
   /** Ends every cooldown of a connection (e.g. after its key was replaced). O(entries). */
   clearConnection(connectionId: string): void {
-    for (const [key, entry] of this.entries) if (entry.connectionId === connectionId) this.entries.delete(key);
+    if (this.dropConnection(connectionId)) this.listener?.({ type: 'clear', connectionId });
+  }
+
+  private dropConnection(connectionId: string): boolean {
+    let dropped = false;
+    for (const [key, entry] of this.entries) {
+      if (entry.connectionId === connectionId) dropped = this.entries.delete(key);
+    }
+    return dropped;
   }
 
   /** Whether the connection is cooling for the model, directly or through {@link ANY_MODEL}. */
