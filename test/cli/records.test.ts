@@ -121,6 +121,7 @@ describe('keys like every other record', () => {
         { scope: 'global', period: 'day', limit: 5000 },
         { scope: 'global', period: 'month', limit: 90000 },
       ],
+      budget: null,
     });
     expect((await router.manage('GET', `/api/keys/${k.id}`)).json).toMatchObject({ dailyRequestLimit: 2 });
     expect((await ok('keys', 'limits', 'metered')).stdout).toMatch(/requests per day\s+2\n\s+tokens per day\s+5,000\n\s+tokens per month\s+90,000/);
@@ -131,6 +132,35 @@ describe('keys like every other record', () => {
     expect(reset).toMatchObject({ dailyRequestLimit: null, tokenLimits: [{ scope: 'global', period: 'day', limit: 5000 }] });
     const bad = await R('keys', 'limits', 'metered', '--requests-per-day', 'lots');
     expect(bad.exitCode).toBe(2);
+  });
+
+  it('budget: a USD budget set from the CLI (add and limits) is shown, enforced on one machine with 429 budget_exceeded, and removed', async () => {
+    const k = json(await ok('keys', 'add', '--name', 'spender', '--budget', '0.0004', '--budget-period', 'day', '--json'));
+    expect((await router.manage('GET', `/api/keys/${k.id}`)).json.budget).toEqual({ period: 'day', usd: 0.0004 });
+    // gpt-4o-mini is priced: a request reserves its estimate (no max_tokens: the model's own cap), far above $0.0004.
+    const res = await fetch(`${router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as any).error).toMatchObject({ type: 'rate_limit_error', code: 'budget_exceeded', limit: 0.0004 });
+    const raised = json(await ok('keys', 'limits', 'spender', '--budget', '5', '--json'));
+    expect(raised.budget).toEqual({ period: 'day', usd: 5 });
+    expect((await ok('keys', 'limits', 'spender')).stdout).toMatch(/budget\s+\$5 per UTC day/);
+    expect(await chat(k.key)).toBe(200);
+    const q = (await router.manage('GET', `/api/quotas/${k.id}`)).json.budget;
+    expect(q).toMatchObject({ period: 'day', usd: 5 });
+    expect(q.usedUsd).toBeGreaterThan(0);
+    expect(q.usedUsd).toBeLessThan(0.001);
+    const monthly = json(await ok('keys', 'limits', 'spender', '--budget-period', 'month', '--json'));
+    expect(monthly.budget).toEqual({ period: 'month', usd: 5 });
+    expect(json(await ok('keys', 'limits', 'spender', '--budget', 'none', '--json')).budget).toBeNull();
+    expect((await R('keys', 'limits', 'spender', '--budget', '-3')).exitCode).toBe(2);
+    expect((await R('keys', 'limits', 'spender', '--budget-period', 'week')).exitCode).toBe(2);
+    const bad = await router.manage('PATCH', `/api/keys/${k.id}`, { budget: { period: 'year', usd: 1 } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ type: expect.any(String), message: expect.stringContaining('period') });
   });
 
   it('a model:<glob> scope alone implies proxy, so a restricted key works (for its models only)', async () => {

@@ -158,8 +158,8 @@ describe.skipIf(!available.ok)('cluster hot state: two daemons, one Redis', () =
       5_000,
       'the reservations to reconcile',
     );
-    // Never over: each reservation (gpt-4o at $2.50/$10 per million: ~9 input tokens and 20 output, about
-    // $0.00022) is above the call's real cost. And used up: the last refusals came with less than one
+    // Never over: each reservation (gpt-4o at $2.50/$10 per million: 25 input tokens and 20 output, about
+    // $0.00026) is above the call's real cost. And used up: the last refusals came with less than one
     // reservation left.
     expect(snap.spent).toBeLessThanOrEqual(0.005);
     expect(snap.spent).toBeGreaterThan(0.005 - 0.0003);

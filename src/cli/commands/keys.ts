@@ -14,7 +14,12 @@ interface TokenLimit {
   period: 'day' | 'month';
   limit: number;
 }
-export type KeyView = ApiKeyRecord & { dailyRequestLimit: number | null; tokenLimits: TokenLimit[] };
+/** A key's USD budget per UTC day or month. */
+interface UsdBudget {
+  period: 'day' | 'month';
+  usd: number;
+}
+export type KeyView = ApiKeyRecord & { dailyRequestLimit: number | null; tokenLimits: TokenLimit[]; budget?: UsdBudget | null };
 
 /** Every key, in creation order. */
 export async function listKeys(c: DaemonClient): Promise<KeyView[]> {
@@ -61,6 +66,29 @@ function tokenCount(raw: string): string {
 
 const toNumber = (raw: string): number => (raw === 'unlimited' ? 0 : Number(raw));
 
+function budgetUsd(raw: string): string {
+  if (raw !== 'none' && !(/^\d+(\.\d+)?$/.test(raw) && Number(raw) > 0 && Number(raw) <= 1_000_000)) {
+    throw new InvalidArgumentError('expected an amount in USD above 0 and up to 1000000 (e.g. 25 or 2.50), or none.');
+  }
+  return raw;
+}
+
+function budgetPeriod(raw: string): 'day' | 'month' {
+  if (raw !== 'day' && raw !== 'month') throw new InvalidArgumentError('expected day or month.');
+  return raw;
+}
+
+/** The `budget` field of a create or PATCH body from --budget / --budget-period (undefined: leave it). */
+function budgetField(usd: string | undefined, period: 'day' | 'month' | undefined, current?: UsdBudget | null): UsdBudget | null | undefined {
+  if (usd === 'none') return null;
+  if (usd !== undefined) return { period: period ?? current?.period ?? 'month', usd: Number(usd) };
+  if (period !== undefined) {
+    if (!current) throw new CliError('--budget-period needs a budget: add --budget <usd>', 2);
+    return { period, usd: current.usd };
+  }
+  return undefined;
+}
+
 const onOff = (raw: string): string => {
   if (raw !== 'on' && raw !== 'off') throw new InvalidArgumentError('expected on or off.');
   return raw;
@@ -105,6 +133,7 @@ export function formatLimits(k: KeyView): string {
   const lines = [`key ${k.name} (${k.id})`, `  requests per day  ${daily}`];
   if (k.tokenLimits.length === 0) lines.push('  token limits      none');
   for (const t of k.tokenLimits) lines.push(`  tokens per ${t.period.padEnd(5)}  ${t.limit === 0 ? 'unlimited' : int(t.limit)}${t.scope === 'global' ? '' : `  (${t.scope})`}`);
+  lines.push(`  budget            ${k.budget ? `$${k.budget.usd} per UTC ${k.budget.period}` : 'none'}`);
   return lines.join('\n');
 }
 
@@ -174,6 +203,8 @@ function registerBasics(program: Command, ctx: CommandContext): void {
     .option('--scope <scope>', 'proxy, manage or model:<pattern>; repeatable (default: proxy; model:<pattern> alone implies proxy)', collect)
     .option('--path <prefix>', 'only routes under this prefix (e.g. /v1/embeddings); repeatable; adds a path:<prefix> scope', collect)
     .option('--force', 'create it even when another key has this name')
+    .option('--budget <usd>', 'spending limit in USD (reserved before each call, settled to the real cost after)', budgetUsd)
+    .option('--budget-period <period>', 'day or month (UTC; default month)', budgetPeriod)
     .option('--json', 'print {id, name, key, scopes}')
     .addHelpText(
       'after',
@@ -185,7 +216,12 @@ function registerBasics(program: Command, ctx: CommandContext): void {
         const paths = (opts.path ?? []).map((p: string) => `path:${p}`);
         const scopes = opts.scope || paths.length ? [...(opts.scope ?? []), ...paths] : undefined;
         const created = await withName(() =>
-          c.request<CreatedApiKey>('POST', '/api/keys', { name: opts.name, scopes, ...(opts.force ? { allowDuplicateName: true } : {}) }),
+          c.request<CreatedApiKey>('POST', '/api/keys', {
+            name: opts.name,
+            scopes,
+            ...(opts.force ? { allowDuplicateName: true } : {}),
+            ...(opts.budget !== undefined || opts.budgetPeriod !== undefined ? { budget: budgetField(opts.budget, opts.budgetPeriod) ?? undefined } : {}),
+          }),
         );
         if (opts.json) io.out(JSON.stringify({ id: created.id, name: created.name, key: created.key, scopes: created.scopes }));
         else io.out(`created key ${created.name} (${created.id}), scopes ${created.scopes.join(', ')}\n\n  ${created.key}\n\nStore it now: it is not shown again.`);
@@ -249,12 +285,15 @@ function registerBasics(program: Command, ctx: CommandContext): void {
     'router keys limits laptop                         # show them',
     'router keys limits laptop --requests-per-day 500 --tokens-per-day 2000000',
     'router keys limits laptop --requests-per-day default --tokens-per-month unlimited',
+    'router keys limits laptop --budget 25 --budget-period month   # USD; --budget none removes it',
   ])
-    .description("show or change a key's daily request limit and its token limits (per UTC day or month)")
+    .description("show or change a key's daily request limit, its token limits and its USD budget (per UTC day or month)")
     .option('--requests-per-day <n>', 'requests per UTC day: a number, unlimited (0), or default (the defaultDailyRequestLimit setting)', requestLimit)
     .option('--tokens-per-day <n>', 'tokens per UTC day over every request of the key (unlimited or 0 removes it)', tokenCount)
     .option('--tokens-per-month <n>', 'tokens per UTC month over every request of the key (unlimited or 0 removes it)', tokenCount)
-    .option('--json', 'print {id, name, dailyRequestLimit, tokenLimits}')
+    .option('--budget <usd>', 'USD budget (none removes it)', budgetUsd)
+    .option('--budget-period <period>', 'day or month (UTC; default: the current one, else month)', budgetPeriod)
+    .option('--json', 'print {id, name, dailyRequestLimit, tokenLimits, budget}')
     .action(
       ctx.run(async (opts, ref: string) => {
         const c = ctx.client(opts);
@@ -275,8 +314,10 @@ function registerBasics(program: Command, ctx: CommandContext): void {
           }
           patch.tokenLimits = limits;
         }
+        const budget = budgetField(opts.budget, opts.budgetPeriod, key.budget);
+        if (budget !== undefined) patch.budget = budget;
         if (Object.keys(patch).length) key = await c.request<KeyView>('PATCH', `/api/keys/${encodeURIComponent(key.id)}`, patch);
-        const view = { id: key.id, name: key.name, dailyRequestLimit: key.dailyRequestLimit, tokenLimits: key.tokenLimits };
+        const view = { id: key.id, name: key.name, dailyRequestLimit: key.dailyRequestLimit, tokenLimits: key.tokenLimits, budget: key.budget ?? null };
         ctx.emit(opts, view, () => formatLimits(key));
         return 0;
       }),

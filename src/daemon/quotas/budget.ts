@@ -46,7 +46,8 @@ export function requestedMaxOutput(raw: Record<string, unknown>): number | undef
 
 /**
  * A reservation in nano-dollars meant to be at least the call's cost: input tokens counted as one per two
- * characters of the prompt text (real text averages about four), at the highest input-side rate (cache
+ * UTF-8 bytes of the prompt text (English averages about four characters a token; CJK text about one
+ * character, three bytes), plus framing per message, at the highest input-side rate (cache
  * writes may cost more than input), plus the most output tokens the call may produce (the request's cap,
  * else the model's, else {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the highest output-side rate. 0 for a model
  * with no known price (its calls are recorded unpriced and cannot be counted).
@@ -58,7 +59,7 @@ export function estimateNano(
 ): number {
   if (!price) return 0;
   const { text, messages } = requestText(call.clientFormat, call.raw, call.model);
-  const inputTokens = Math.ceil(text.length / 2) + 8 * messages;
+  const inputTokens = Math.ceil(Buffer.byteLength(text, 'utf8') / 2) + 8 * messages + 16;
   const outputTokens = requestedMaxOutput(call.raw) ?? modelMaxOutput ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const inRate = Math.max(price.input, price.cacheWrite ?? 0);
   const outRate = Math.max(price.output, price.reasoning ?? 0);

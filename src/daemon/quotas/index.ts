@@ -177,7 +177,7 @@ export class QuotaService {
     this.relayByIp = new SlidingWindowLimiter({ now: this.now, windowMs: 60_000 });
     this.requests.onThreshold((e) => this.announce(e, 'requests_per_day', e.key, 'global'));
     this.tokens.onThreshold((e) => this.announce(e, 'tokens', e.key.slice(0, e.key.lastIndexOf('|')), e.scope));
-    const hot = options.hot ?? new LocalHotState();
+    const hot = options.hot ?? new LocalHotState('local', { now: this.now });
     this.shared = hot.shared;
     this.hot = new HotQuotas({
       hot,
