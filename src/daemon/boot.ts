@@ -164,7 +164,7 @@ export function bootServices(opts: BootOptions): Services {
   }, opts.clock);
   stages.register(reasoningStage(reasoningCache, settings), REASONING_STAGE_ORDER);
   const label = (id: string) => providerDirectory.label(id);
-  const hot = createHotState({ redisUrl: opts.redisUrl, log });
+  const hot = createHotState({ redisUrl: opts.redisUrl, nodeId, log });
   const resilience = new Resilience(db, connections, settings, events, log, label, hot);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
   if (tracing?.capturesContent) stages.register(traceContentStage(tracing), TRACE_CONTENT_STAGE_ORDER);

@@ -69,8 +69,11 @@ describe.skipIf(!available.ok)('cluster hot state: two daemons, one Redis', () =
     const homeB = mkdtempSync(join(tmpdir(), 'router-e2e-b-'));
     cpSync(seed.home, homeB, { recursive: true });
     homes.push(seed.home, homeB);
-    const env = { ROUTER_REDIS_URL: redis.url };
-    [a, b] = await Promise.all([startRouter({ home: seed.home, env }), startRouter({ home: homeB, env })]);
+    // The copied folder holds A's node id: B is named on its own.
+    [a, b] = await Promise.all([
+      startRouter({ home: seed.home, env: { ROUTER_REDIS_URL: redis.url, ROUTER_NODE_ID: 'node-a' } }),
+      startRouter({ home: homeB, env: { ROUTER_REDIS_URL: redis.url, ROUTER_NODE_ID: 'node-b' } }),
+    ]);
     await until(async () => (await metric(a, 'router_cluster_live_nodes'))?.endsWith(' 2'), 10_000, 'both nodes live');
   }, 90_000);
 
@@ -172,6 +175,8 @@ describe.skipIf(!available.ok)('cluster hot state: two daemons, one Redis', () =
     for (let i = 0; i < 10; i++) expect((await chat(i % 2 ? b : a, key)).status).toBe(200);
     await redis.kill();
     await until(async () => (await metric(a, 'router_hot_state_up'))?.endsWith(' 0') && (await metric(b, 'router_hot_state_up'))?.endsWith(' 0'), 5_000, 'both nodes to notice');
+    const down = (await a.manage('GET', '/api/cluster')).json;
+    expect(down.redis).toMatchObject({ configured: true, healthy: false, url: redis.url });
     // Each node admits its share of what was left: floor((40 - seen) / 2 live nodes) = 15.
     const served = async (r: RouterProcess) => {
       let n = 0;
@@ -189,6 +194,7 @@ describe.skipIf(!available.ok)('cluster hot state: two daemons, one Redis', () =
 
     await redis.start();
     await until(async () => (await metric(a, 'router_hot_state_up'))?.endsWith(' 1') && (await metric(b, 'router_hot_state_up'))?.endsWith(' 1'), 15_000, 'recovery');
+    expect((await b.manage('GET', '/api/cluster')).json.redis).toMatchObject({ configured: true, healthy: true });
     // The restarted Redis (no persistence) lost the 10 counted before; each node added its 15: 30 of 40.
     // From here the limit is cluster-wide again: 10 more in total, across both.
     const after = await Promise.all(Array.from({ length: 16 }, (_, i) => chat(i % 2 ? a : b, key)));

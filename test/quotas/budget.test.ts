@@ -21,7 +21,7 @@ import { computeCost } from '../../src/daemon/usage/pricing.js';
 import { T0, keyAuth, refusal } from './helpers.js';
 
 const PRICE = { input: 2.5, output: 10 }; // USD per million tokens
-const CALL = { clientFormat: 'openai' as const, raw: { model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'hello there' }] }, model: 'gpt-4o' };
+const CALL = { clientFormat: 'openai-chat' as const, raw: { model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'hello there' }] }, model: 'gpt-4o' };
 const RESERVE = estimateNano(PRICE, CALL, undefined) / NANO_PER_USD;
 
 let dir: string;
@@ -67,6 +67,8 @@ function admit(keyId: string, model = 'gpt-4o') {
 const settle = (traceId: string, costUsd: number | null, status = 200) => {
   for (const fn of rows) fn({ traceId, status, costUsd });
 };
+/** quota.exceeded data as QuotaService sends it: the documented fields plus period and threshold. */
+const events = () => seen.map((e) => e.data as RouterEvent<'quota.exceeded'>['data'] & { period: string; threshold: number });
 const used = (keyId: string) => quotas.snapshot(keyId)!.budget!.usedUsd;
 
 describe('USD budget per key (one machine)', () => {
@@ -114,12 +116,12 @@ describe('USD budget per key (one machine)', () => {
     const id = keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 1.5 } }).id;
     const t = admit(id);
     settle(t, RESERVE * 1.25); // 83% spent: crosses 80%
-    expect(seen.map((e) => [e.data.quota, e.data.threshold])).toEqual([['budget_usd', 0.8]]);
+    expect(events().map((e) => [e.quota, e.threshold])).toEqual([['budget_usd', 0.8]]);
     expect(() => admit(id)).toThrow(/budget/);
     expect(() => admit(id)).toThrow(/budget/);
     await new Promise((r) => setTimeout(r, 10));
-    expect(seen.map((e) => [e.data.quota, e.data.threshold])).toEqual([['budget_usd', 0.8], ['budget_usd', 1]]);
-    expect(seen[1]!.data).toMatchObject({ api_key_id: id, period: 'day', limit: RESERVE * 1.5 });
+    expect(events().map((e) => [e.quota, e.threshold])).toEqual([['budget_usd', 0.8], ['budget_usd', 1]]);
+    expect(events()[1]).toMatchObject({ api_key_id: id, period: 'day', limit: RESERVE * 1.5 });
   });
 
   it('a key without a budget reserves nothing; other limits refusing first take no reservation', () => {

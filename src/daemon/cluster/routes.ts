@@ -21,8 +21,15 @@ export function clusterView(services: Services): ClusterReply {
     nodeId: services.nodeId,
     nodes: [{ nodeId: services.nodeId, url: services.listen.url, version: services.version, lastSeenAt: new Date().toISOString(), healthy: true }],
     database: sqliteHealth(services),
-    redis: { configured: false, healthy: false, latencyMs: null },
+    redis: redisView(services),
   };
+}
+
+/** The hot state's health as the reply shows it (no I/O: the Redis adapter's heartbeat keeps it current). */
+function redisView(services: Services): ClusterReply['redis'] {
+  const h = services.hot.health();
+  if (!h.configured) return { configured: false, healthy: false, latencyMs: null };
+  return { configured: true, healthy: h.healthy, latencyMs: h.latencyMs, ...(h.url ? { url: h.url } : {}) };
 }
 
 export const clusterRoutes: RouteDef[] = [

@@ -31,7 +31,7 @@ export function checkRedisUrl(url: string): void {
 }
 
 export function createHotState(options: { redisUrl?: string; nodeId?: string; log?: Logger }): HotState {
-  const nodeId = options.nodeId ?? process.env.ROUTER_NODE_ID ?? randomUUID();
+  const nodeId = options.nodeId ?? randomUUID();
   if (!options.redisUrl) return new LocalHotState(nodeId);
   checkRedisUrl(options.redisUrl);
   return new RedisHotState({ url: options.redisUrl, nodeId, log: options.log, prefix: process.env.ROUTER_REDIS_PREFIX || undefined });
