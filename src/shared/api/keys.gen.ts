@@ -16,6 +16,10 @@ export interface KeysRoutes {
         period: "day" | "month";
         limit: number;
       }>;
+      budget?: ({
+        period: "day" | "month";
+        usd: number;
+      }) | null;
       allowDuplicateName?: boolean;
     };
     reply: {
@@ -32,6 +36,10 @@ export interface KeysRoutes {
         period: "day" | "month";
         limit: number;
       }>;
+      budget: ({
+        period: "day" | "month";
+        usd: number;
+      }) | null;
       key: string;
     };
   };
@@ -55,6 +63,10 @@ export interface KeysRoutes {
           period: "day" | "month";
           limit: number;
         }>;
+        budget: ({
+          period: "day" | "month";
+          usd: number;
+        }) | null;
       }>;
     };
   };
@@ -77,6 +89,10 @@ export interface KeysRoutes {
         period: "day" | "month";
         limit: number;
       }>;
+      budget: ({
+        period: "day" | "month";
+        usd: number;
+      }) | null;
     };
   };
   /** Rename an API key and/or change its scopes, active flag and limits, applied together (management) */
@@ -93,6 +109,10 @@ export interface KeysRoutes {
         period: "day" | "month";
         limit: number;
       }>;
+      budget?: ({
+        period: "day" | "month";
+        usd: number;
+      }) | null;
       allowDuplicateName?: boolean;
     };
     reply: {
@@ -109,6 +129,10 @@ export interface KeysRoutes {
         period: "day" | "month";
         limit: number;
       }>;
+      budget: ({
+        period: "day" | "month";
+        usd: number;
+      }) | null;
     };
   };
   /** Delete an API key (management) */
@@ -118,7 +142,7 @@ export interface KeysRoutes {
     body?: undefined;
     reply: undefined;
   };
-  /** An API key's current quota counters and limits (daily requests, token limits, relay per-minute) (management) */
+  /** An API key's current quota counters and limits (daily requests, token limits, relay per-minute, USD budget) (management) */
   'GET /api/quotas/{keyId}': {
     params: { keyId: string };
     query?: undefined;
@@ -146,6 +170,13 @@ export interface KeysRoutes {
         perKeyPerMinute: number;
         remaining: number | null;
       };
+      budget: ({
+        period: "day" | "month";
+        usd: number;
+        usedUsd: number;
+        remainingUsd: number;
+        resetsAt: string;
+      }) | null;
     };
   };
 }
