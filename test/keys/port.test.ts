@@ -17,6 +17,7 @@ function record(over: Partial<KeyRecord> = {}): KeyRecord {
     lastUsedAt: null,
     dailyRequestLimit: null,
     tokenLimits: [{ scope: 'provider:openai', period: 'month', limit: 5000 }],
+    budget: null,
     keyHash: Buffer.from(randomUUID().replaceAll('-', '').repeat(2), 'hex'),
     ...over,
   };

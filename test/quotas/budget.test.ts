@@ -11,6 +11,8 @@ import { EventBus } from '../../src/daemon/events/bus.js';
 import type { RouterEvent } from '../../src/daemon/events/types.js';
 import { toErrorReply } from '../../src/daemon/http/errors.js';
 import { KeyStore } from '../../src/daemon/keys/store.js';
+import { loadKeysSync, SqlKeyRepository } from '../../src/daemon/keys/sql-repository.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 import { estimateNano, NANO_PER_USD } from '../../src/daemon/quotas/budget.js';
 import type { SettledRow } from '../../src/daemon/quotas/hot-quotas.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
@@ -36,7 +38,8 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'router-budget-'));
   db = openDatabase(join(dir, 'router.db'));
   migrate(db);
-  keys = new KeyStore(db);
+  const storage = new SqliteDriver(db);
+  keys = new KeyStore(new SqlKeyRepository(storage), loadKeysSync(storage));
   const events = new EventBus();
   seen = [];
   rows = [];
@@ -72,7 +75,7 @@ const events = () => seen.map((e) => e.data as RouterEvent<'quota.exceeded'>['da
 const used = (keyId: string) => quotas.snapshot(keyId)!.budget!.usedUsd;
 
 describe('USD budget per key (one machine)', () => {
-  it('the estimate is above the real cost of a call (prompt at 2 chars per token, full output cap)', () => {
+  it('the estimate is above the real cost of a call (prompt at 2 chars per token, full output cap)', async () => {
     // The mock upstream counts ceil(body bytes / 4) input tokens; the cap bounds the output.
     const inputTokens = Math.ceil(JSON.stringify(CALL.raw).length / 4);
     const worst = computeCost(PRICE, { inputTokens: inputTokens * 2, outputTokens: 100 });
@@ -81,8 +84,8 @@ describe('USD budget per key (one machine)', () => {
     expect(estimateNano(undefined, CALL, undefined)).toBe(0); // unpriced: nothing to count
   });
 
-  it('reserves at admission, refuses what does not fit with 429 budget_exceeded, and reconciles to the real cost', () => {
-    const id = keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 2.5 } }).id;
+  it('reserves at admission, refuses what does not fit with 429 budget_exceeded, and reconciles to the real cost', async () => {
+    const id = (await keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 2.5 } })).id;
     const t1 = admit(id);
     const t2 = admit(id);
     expect(used(id)).toBeCloseTo(RESERVE * 2, 5);
@@ -101,8 +104,8 @@ describe('USD budget per key (one machine)', () => {
     expect(() => admit(id)).toThrow(/budget/);
   });
 
-  it('a failed attempt does not settle; the request end gives the reservation back (minus what failures cost)', () => {
-    const id = keys.create('k', ['proxy'], { budget: { period: 'month', usd: 1 } }).id;
+  it('a failed attempt does not settle; the request end gives the reservation back (minus what failures cost)', async () => {
+    const id = (await keys.create('k', ['proxy'], { budget: { period: 'month', usd: 1 } })).id;
     const t = admit(id);
     settle(t, 0, 502);
     expect(used(id)).toBeCloseTo(RESERVE, 5);
@@ -113,7 +116,7 @@ describe('USD budget per key (one machine)', () => {
   });
 
   it('announces quota.exceeded budget_usd once per period on refusal, and at 80% of real spending', async () => {
-    const id = keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 1.5 } }).id;
+    const id = (await keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 1.5 } })).id;
     const t = admit(id);
     settle(t, RESERVE * 1.25); // 83% spent: crosses 80%
     expect(events().map((e) => [e.quota, e.threshold])).toEqual([['budget_usd', 0.8]]);
@@ -124,18 +127,18 @@ describe('USD budget per key (one machine)', () => {
     expect(events()[1]).toMatchObject({ api_key_id: id, period: 'day', limit: RESERVE * 1.5 });
   });
 
-  it('a key without a budget reserves nothing; other limits refusing first take no reservation', () => {
-    const free = keys.create('free').id;
+  it('a key without a budget reserves nothing; other limits refusing first take no reservation', async () => {
+    const free = (await keys.create('free')).id;
     admit(free);
     expect(quotas.hot.inFlight).toBe(0);
-    const both = keys.create('both', ['proxy'], { dailyRequestLimit: 1, budget: { period: 'day', usd: 1 } }).id;
+    const both = (await keys.create('both', ['proxy'], { dailyRequestLimit: 1, budget: { period: 'day', usd: 1 } })).id;
     admit(both);
     expect(refusal(() => admit(both)).code).toBe('daily_request_limit');
     expect(used(both)).toBeCloseTo(RESERVE, 5);
   });
 
-  it('the budget period rolls over at UTC midnight', () => {
-    const id = keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 1.5 } }).id;
+  it('the budget period rolls over at UTC midnight', async () => {
+    const id = (await keys.create('k', ['proxy'], { budget: { period: 'day', usd: RESERVE * 1.5 } })).id;
     admit(id);
     expect(() => admit(id)).toThrow(/budget/);
     clock.now = Date.UTC(2025, 2, 11, 0, 0, 1);
