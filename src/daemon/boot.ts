@@ -19,7 +19,7 @@ import { SettingsStore } from './settings/store.js';
 import { configureOutboundProxy } from './net/outbound-proxy.js';
 import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
-import { useSecretKey } from './store/secrets.js';
+import { setSecretKey } from './store/secrets.js';
 import { SqliteDriver } from './store/sqlite-driver.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
@@ -104,7 +104,7 @@ export function bootServices(opts: BootOptions): Services {
     nodeId = resolveNodeId(paths.home, opts.env);
     const givenKey = resolveSecretKey(opts.env);
     if (givenKey) {
-      useSecretKey(paths.secretKey, givenKey);
+      setSecretKey(paths.secretKey, givenKey);
       checkSealingKey(db, givenKey);
     }
   } catch (err) {

@@ -102,7 +102,7 @@ export function decryptWithKey(encoded: string, key: Buffer, context = ''): stri
  * Makes `key` the key of `keyFile` for this process, without reading or writing the file: a cluster node
  * is given its key (ROUTER_SECRET_KEY or --secret-key-file, cluster/identity.ts) instead of keeping its own.
  */
-export function useSecretKey(keyFile: string, key: Buffer): void {
+export function setSecretKey(keyFile: string, key: Buffer): void {
   if (key.length !== KEY_BYTES) throw new SecretError(`secret key has ${key.length} bytes, expected ${KEY_BYTES}`);
   keys.set(keyFile, key);
 }
