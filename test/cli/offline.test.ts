@@ -92,7 +92,7 @@ describe('completion', () => {
     expect(complete(['router', '--home', '/x', 'keys', ''])).toEqual(['add', 'list', 'rename', 'rm', 'disable', 'enable', 'limits', 'memory', '--help']);
     expect(complete(['router', 'logs', '--st'])).toEqual(['--status']);
     expect(complete(['router', 'completion', ''])).toEqual(['bash', 'zsh', 'fish', '--help']);
-    expect(complete(['router', 'config-tool', 'c'])).toEqual(['claude-code', 'codex', 'cline']);
+    expect(complete(['router', 'config-tool', 'c'])).toEqual(['claude-code', 'codex', 'cline', 'copilot-cli']);
   });
 
   it.skipIf(spawnSync('zsh', ['--version']).status !== 0)('zsh: parses, and offers subcommands with descriptions', async () => {
@@ -165,7 +165,7 @@ describe('router config (the CLI preferences)', () => {
     expect(json(await run(['token', '--json']))).toMatchObject({ saltFile: join(home, 'cli-token.salt') });
     await run(['config', 'set', 'output', 'json']);
     const listed = json<any[]>(await run(['config-tool', '--config-home', home]));
-    expect(listed.map((t) => t.id)).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode', 'cline']);
+    expect(listed.map((t) => t.id)).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode', 'cline', 'qwen-code', 'copilot-cli']);
   });
 
   it('a broken config file is ignored, not fatal', async () => {

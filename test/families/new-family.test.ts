@@ -1,3 +1,4 @@
+// @vitest-isolate: registers a fixture family in the module-level family registry, which golden.test.ts reads.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
