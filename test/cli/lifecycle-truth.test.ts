@@ -90,7 +90,8 @@ describe.concurrent('router status, start, stop tell the truth', () => {
     const home = homeFor(ctx);
     const mock: MockUpstream = await startMockUpstream();
     ctx.onTestFinished(() => mock.close());
-    mock.handle(() => ({ type: 'delay', ms: 1_500 }));
+    // Long enough to still be in flight when a slow machine gets `router stop` going (1.5 s was not, under load).
+    mock.handle(() => ({ type: 'delay', ms: 5_000 }));
     const port = String(await freePort());
     const started = await runRouter(['start', '--json', '--home', home, '--port', port]);
     const { url, pid } = JSON.parse(started.stdout);
