@@ -85,7 +85,7 @@ export interface BootOptions {
  * Builds every service from a state folder: opens and migrates the database, loads stores into memory,
  * derives the CLI token. Used by the daemon process and, in-process, by route tests.
  */
-export function bootServices(opts: BootOptions): Services {
+export async function bootServices(opts: BootOptions): Promise<Services> {
   const paths = statePaths(opts.home);
   mkdirSync(paths.home, { recursive: true, mode: 0o700 });
   const log = opts.log ?? new Logger({ file: paths.log });

@@ -150,7 +150,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
     const redisUrl = redisUrlOf(opts.redisUrl);
     // A restart's successor process inherits the environment, not this process's flags.
     if (redisUrl) process.env.ROUTER_REDIS_URL = redisUrl;
-    services = bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart, redisUrl });
+    services = await bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart, redisUrl });
   } catch (err) {
     releasePidFile(paths.pid, process.pid);
     log.error('start failed', { error: (err as Error).message });

@@ -116,7 +116,7 @@ describe('GET /api/tools/agent-bridge/state', () => {
 describe('who may ask', () => {
   it('loopback with management credentials only; a manage-scope key never, a remote caller never', async () => {
     const h = mkdtempSync(join(tmpdir(), 'router-agent-bridge-tier-'));
-    const services = bootServices({ home: h, host: '127.0.0.1', port: 0 });
+    const services = await bootServices({ home: h, host: '127.0.0.1', port: 0 });
     try {
       const app = buildApp(services);
       const manageKey = (await services.keys.create('manage', ['manage'])).key;

@@ -150,7 +150,7 @@ describe('skills catalog', () => {
 describe('folder import from another machine', () => {
   it('is refused (403): a remote caller uploads a zip instead', async () => {
     const h = mkdtempSync(join(tmpdir(), 'router-skills-remote-'));
-    const services = bootServices({ home: h, host: '127.0.0.1', port: 0 });
+    const services = await bootServices({ home: h, host: '127.0.0.1', port: 0 });
     try {
       const app = buildApp(services);
       const manageKey = (await services.keys.create('manage', ['manage'])).key;

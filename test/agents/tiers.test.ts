@@ -22,7 +22,7 @@ let manageKey: string;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-agent-tiers-'));
-  services = bootServices({ home, host: LO, port: 0 });
+  services = await bootServices({ home, host: LO, port: 0 });
   app = buildApp(services);
   proxyKey = (await services.keys.create('proxy-only', ['proxy'])).key;
   manageKey = (await services.keys.create('manage-only', ['manage'])).key;

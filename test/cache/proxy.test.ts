@@ -22,7 +22,7 @@ let now = Date.UTC(2026, 0, 1, 12);
 beforeAll(async () => {
   mock = await startMockUpstream();
   home = mkdtempSync(join(tmpdir(), 'router-cache-proxy-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0, clock: () => now });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0, clock: () => now });
   app = buildApp(services);
   key = await services.keys.create('caller', ['proxy']);
   for (const [provider, base] of [['openai', mock.openaiBase], ['anthropic', mock.anthropicBase]] as const) {

@@ -18,10 +18,10 @@ let services: Services;
 let now: number;
 
 const boot = () => bootServices({ home, host: '127.0.0.1', port: 0, clock: () => now });
-beforeEach(() => {
+beforeEach(async () => {
   now = Date.UTC(2026, 0, 1);
   home = mkdtempSync(join(tmpdir(), 'router-cache-store-'));
-  services = boot();
+  services = await boot();
 });
 afterEach(() => {
   closeServices(services);
@@ -124,7 +124,7 @@ describe('ResponseCache', () => {
     expect(rows()).toEqual([]);
   });
 
-  it('survives a restart in LRU order; expired rows are dropped at load', () => {
+  it('survives a restart in LRU order; expired rows are dropped at load', async () => {
     services.settings.update({ cacheMaxEntries: 3 });
     for (const k of ['a', 'b', 'c']) {
       services.cache.set(k, 'openai', 'gpt-4o', reply(k));
@@ -132,14 +132,14 @@ describe('ResponseCache', () => {
     }
     services.cache.get('a');
     closeServices(services);
-    services = boot();
+    services = await boot();
     expect(services.cache.size().entries).toBe(3);
     services.cache.set('d', 'openai', 'gpt-4o', reply('d'));
     expect(services.cache.get('b')).toBeUndefined(); // b was least recently used before the restart
     expect(services.cache.get('a')).toEqual(reply('a'));
     closeServices(services);
     now += 3600_000;
-    services = boot();
+    services = await boot();
     expect(services.cache.size().entries).toBe(0);
     expect(rows()).toEqual([]);
   });

@@ -42,7 +42,7 @@ afterAll(async () => {
 async function startRefusal(home: string, env: Record<string, string>): Promise<string | undefined> {
   clearSecretKeyCache();
   try {
-    const services = bootServices({ home, host: '127.0.0.1', port: 0, env, log: new Logger({ file: join(home, 'test.log') }) });
+    const services = await bootServices({ home, host: '127.0.0.1', port: 0, env, log: new Logger({ file: join(home, 'test.log') }) });
     await closeServices(services);
     return undefined;
   } catch (err) {
@@ -66,7 +66,7 @@ describe('node identity', () => {
     });
     expect(cluster.nodes).toEqual([{ nodeId: cluster.nodeId, url: a.url, version: expect.any(String), lastSeenAt: expect.any(String), healthy: true }]);
     expect(readFileSync(join(home, 'node-id'), 'utf8').trim()).toBe(cluster.nodeId);
-    const b = bootServices({ home, host: '127.0.0.1', port: 0, env: {}, log: new Logger({ file: join(home, 'test.log') }) });
+    const b = await bootServices({ home, host: '127.0.0.1', port: 0, env: {}, log: new Logger({ file: join(home, 'test.log') }) });
     expect(b.nodeId).toBe(cluster.nodeId);
     await closeServices(b);
   }, 60_000);
@@ -134,7 +134,7 @@ describe('a given sealing key', () => {
   it("a state folder whose secrets are sealed with its own secret.key refuses a different given key instead of losing them", async () => {
     const home = dir('router-own-');
     clearSecretKeyCache();
-    const services = bootServices({ home, host: '127.0.0.1', port: 0, env: {}, log: new Logger({ file: join(home, 'test.log') }) });
+    const services = await bootServices({ home, host: '127.0.0.1', port: 0, env: {}, log: new Logger({ file: join(home, 'test.log') }) });
     services.connections.create({ provider: 'openai', name: 'own', authKind: 'api-key', credential: { apiKey: 'sk-own-0123456789' } });
     await closeServices(services);
     expect(await startRefusal(home, { ROUTER_SECRET_KEY: randomBytes(32).toString('hex') })).toContain("sealed with the state folder's secret.key");

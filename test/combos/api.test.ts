@@ -17,7 +17,7 @@ let clientKey: string;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-combos-api-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   clientKey = (await services.keys.create('client', ['proxy'])).key;
 });

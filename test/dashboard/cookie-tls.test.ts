@@ -14,7 +14,7 @@ let home: string;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-cookie-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 20128 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 20128 });
   await services.passwords.set('tls-pass-1234');
 });
 afterAll(() => {

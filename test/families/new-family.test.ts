@@ -44,7 +44,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
   home = mkdtempSync(join(tmpdir(), 'router-new-family-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   for (const [name, apiKey, priority] of [['a', 'sk-account-a', 1], ['b', 'sk-account-b', 2]] as const) {
     const r = await send('POST', '/api/providers', { provider: 'openai', name, apiKey, priority, providerSpecificData: { baseUrl: base } }, { 'x-router-cli-token': services.cliToken });

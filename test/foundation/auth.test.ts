@@ -38,7 +38,7 @@ const tierRoutes: RouteDef[] = TIERS.map((tier) => ({
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-auth-'));
-  services = bootServices({ home, host: LO, port: 0 });
+  services = await bootServices({ home, host: LO, port: 0 });
   tierApp = createApp(tierRoutes, services);
   app = buildApp(services);
   proxyKey = (await services.keys.create('proxy-only', ['proxy'])).key;

@@ -249,7 +249,7 @@ describe('sanitized error messages', () => {
     const dir = mkdtempSync(join(tmpdir(), 'router-sanitize-'));
     let services: Services | undefined;
     try {
-      services = bootServices({ home: dir, host: '127.0.0.1', port: 0 });
+      services = await bootServices({ home: dir, host: '127.0.0.1', port: 0 });
       const thrower = (path: string, make: () => unknown): RouteDef => ({
         method: 'GET',
         path,

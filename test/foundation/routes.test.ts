@@ -20,9 +20,9 @@ let home: string;
 let services: Services;
 let app: ReturnType<typeof buildApp>;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-routes-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
 });
 

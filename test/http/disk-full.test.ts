@@ -16,9 +16,9 @@ let home: string;
 let services: Services;
 let app: ReturnType<typeof createApp>;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-disk-full-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = createApp(services.routeTable, services);
 });
 afterAll(() => {

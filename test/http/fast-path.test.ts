@@ -139,9 +139,9 @@ describe('the fast-path event', () => {
 });
 
 describe('fastPathListener without the h3 internals it reads', () => {
-  it('serves everything through the fallback instead of failing', () => {
+  it('serves everything through the fallback instead of failing', async () => {
     const home = mkdtempSync(join(tmpdir(), 'router-fast-path-internals-'));
-    const services = bootServices({ home, host: '127.0.0.1', port: 0 });
+    const services = await bootServices({ home, host: '127.0.0.1', port: 0 });
     try {
       const app = buildApp(services);
       const fallback = () => {};
@@ -167,7 +167,7 @@ describe('in process: the fast path against the h3 app', () => {
   beforeAll(async () => {
     mock = await startMockUpstream();
     home = mkdtempSync(join(tmpdir(), 'router-fast-path-'));
-    services = bootServices({ home, host: '127.0.0.1', port: 0 });
+    services = await bootServices({ home, host: '127.0.0.1', port: 0 });
     const app = buildApp(services);
     const h3 = toNodeHandler(app);
     server = createServer(

@@ -15,9 +15,9 @@ let state: string;
 let services: Services;
 let app: ReturnType<typeof buildApp>;
 
-beforeAll(() => {
+beforeAll(async () => {
   state = mkdtempSync(join(tmpdir(), 'router-agy-'));
-  services = bootServices({ home: state, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home: state, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
 });
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   const { mkdirSync, writeFileSync } = await import('node:fs');
   mkdirSync(join(userHome, '.claude'));
   writeFileSync(join(userHome, '.claude', '.credentials.json'), JSON.stringify(claudeFile('sk-ant-oat01-tier')));
-  services = bootServices({ home: state, host: LO, port: 0 });
+  services = await bootServices({ home: state, host: LO, port: 0 });
   app = buildApp(services);
   manageKey = (await services.keys.create('manage-only', ['manage'])).key;
   session = services.sessions.create().token;

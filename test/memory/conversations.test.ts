@@ -26,7 +26,7 @@ beforeAll(async () => {
   mock = await startMockUpstream();
   modelDir = mkdtempSync(join(tmpdir(), 'router-static-conv-'));
   writeStaticModel(modelDir);
-  t = startApp();
+  t = await startApp();
   for (const provider of ['openai', 'anthropic']) {
     const c = await t.request('POST', '/api/providers', { provider, apiKey: `sk-${provider}-conv-0123456789`, providerSpecificData: { baseUrl: provider === 'openai' ? mock.openaiBase : mock.anthropicBase } });
     expect(c.status).toBe(201);

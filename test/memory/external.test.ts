@@ -14,7 +14,7 @@ beforeAll(async () => {
   q = await startMockQdrant();
   modelDir = mkdtempSync(join(tmpdir(), 'router-static-ext-'));
   writeStaticModel(modelDir);
-  t = startApp();
+  t = await startApp();
   // Rows that exist before the external store is configured are pushed by the background sync.
   await t.request('PUT', '/api/memory/settings', { embeddingOrder: ['static'], staticModelPath: modelDir });
   await t.request('POST', '/api/memory', { key: 'dog', content: 'The user has a golden retriever called Max.' });

@@ -66,10 +66,10 @@ export interface TestApp {
 }
 
 /** Boots the daemon's services in-process on a temp home and returns a management-authenticated caller. */
-export function startApp(): TestApp {
+export async function startApp(): Promise<TestApp> {
   const home = mkdtempSync(join(tmpdir(), 'router-memory-'));
   const log = new Logger({ file: join(home, 'daemon.log') });
-  const services = bootServices({ home, host: '127.0.0.1', port: 0, log });
+  const services = await bootServices({ home, host: '127.0.0.1', port: 0, log });
   const app = buildApp(services);
   return {
     home,

@@ -14,7 +14,7 @@ const fixtureOf = new Map<string, string>();
 beforeAll(async () => {
   modelDir = mkdtempSync(join(tmpdir(), 'router-static-model-'));
   writeStaticModel(modelDir);
-  t = startApp();
+  t = await startApp();
   const s = await t.request('PUT', '/api/memory/settings', { staticModelPath: modelDir, embeddingOrder: ['static'] });
   expect(s.status).toBe(200);
   for (const m of loadCorpus().memories) {
@@ -309,7 +309,7 @@ describe('reindex after a signature change', () => {
     const { Logger } = await import('../../src/daemon/logger.js');
     const sigBefore = t.services.memory.store.meta('embedding_signature');
     // A second handle on the same database sees the same signature and vectors.
-    const other = bootServices({ home: t.home, host: '127.0.0.1', port: 0, log: new Logger({}) });
+    const other = await bootServices({ home: t.home, host: '127.0.0.1', port: 0, log: new Logger({}) });
     try {
       await other.memory.ready();
       expect(other.memory.store.meta('embedding_signature')).toBe(sigBefore);

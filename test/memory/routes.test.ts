@@ -4,8 +4,8 @@ import { loadMemorySettings } from '../../src/daemon/memory/settings.js';
 import { startApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
-beforeAll(() => {
-  t = startApp();
+beforeAll(async () => {
+  t = await startApp();
 });
 afterAll(() => t.close());
 

@@ -37,7 +37,7 @@ beforeAll(async () => {
   modelDir = mkdtempSync(join(tmpdir(), 'router-static-src-'));
   writeStaticModel(modelDir);
   topicModel = loadStaticModel(modelDir);
-  t = startApp();
+  t = await startApp();
   const c = await t.request('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-memory-test-0123456789', providerSpecificData: { baseUrl: mock.openaiBase } });
   expect(c.status).toBe(201);
   // A rerank provider (OpenAI has none): Jina's /v1/rerank on the mock.

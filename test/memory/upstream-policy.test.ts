@@ -22,7 +22,7 @@ let mock: MockUpstream;
 beforeAll(async () => {
   mock = await startMockUpstream();
   home = mkdtempSync(join(tmpdir(), 'router-memory-policy-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   const res = await app.request(
     'http://router.test/api/providers',

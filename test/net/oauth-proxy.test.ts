@@ -30,7 +30,7 @@ beforeAll(async () => {
   tokenUrl = `http://127.0.0.1:${(tokenServer.address() as { port: number }).port}/v1/oauth/token`;
   [httpProxy, socksProxy] = await Promise.all([startHttpConnectProxy(), startSocks5Proxy()]);
   home = mkdtempSync(join(tmpdir(), 'router-oauth-proxy-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   services.settings.update({ outboundProxy: { url: httpProxy.url, noProxy: [], perProvider: {} } });
 });
 

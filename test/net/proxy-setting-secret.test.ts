@@ -14,7 +14,7 @@ afterEach(() => d?.close());
 const row = (t: TestDaemon) => (t.services.db.prepare("SELECT value FROM settings WHERE key = 'outboundProxy'").get() as { value: string }).value;
 
 it('is encrypted at rest and reads back the same after a restart', async () => {
-  d = startDaemon(false);
+  d = await startDaemon(false);
   const r = await d.api('PATCH', '/api/settings', { outboundProxy: PROXY });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   expect(row(d)).not.toContain('pr0xy-s3cret');
@@ -24,8 +24,8 @@ it('is encrypted at rest and reads back the same after a restart', async () => {
   expect(again.get().outboundProxy).toMatchObject(PROXY);
 });
 
-it('a plain value from an older build is encrypted in place at start', () => {
-  d = startDaemon(false);
+it('a plain value from an older build is encrypted in place at start', async () => {
+  d = await startDaemon(false);
   d.services.db.prepare("INSERT INTO settings (key, value, updated_at) VALUES ('outboundProxy', ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(JSON.stringify(PROXY), new Date().toISOString());
   const store = new SettingsStore(d.services.db, d.services.paths.secretKey);
   expect(store.get().outboundProxy).toMatchObject(PROXY);
@@ -33,7 +33,7 @@ it('a plain value from an older build is encrypted in place at start', () => {
 });
 
 it('replies show proxy passwords masked, and a PATCH of what GET showed keeps the stored passwords', async () => {
-  d = startDaemon(false);
+  d = await startDaemon(false);
   const set = await d.api('PATCH', '/api/settings', { outboundProxy: PROXY });
   const shown = (set.body as { outboundProxy: typeof PROXY }).outboundProxy;
   expect(JSON.stringify(set.body)).not.toContain('pr0xy-s3cret');
@@ -54,7 +54,7 @@ it('replies show proxy passwords masked, and a PATCH of what GET showed keeps th
 });
 
 it("a connection's credentialed proxy URL is sealed at rest, masked in replies, and kept when sent back as shown", async () => {
-  d = startDaemon(false);
+  d = await startDaemon(false);
   const proxy = 'http://carol:c0nn-pw@proxy.internal:3128';
   const made = await d.api('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-test-1234567890', providerSpecificData: { baseUrl: 'http://127.0.0.1:9/v1', proxy } });
   expect(made.status, JSON.stringify(made.body)).toBe(201);

@@ -12,7 +12,7 @@ let rx: Receiver;
 let proxy: TestProxy;
 
 beforeAll(async () => {
-  d = startDaemon(false);
+  d = await startDaemon(false);
   rx = await startReceiver();
   // The proxy stands for one on another network: whatever it is asked, it connects to the local receiver.
   proxy = await startHttpConnectProxy({ forwardAllTo: `127.0.0.1:${rx.port}` });

@@ -15,9 +15,9 @@ let home: string;
 let services: Services;
 let app: ReturnType<typeof buildApp>;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-oauth-cat-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
   app = buildApp(services);
 });
 afterAll(() => {

@@ -44,7 +44,7 @@ beforeAll(async () => {
   const addr = tokenServer.address() as { port: number };
   tokenUrl = `http://127.0.0.1:${addr.port}/v1/oauth/token`;
   mock = await startMockUpstream({ requireKey: 'at-good' });
-  services = bootServices({ home: mkdtempSync(join(tmpdir(), 'router-oauth-')), host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home: mkdtempSync(join(tmpdir(), 'router-oauth-')), host: '127.0.0.1', port: 0 });
 });
 
 afterEach(() => {

@@ -14,9 +14,9 @@ import { parseExposition, samples, total } from './exposition.js';
 
 let home: string;
 let services: Services;
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-metrics-card-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
 });
 afterAll(() => {
   if (services) closeServices(services);

@@ -24,7 +24,7 @@ const restarts: string[] = [];
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-import-schema-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   services.requestRestart = (reason: string) => {
     restarts.push(reason);
   };

@@ -23,7 +23,7 @@ let key: { id: string; key: string };
 beforeAll(async () => {
   mock = await startMockUpstream();
   home = mkdtempSync(join(tmpdir(), 'router-improve-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   key = await services.keys.create('caller', ['proxy']);
   const conn = await send('POST', '/api/providers', { provider: 'openai', apiKey: 'sk-up', providerSpecificData: { baseUrl: mock.openaiBase } }, {

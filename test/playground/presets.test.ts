@@ -19,7 +19,7 @@ let cookie: string;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-presets-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   keyA = (await services.keys.create('a', ['proxy'])).key;
   keyB = (await services.keys.create('b', ['proxy'])).key;

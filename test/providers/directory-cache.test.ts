@@ -12,9 +12,9 @@ import type { Services } from '../../src/daemon/services.js';
 let home: string;
 let services: Services;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-dir-cache-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
 });
 afterAll(() => {
   closeServices(services);

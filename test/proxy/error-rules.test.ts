@@ -21,7 +21,7 @@ let key: string;
 beforeAll(async () => {
   mock = await startMockUpstream();
   home = mkdtempSync(join(tmpdir(), 'router-error-rules-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   key = (await services.keys.create('caller', ['proxy'])).key;
   const res = await app.request(

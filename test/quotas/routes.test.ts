@@ -33,14 +33,14 @@ const probe = route({
   },
 });
 
-function boot(): void {
-  services = bootServices({ home, host: '127.0.0.1', port: 0, clock: () => clock.now });
+async function boot(): Promise<void> {
+  services = await bootServices({ home, host: '127.0.0.1', port: 0, clock: () => clock.now });
   app = createApp([...services.routeTable, probe], services);
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-quota-routes-'));
-  boot();
+  await boot();
 });
 afterAll(() => {
   if (services) closeServices(services);
@@ -210,7 +210,7 @@ describe('429 and GET /api/quotas over HTTP', () => {
     const bearer = { authorization: `Bearer ${k.key}` };
     for (let i = 0; i < 2; i++) expect((await call('POST', '/test/quota-probe', {}, bearer, '203.0.113.90')).status).toBe(200);
     closeServices(services);
-    boot();
+    await boot();
     expect((await call('GET', `/api/quotas/${k.id}`)).body.requests).toMatchObject({ used: 2, limit: 3, remaining: 1 });
     expect((await call('POST', '/test/quota-probe', {}, bearer, '203.0.113.90')).status).toBe(200);
     expect((await call('POST', '/test/quota-probe', {}, bearer, '203.0.113.90')).status).toBe(429);

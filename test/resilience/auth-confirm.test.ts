@@ -27,7 +27,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
   home = mkdtempSync(join(tmpdir(), 'router-auth-confirm-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
 });
 
 afterAll(async () => {

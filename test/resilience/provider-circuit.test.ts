@@ -34,7 +34,7 @@ async function addConnection(provider: string, baseUrl: string): Promise<void> {
 beforeAll(async () => {
   mock = await startMockUpstream();
   home = mkdtempSync(join(tmpdir(), 'router-provider-circuit-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   app = buildApp(services);
   key = (await services.keys.create('caller', ['proxy'])).key;
   await addConnection('openai', mock.openaiBase);

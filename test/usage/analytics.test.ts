@@ -47,9 +47,9 @@ const PROVIDERS = ['openai', 'anthropic', 'gemini'];
 const MODELS: Record<string, string[]> = { openai: ['gpt-4o', 'gpt-4o-mini'], anthropic: ['claude-haiku-4-5'], gemini: ['gemini-2.5-flash'] };
 const ROWS: Fixture[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-usage-an-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
   app = buildApp(services);
   services.settings.update({ usageRetentionDays: 3650 });
   // 60 rows over 5 hours, deterministic.

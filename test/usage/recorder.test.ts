@@ -23,9 +23,9 @@ import { cpuTimeOf } from '../support/timing.js';
 let home: string;
 let services: Services;
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-usage-rec-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
 });
 afterAll(() => {
   if (services) closeServices(services);

@@ -22,9 +22,9 @@ let home: string;
 let services: Services;
 const open: UsageService[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-usage-writer-'));
-  services = bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
+  services = await bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
 });
 afterAll(() => {
   if (services) closeServices(services);

@@ -21,7 +21,7 @@ let rx: Receiver;
 let ws: WebhookService;
 
 beforeEach(async () => {
-  d = startDaemon(true); // loopback receivers allowed
+  d = await startDaemon(true); // loopback receivers allowed
   ws = d.useWebhooks({ policy: FAST });
   rx = await startReceiver();
 });

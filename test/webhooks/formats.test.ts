@@ -20,7 +20,7 @@ const completed = {
 let d: TestDaemon;
 let rx: Receiver;
 beforeEach(async () => {
-  d = startDaemon(true);
+  d = await startDaemon(true);
   rx = await startReceiver();
 });
 afterEach(async () => {

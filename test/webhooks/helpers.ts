@@ -95,9 +95,9 @@ export interface TestDaemon {
 }
 
 /** Boots services in a temporary state folder; `allowPrivate` sets allowPrivateWebhookDestinations. */
-export function startDaemon(allowPrivate: boolean): TestDaemon {
+export async function startDaemon(allowPrivate: boolean): Promise<TestDaemon> {
   const home = mkdtempSync(join(tmpdir(), 'router-webhooks-'));
-  const services = bootServices({ home, host: '127.0.0.1', port: 0 });
+  const services = await bootServices({ home, host: '127.0.0.1', port: 0 });
   services.settings.update({ allowPrivateWebhookDestinations: allowPrivate });
   const app = buildApp(services);
   return {

@@ -5,7 +5,7 @@ import { startDaemon, startReceiver, FAST, type Receiver, type TestDaemon } from
 let d: TestDaemon;
 let rx: Receiver;
 beforeEach(async () => {
-  d = startDaemon(true);
+  d = await startDaemon(true);
   d.useWebhooks({ policy: FAST });
   rx = await startReceiver();
 });

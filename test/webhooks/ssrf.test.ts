@@ -10,7 +10,7 @@ let rx: Receiver;
 let ws: WebhookService;
 
 beforeAll(async () => {
-  d = startDaemon(false);
+  d = await startDaemon(false);
   rx = await startReceiver();
   // `hooks.example.com` looks public but resolves to the loopback receiver. The resolver is injected: no
   // real name reliably resolves to 127.0.0.1 on every machine (/etc/hosts names are localhost-style and

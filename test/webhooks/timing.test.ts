@@ -4,7 +4,7 @@ import { startDaemon, startReceiver, type Receiver, type TestDaemon } from './he
 let d: TestDaemon;
 let rx: Receiver;
 beforeEach(async () => {
-  d = startDaemon(true);
+  d = await startDaemon(true);
   rx = await startReceiver();
 });
 afterEach(async () => {
