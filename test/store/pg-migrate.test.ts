@@ -35,17 +35,22 @@ function migrationsWith(extra: Record<string, string>): string {
   return dir;
 }
 
-const shipped = readdirSync(PG_MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).length;
-const next = String(shipped + 1).padStart(4, '0');
+/** The shipped migrations' numbers (ranges are reserved per module, so they may have gaps). */
+const versions = readdirSync(PG_MIGRATIONS_DIR)
+  .filter((f) => f.endsWith('.sql'))
+  .map((f) => Number(f.slice(0, 4)))
+  .sort((a, b) => a - b);
+const shipped = versions.length;
+const next = String((versions.at(-1) ?? 0) + 1).padStart(4, '0');
 
 describe.skipIf(missing)(`PostgreSQL migrations${missing ? ` (skipped: ${missing})` : ''}`, () => {
   it('three nodes starting together apply each migration exactly once, under the advisory lock', async () => {
     const url = await server.createDatabase();
     const results = await Promise.all([connect(url), connect(url), connect(url)].map((d) => migratePostgres(d)));
     const applied = results.flatMap((r) => r.applied);
-    expect(applied.sort((a, b) => a - b)).toEqual(Array.from({ length: shipped }, (_, i) => i + 1));
+    expect(applied.sort((a, b) => a - b)).toEqual(versions);
     const rows = await connect(url).query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    expect(rows.map((r) => r.version)).toEqual(Array.from({ length: shipped }, (_, i) => i + 1));
+    expect(rows.map((r) => r.version)).toEqual(versions);
     expect((await migratePostgres(connect(url))).applied).toEqual([]);
   });
 
@@ -54,7 +59,7 @@ describe.skipIf(missing)(`PostgreSQL migrations${missing ? ` (skipped: ${missing
     await migratePostgres(connect(url), migrationsWith({ [`${next}_newer.sql`]: 'CREATE TABLE newer_thing (id TEXT PRIMARY KEY);' }));
     const pad = (n: number) => String(n).padStart(4, '0');
     await expect(migratePostgres(connect(url))).rejects.toThrow(
-      `the database schema is at version ${next} but this router is built for version ${pad(shipped)} (migration ${next}_newer.sql is unknown here)`,
+      `the database schema is at version ${next} but this router is built for version ${pad(versions.at(-1) ?? 0)} (migration ${next}_newer.sql is unknown here)`,
     );
   });
 
@@ -64,6 +69,18 @@ describe.skipIf(missing)(`PostgreSQL migrations${missing ? ` (skipped: ${missing
     await expect(migratePostgres(connect(url), migrationsWith({ [`${next}_theirs.sql`]: 'CREATE TABLE theirs (id TEXT);' }))).rejects.toThrow(
       `the database's migration ${next}_mine.sql differs from this router's ${next}_theirs.sql`,
     );
+  });
+
+  it('numbers may have gaps: a file below the highest recorded one is applied when it is not recorded yet', async () => {
+    const url = await server.createDatabase();
+    const later = String((versions.at(-1) ?? 0) + 5).padStart(4, '0');
+    const dir = migrationsWith({ [`${later}_later.sql`]: 'CREATE TABLE later_thing (id TEXT);' });
+    expect((await migratePostgres(connect(url), dir)).applied).toEqual([...versions, Number(later)]);
+    // Another module's reserved number lands afterwards, below the highest: pending, applied once.
+    writeFileSync(join(dir, `${next}_between.sql`), 'CREATE TABLE between_thing (id TEXT);');
+    expect((await migratePostgres(connect(url), dir)).applied).toEqual([Number(next)]);
+    expect((await migratePostgres(connect(url), dir)).applied).toEqual([]);
+    expect(await connect(url).query("SELECT to_regclass('between_thing') AS t")).toEqual([{ t: 'between_thing' }]);
   });
 
   it('a failing migration leaves nothing half-applied and says which file failed', async () => {

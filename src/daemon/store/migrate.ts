@@ -21,15 +21,18 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
-/** Reads `NNNN_name.sql` files in order and refuses gaps or duplicate numbers. */
-export function readMigrations(dir: string): MigrationFile[] {
+/**
+ * Reads `NNNN_name.sql` files in order and refuses duplicate numbers, and gaps unless `allowGaps` (the
+ * PostgreSQL migrations reserve number ranges per module, so they may have gaps; the SQLite ones may not).
+ */
+export function readMigrations(dir: string, allowGaps = false): MigrationFile[] {
   const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
   const out: MigrationFile[] = [];
   for (const file of files) {
     const m = FILE_RE.exec(file);
     if (!m) throw new MigrationError(`migration file name ${file} does not match NNNN_name.sql`);
     const version = Number(m[1]);
-    const expected = out.length + 1;
+    const expected = allowGaps ? Math.max(version, (out.at(-1)?.version ?? 0) + 1) : out.length + 1;
     if (version !== expected) {
       throw new MigrationError(
         version < expected

@@ -17,12 +17,13 @@ const pad = (n: number) => String(n).padStart(4, '0');
 
 /**
  * Applies the pending PostgreSQL migrations, once across the cluster: under `pg_advisory_lock`, each file in
- * its own transaction, recorded in schema_migrations. A node whose build knows other migrations than the
- * database holds refuses to serve, naming both versions (a database ahead of the node: upgrade the node; a
- * released migration edited or renamed: a build mismatch).
+ * its own transaction, recorded in schema_migrations. Numbers may have gaps (ranges are reserved per
+ * module): a file whose number is not recorded yet is pending, even below the highest recorded one. A node
+ * whose build knows other migrations than the database holds refuses to serve, naming both versions (a
+ * database ahead of the node: upgrade the node; a released migration edited or renamed: a build mismatch).
  */
 export async function migratePostgres(driver: PostgresDriver, dir: string = PG_MIGRATIONS_DIR): Promise<{ applied: number[]; version: number }> {
-  const files = readMigrations(dir);
+  const files = readMigrations(dir, true);
   return driver.session(async (conn) => {
     await conn.query('SELECT pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]);
     try {
@@ -31,7 +32,8 @@ export async function migratePostgres(driver: PostgresDriver, dir: string = PG_M
       const recorded = await conn.query<Recorded>('SELECT version, name, checksum FROM schema_migrations ORDER BY version');
       checkRecorded(recorded, files);
       const applied: number[] = [];
-      for (const file of files.slice(recorded.length)) {
+      const done = new Set(recorded.map((r) => r.version));
+      for (const file of files.filter((f) => !done.has(f.version))) {
         await conn.run('BEGIN');
         try {
           await conn.run(file.sql);
@@ -48,7 +50,7 @@ export async function migratePostgres(driver: PostgresDriver, dir: string = PG_M
         }
         applied.push(file.version);
       }
-      return { applied, version: files.length };
+      return { applied, version: files.at(-1)?.version ?? 0 };
     } finally {
       await conn.query('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]);
     }
@@ -57,10 +59,11 @@ export async function migratePostgres(driver: PostgresDriver, dir: string = PG_M
 
 /** Refuses a database whose recorded migrations differ from the ones this build ships, naming both versions. */
 function checkRecorded(recorded: Recorded[], files: MigrationFile[]): void {
-  const built = files.length;
+  const built = files.at(-1)?.version ?? 0;
   const db = recorded.length === 0 ? 0 : Math.max(...recorded.map((r) => r.version));
+  const byVersion = new Map(files.map((f) => [f.version, f]));
   for (const row of recorded) {
-    const file = files[row.version - 1];
+    const file = byVersion.get(row.version);
     if (!file) {
       throw new MigrationError(
         `the database schema is at version ${pad(db)} but this router is built for version ${pad(built)} (migration ${row.name} is unknown here): upgrade this node before it joins the cluster`,
