@@ -73,6 +73,24 @@ describe.skipIf(!CHROMIUM)('unpriced requests in the dashboard', () => {
     expect(await row.textContent()).not.toContain('$');
   });
 
+  it('Usage charts: a cost point of unpriced requests only is blank (unknown), not $0; a mixed one is called a lower bound', async () => {
+    await page.goto(`${router.url}/dashboard/usage`);
+    const cost = page.getByRole('figure', { name: /^Cost \(USD\)/ });
+    const costSection = page.locator('section[aria-label="Cost"]');
+    // All traffic: the bucket holds priced and unpriced requests: drawn, and said to be a lower bound.
+    await expect.poll(() => costSection.textContent()).toContain('3 requests have no known price: no point is blank, and 1 point counts only the priced requests (a lower bound)');
+    expect(await cost.locator('.chart-box').getAttribute('data-blank')).toBe('0');
+    // Only the unpriced model: its bucket's cost is unknown, a gap in the line instead of a $0 point.
+    await page.getByLabel('Model').fill('my-unpriced-finetune');
+    await expect.poll(() => costSection.textContent()).toContain('3 requests have no known price: 1 point is left blank (cost unknown)');
+    expect(Number(await cost.locator('.chart-box').getAttribute('data-blank'))).toBe(1);
+    // The per-key chart by cost says the same.
+    await page.getByLabel('Show').selectOption('cost');
+    const byKey = page.getByRole('figure', { name: /^cost \(USD\) by key/ });
+    await expect.poll(async () => Number(await byKey.locator('.chart-box').getAttribute('data-blank'))).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('main').textContent()).toContain('point is left blank (cost unknown)');
+  });
+
   it("Keys: the key's 30-day cost counts its unpriced requests apart", async () => {
     await page.goto(`${router.url}/dashboard/keys`);
     const row = page.getByRole('row').filter({ hasText: /requests? unpriced/ });

@@ -139,6 +139,7 @@ export function Usage() {
       </div>
       <Section title="Cost">
         <TimeChart title="Cost (USD)" x={charts.x} series={charts.cost} height={140} />
+        <CostNote points={data.data?.points ?? []} />
       </Section>
       <Section
         title="By key and by combo"
@@ -156,8 +157,8 @@ export function Usage() {
         }
       >
         <div className="grid2">
-          <GroupChart title={`${METRICS[metric]} by key`} x={charts.x} chart={keyChart} others={d?.byKey.otherGroups} />
-          <GroupChart title={`${METRICS[metric]} by combo`} x={charts.x} chart={comboChart} others={d?.byCombo.otherGroups} />
+          <GroupChart title={`${METRICS[metric]} by key`} x={charts.x} chart={keyChart} others={d?.byKey.otherGroups} cost={metric === 'cost' ? d?.byKey.series : undefined} />
+          <GroupChart title={`${METRICS[metric]} by combo`} x={charts.x} chart={comboChart} others={d?.byCombo.otherGroups} cost={metric === 'cost' ? d?.byCombo.series : undefined} />
         </div>
       </Section>
       <Section
@@ -249,19 +250,43 @@ function BreakdownTable({ rows, group }: { rows: BreakdownRow[]; group: Group })
 }
 
 /** A chart of one series per group, or what to do when the period has no traffic. */
-function GroupChart({ title, x, chart, others }: { title: string; x: number[]; chart: ChartSeries[]; others?: number }) {
+function GroupChart({ title, x, chart, others, cost }: { title: string; x: number[]; chart: ChartSeries[]; others?: number; cost?: SeriesGroup[] }) {
   if (chart.length === 0) return <Empty>No traffic in this period for {title.split(' by ')[1]}s.</Empty>;
   return (
     <div>
       <TimeChart title={title} x={x} series={chart} height={160} />
+      {cost ? <CostNote points={cost.flatMap((g) => g.points)} /> : null}
       {others ? <p className="muted small">{others} smaller groups not drawn (counted in the totals).</p> : null}
     </div>
   );
 }
 
+/**
+ * A bucket's cost as a chart value: unknown (null, a gap in the line) when every request in it was unpriced,
+ * never a $0 that looks like free traffic. A bucket with priced and unpriced requests plots what is priced;
+ * `CostNote` says it is a lower bound.
+ */
+function costValue(p: Point): number | null {
+  return p.unpricedRequests > 0 && p.unpricedRequests >= p.requests ? null : p.costUsd;
+}
+
+/** Under a cost chart: which buckets have unpriced requests, so a gap or a low point is read as unknown. */
+function CostNote({ points }: { points: Point[] }) {
+  const unpriced = points.filter((p) => p.unpricedRequests > 0);
+  if (unpriced.length === 0) return null;
+  const requests = unpriced.reduce((n, p) => n + p.unpricedRequests, 0);
+  const gaps = unpriced.filter((p) => costValue(p) === null).length;
+  return (
+    <p className="muted small" data-unpriced-buckets={unpriced.length} data-unknown-buckets={gaps}>
+      {fmt.int(requests)} {requests === 1 ? 'request has' : 'requests have'} no known price: {gaps > 0 ? `${gaps} ${gaps === 1 ? 'point is' : 'points are'} left blank (cost unknown)` : 'no point is blank'}
+      {unpriced.length > gaps ? `, and ${unpriced.length - gaps} ${unpriced.length - gaps === 1 ? 'point counts' : 'points count'} only the priced requests (a lower bound)` : ''}. Set a price under Pricing.
+    </p>
+  );
+}
+
 /** Series per group (a key by its name, a combo by its name; rows without one under `none`). */
 function buildGroups(groups: SeriesGroup[], metric: Metric, none: string): ChartSeries[] {
-  const value = (p: Point) => (metric === 'requests' ? p.requests : metric === 'tokens' ? p.tokensIn + p.tokensOut : p.costUsd);
+  const value = (p: Point) => (metric === 'requests' ? p.requests : metric === 'tokens' ? p.tokensIn + p.tokensOut : costValue(p));
   return groups.map((g, i) => ({ label: g.name ?? g.key ?? none, values: g.points.map(value), color: COLORS[i % COLORS.length]! }));
 }
 
@@ -277,6 +302,6 @@ function build(points: Point[]) {
       { label: 'in', values: points.map((p) => p.tokensIn), color: COLORS[2] },
       { label: 'out', values: points.map((p) => p.tokensOut), color: COLORS[3] },
     ],
-    cost: [{ label: 'USD', values: points.map((p) => p.costUsd), color: COLORS[4] }],
+    cost: [{ label: 'USD', values: points.map(costValue), color: COLORS[4] }],
   };
 }

@@ -10,7 +10,8 @@ export interface ChartSeries {
 
 /**
  * A time-series chart (uPlot): `x` in unix seconds. Redrawn in place when the data changes; resized with
- * its container. The series are described in words in the figure's label for screen readers.
+ * its container. The series are described in words in the figure's label for screen readers. A null value
+ * is drawn as a gap (unknown, e.g. a cost bucket of unpriced requests only); `data-blank` counts them.
  */
 export function TimeChart({ title, x, series, height = 180 }: { title: string; x: number[]; series: ChartSeries[]; height?: number }) {
   const box = useRef<HTMLDivElement>(null);
@@ -44,7 +45,7 @@ export function TimeChart({ title, x, series, height = 180 }: { title: string; x
   return (
     <figure className="chart" aria-label={`${title}: ${series.map((s) => s.label).join(', ')}`}>
       <figcaption>{title}</figcaption>
-      <div ref={box} className="chart-box" data-points={x.length} />
+      <div ref={box} className="chart-box" data-points={x.length} data-blank={series.reduce((n, s) => n + s.values.filter((v) => v === null).length, 0)} />
     </figure>
   );
 }
