@@ -252,6 +252,22 @@ describe('traffic diversity', () => {
     expect(byAccount.json.groups).toHaveLength(2);
     for (const g of byAccount.json.groups) expect(typeof g.key).toBe('string');
   });
+
+  it('by cost: a model with no known price is counted as unpriced, not as a $0 share', async () => {
+    const from = Date.now();
+    await chat('openai/gpt-4o-mini');
+    await chat('openai/my-unpriced-finetune');
+    await chat('openai/my-unpriced-finetune');
+    const to = Date.now() + 1;
+    const r = await manage('GET', `/api/analytics/diversity?by=model&metric=cost&bucket=minute&from=${from}&to=${to}`);
+    expect(r.status).toBe(200);
+    expect(r.json.unpricedRequests).toBe(2);
+    const unpriced = r.json.groups.find((g: any) => g.key === 'openai/my-unpriced-finetune');
+    expect(unpriced).toMatchObject({ requests: 2, unpricedRequests: 2, costUsd: 0, share: 0 });
+    const priced = r.json.groups.find((g: any) => g.key === 'openai/gpt-4o-mini');
+    expect(priced).toMatchObject({ requests: 1, unpricedRequests: 0, share: 1 });
+    expect(priced.costUsd).toBeGreaterThan(0);
+  });
 });
 
 describe('storage health', () => {

@@ -20,7 +20,10 @@ export interface DiversityGroup {
   key: string | null;
   requests: number;
   tokens: number;
+  /** Sum over the group's priced rows. */
   costUsd: number;
+  /** The group's rows with no known price: left out of costUsd (and of the shares by cost), never counted as $0. */
+  unpricedRequests: number;
   /** This group's part of the chosen metric, 0..1. */
   share: number;
 }
@@ -62,6 +65,7 @@ interface Row {
   requests: number;
   tokens: number;
   cost: number;
+  unpriced: number;
 }
 
 const weightOf = (metric: DiversityMetric, r: { requests: number; tokens: number; cost: number }) =>
@@ -78,15 +82,17 @@ export function diversity(db: Db, by: DiversityBy, metric: DiversityMetric, buck
   const rows = db
     .prepare(
       `SELECT (ts / ${size}) * ${size} AS b, ${COLUMN[by]} AS grp, COUNT(*) AS requests,
-         COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost
+         COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost,
+         COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced
        FROM usage_log WHERE ts >= ? AND ts < ? AND provider != 'router' GROUP BY b, grp ORDER BY b`,
     )
     .all(range.from, range.to) as Row[];
-  const groups = new Map<string | null, { requests: number; tokens: number; cost: number }>();
+  const groups = new Map<string | null, { requests: number; tokens: number; cost: number; unpriced: number }>();
   const buckets = new Map<number, Row[]>();
   for (const r of rows) {
-    const g = groups.get(r.grp) ?? { requests: 0, tokens: 0, cost: 0 };
+    const g = groups.get(r.grp) ?? { requests: 0, tokens: 0, cost: 0, unpriced: 0 };
     g.requests += r.requests;
+    g.unpriced += r.unpriced;
     g.tokens += r.tokens;
     g.cost += r.cost;
     groups.set(r.grp, g);
@@ -96,7 +102,7 @@ export function diversity(db: Db, by: DiversityBy, metric: DiversityMetric, buck
   }
   const total = [...groups.values()].reduce((n, g) => n + weightOf(metric, g), 0);
   const list: DiversityGroup[] = [...groups.entries()]
-    .map(([key, g]) => ({ key, requests: g.requests, tokens: g.tokens, costUsd: round(g.cost, 12), share: total > 0 ? round(weightOf(metric, g) / total) : 0 }))
+    .map(([key, g]) => ({ key, requests: g.requests, tokens: g.tokens, costUsd: round(g.cost, 12), unpricedRequests: g.unpriced, share: total > 0 ? round(weightOf(metric, g) / total) : 0 }))
     .sort((a, b) => b.share - a.share || b.requests - a.requests);
   const series: DiversityPoint[] = [];
   for (let t = Math.floor(range.from / size) * size; t < range.to; t += size) {
@@ -109,5 +115,6 @@ export function diversity(db: Db, by: DiversityBy, metric: DiversityMetric, buck
     });
     series.push({ t: new Date(t).toISOString(), total: round(sum, 12), shares, ...concentration(weights) });
   }
-  return { total: round(total, 12), groups: list, ...concentration(list.map((g) => weightOf(metric, { requests: g.requests, tokens: g.tokens, cost: g.costUsd }))), series };
+  const unpricedRequests = list.reduce((n, g) => n + g.unpricedRequests, 0);
+  return { total: round(total, 12), unpricedRequests, groups: list, ...concentration(list.map((g) => weightOf(metric, { requests: g.requests, tokens: g.tokens, cost: g.costUsd }))), series };
 }
