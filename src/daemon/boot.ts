@@ -227,7 +227,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     webhooks,
     usage,
     catalog,
-    live: new LiveHub({ usage, log, names: { label, keys, connections }, startedAt: Date.now(), version: VERSION }),
+    live: new LiveHub({ usage, log, names: { label, keys, connections }, startedAt: Date.now(), version: VERSION, hot }),
     responsesSocket: new ResponsesSocketServer(),
     cliToken,
     nodeId,
@@ -258,7 +258,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   services.responsesSocket.start(services);
   // The live feed carries batch events and model mismatches too (webhooks subscribe to the bus themselves).
   for (const name of ['batch.completed', 'batch.failed', 'batch.cancelled', 'model.mismatch'] as const) {
-    events.on(name, (ev) => services.live.broadcast({ type: 'event', event: ev.event, timestamp: ev.timestamp, data: ev.data }));
+    events.on(name, (ev) => services.live.share({ type: 'event', event: ev.event, timestamp: ev.timestamp, data: ev.data }));
   }
   // Batches left unfinished by the last stop continue (needs the finished services: routes, executor).
   services.batches.start(services);

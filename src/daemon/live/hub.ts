@@ -1,8 +1,10 @@
 import type { Duplex } from 'node:stream';
+import type { HotState } from '../hot/port.js';
 import type { Logger } from '../logger.js';
 import { publicRecord, type UsageRecord } from '../usage/record.js';
 import { entryNames, type NameSources } from '../usage/names.js';
 import type { UsageService } from '../usage/service.js';
+import { LiveRelay } from './relay.js';
 import { acceptValue, WsConnection } from './websocket.js';
 
 /** Seconds between status messages. */
@@ -19,6 +21,11 @@ export interface LiveHubOptions {
   startedAt: number;
   version: string;
   statusIntervalMs?: number;
+  /**
+   * The hot state: when it is shared (cluster mode, Redis), frames travel between the nodes (live/relay.ts)
+   * and carry `nodeId`; otherwise the feed is this daemon's alone, exactly as on one machine.
+   */
+  hot?: HotState;
 }
 
 /**
@@ -31,8 +38,20 @@ export class LiveHub {
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => void;
   private closed = false;
+  private readonly relay?: LiveRelay;
+  private readonly untap?: () => void;
 
-  constructor(private readonly opts: LiveHubOptions) {}
+  constructor(private readonly opts: LiveHubOptions) {
+    const hot = opts.hot;
+    if (!hot?.shared) return;
+    this.relay = new LiveRelay(hot, (frame) => this.broadcast(frame));
+    // In a cluster other nodes' clients may watch while this node has none: records are tapped for good,
+    // and the tap returns at once while nobody watches anywhere.
+    this.untap = opts.usage.onRecord((rec: UsageRecord) => {
+      if (this.clients.size === 0 && !this.relay!.watched) return;
+      this.share(this.requestMessage(rec));
+    });
+  }
 
   get size(): number {
     return this.clients.size;
@@ -83,10 +102,20 @@ export class LiveHub {
     for (const c of this.clients) c.send(text);
   }
 
+  /** Sends a frame to this node's clients and, in a cluster, to every other node's (request and event frames). */
+  share(message: Record<string, unknown>): void {
+    if (!this.relay) return this.broadcast(message);
+    const framed = { ...message, nodeId: this.opts.hot!.nodeId };
+    this.broadcast(framed);
+    this.relay.send(framed);
+  }
+
   /** Closes every connection (1001 going away) and stops the timer; further upgrades are refused. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.untap?.();
+    this.relay?.close();
     for (const c of [...this.clients]) c.close(1001, 'server shutting down');
     this.stop();
   }
@@ -99,8 +128,13 @@ export class LiveHub {
   }
 
   private start(): void {
-    this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast(this.requestMessage(rec)));
-    this.timer = setInterval(() => this.broadcast(this.status()), this.opts.statusIntervalMs ?? STATUS_INTERVAL_MS);
+    const relay = this.relay;
+    if (relay) relay.announce();
+    else this.unsubscribe = this.opts.usage.onRecord((rec: UsageRecord) => this.broadcast(this.requestMessage(rec)));
+    this.timer = setInterval(() => {
+      this.broadcast(this.status());
+      relay?.announce();
+    }, this.opts.statusIntervalMs ?? STATUS_INTERVAL_MS);
     this.timer.unref();
   }
 
