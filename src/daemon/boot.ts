@@ -10,7 +10,7 @@ import { PasswordStore } from './auth/password.js';
 import { SessionStore } from './auth/sessions.js';
 import { createApp } from './http/app.js';
 import { KeyStore } from './keys/store.js';
-import { loadKeysSync, SqlKeyRepository } from './keys/sql-repository.js';
+import { SqlKeyRepository } from './keys/sql-repository.js';
 import { ComboStore } from './combos/store.js';
 import { Logger } from './logger.js';
 import { ROUTES } from './routes.js';
@@ -19,8 +19,10 @@ import { SettingsStore } from './settings/store.js';
 import { configureOutboundProxy } from './net/outbound-proxy.js';
 import { closeDatabase, openDatabase } from './store/db.js';
 import { migrate } from './store/migrate.js';
-import { setSecretKey } from './store/secrets.js';
+import { loadSecretKey, setSecretKey } from './store/secrets.js';
 import { SqliteDriver } from './store/sqlite-driver.js';
+import type { SqlDriver } from './store/driver.js';
+import { LOCAL_CHANGES, type ChangeFeed } from './store/changes.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
@@ -64,6 +66,8 @@ import { tracingFromSettings } from './observability/setup.js';
 import { traceContentStage, TRACE_CONTENT_STAGE_ORDER } from './observability/content-stage.js';
 import { BatchService } from './batches/service.js';
 import { checkSealingKey, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
+import { openSharedDatabase, type SharedDatabase } from './cluster/database.js';
+import { localModuleNames } from './cluster/shared-modules.js';
 
 export interface BootOptions {
   home: string;
@@ -79,6 +83,8 @@ export interface BootOptions {
   clock?: () => number;
   /** Redis URL of the hot shared state (cluster mode); absent: in-process state (one machine). */
   redisUrl?: string;
+  /** PostgreSQL URL of the shared durable store (cluster mode); absent: the state folder's SQLite file. */
+  databaseUrl?: string;
 }
 
 /**
@@ -100,12 +106,21 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     throw err;
   }
   let nodeId: string;
+  let shared: SharedDatabase | undefined;
   try {
     nodeId = resolveNodeId(paths.home, opts.env);
     const givenKey = resolveSecretKey(opts.env);
     if (givenKey) {
       setSecretKey(paths.secretKey, givenKey);
       checkSealingKey(db, givenKey);
+    }
+    if (opts.databaseUrl) {
+      // Cluster mode: the modules on the storage seam keep their records in the shared PostgreSQL database.
+      shared = await openSharedDatabase({ url: opts.databaseUrl, nodeId, sealingKey: givenKey ?? loadSecretKey(paths.secretKey), log });
+      shared.start();
+      log.info('cluster mode: shared database', { url: shared.url, nodeId });
+      const local = localModuleNames();
+      if (local.length > 0) log.warn('cluster mode: these modules still keep their records in this node\'s own SQLite file, not shared with the other nodes', { modules: local });
     }
   } catch (err) {
     db.close();
@@ -121,8 +136,11 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   // The oauthEndpoints setting's apiBaseUrl moves a provider's API (mock servers, private deployments).
   const apiBase = (providerId: string) => endpointOverride(settings.get(), providerId)?.apiBaseUrl;
   // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
-  const storage = new SqliteDriver(db);
-  const keys = new KeyStore(new SqlKeyRepository(storage), loadKeysSync(storage));
+  const storage: SqlDriver = shared?.driver ?? new SqliteDriver(db);
+  // Other nodes' writes: each store on the seam publishes its topic after a write and reloads on a notice.
+  const changes: ChangeFeed = LOCAL_CHANGES;
+  const keyRepo = new SqlKeyRepository(storage);
+  const keys = new KeyStore(keyRepo, await keyRepo.loadAll(), changes);
   const connections = new ConnectionStore(db, paths.secretKey);
   const nodes = new NodeStore(db);
   const syncedModels = new SyncedModels(db);
@@ -231,6 +249,8 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     responsesSocket: new ResponsesSocketServer(),
     cliToken,
     nodeId,
+    sharedDatabase: shared,
+    changes,
     log,
     routeTable: ROUTES,
     requestShutdown: opts.requestShutdown ?? (() => {}),
@@ -294,5 +314,6 @@ export function closeServices(services: Services): void {
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
   services.events.clear();
+  void services.sharedDatabase?.close();
   closeDatabase(services.db);
 }

@@ -21,7 +21,7 @@ export async function daemonMain(): Promise<void> {
   const nonce = process.env.ROUTER_START_NONCE ?? '';
   delete process.env.ROUTER_START_NONCE;
   const send = (msg: DaemonMessage) => (process.send ? process.send(msg) : undefined);
-  const outcome = await runDaemon({ home: flag('--home'), host: flag('--host'), port: flag('--port'), foreground, redisUrl: flag('--redis-url') });
+  const outcome = await runDaemon({ home: flag('--home'), host: flag('--host'), port: flag('--port'), foreground, redisUrl: flag('--redis-url'), databaseUrl: flag('--database-url') });
   if (outcome.kind === 'failed') {
     send({ type: 'error', nonce, message: outcome.message });
     process.exitCode = 1;

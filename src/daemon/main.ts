@@ -13,6 +13,7 @@ import { attachLive } from './live/attach.js';
 import { fastPathListener } from './http/fast-path.js';
 import { spawnSuccessor } from './system/respawn.js';
 import { redisUrlOf } from './hot/index.js';
+import { databaseUrlOf } from './cluster/database.js';
 
 export interface DaemonOptions {
   home?: string;
@@ -23,6 +24,8 @@ export interface DaemonOptions {
   graceMs?: number;
   /** `--redis-url`; else env ROUTER_REDIS_URL; else none (one machine). */
   redisUrl?: string;
+  /** `--database-url`; else env ROUTER_DATABASE_URL; else none (the state folder's SQLite file). */
+  databaseUrl?: string;
 }
 
 /** What happened when the daemon tried to start. */
@@ -150,7 +153,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
     const redisUrl = redisUrlOf(opts.redisUrl);
     // A restart's successor process inherits the environment, not this process's flags.
     if (redisUrl) process.env.ROUTER_REDIS_URL = redisUrl;
-    services = await bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart, redisUrl });
+    const databaseUrl = databaseUrlOf(opts.databaseUrl);
+    if (databaseUrl) process.env.ROUTER_DATABASE_URL = databaseUrl;
+    services = await bootServices({ home, host, port, log, requestShutdown: stop, requestRestart: restart, redisUrl, databaseUrl });
   } catch (err) {
     releasePidFile(paths.pid, process.pid);
     log.error('start failed', { error: (err as Error).message });

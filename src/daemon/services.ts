@@ -40,6 +40,8 @@ import type { SkillCatalog } from './skills/catalog.js';
 import type { BatchService } from './batches/service.js';
 import type { CatalogService } from './catalog/service.js';
 import type { HotState } from './hot/port.js';
+import type { SharedDatabase } from './cluster/database.js';
+import type { ChangeFeed } from './store/changes.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -118,6 +120,10 @@ export interface Services {
   responsesSocket: ResponsesSocketServer;
   /** This daemon's node id (`--node-id`, ROUTER_NODE_ID, or generated once into the state folder). */
   nodeId: string;
+  /** Cluster mode's shared PostgreSQL database (driver and health); undefined on one machine. */
+  sharedDatabase?: SharedDatabase;
+  /** Change notices between the nodes (LOCAL_CHANGES on one machine): stores publish, and reload on others'. */
+  changes: ChangeFeed;
   /** The CLI token this daemon accepts (derived once at start). */
   cliToken: string;
   log: Logger;

@@ -6,7 +6,16 @@ export interface ClusterReply {
   /** Every node known to share this state; on one machine, this daemon alone. */
   nodes: ClusterNode[];
   /** The durable store; its URL, when shown, never carries a password. */
-  database: { kind: 'sqlite' | 'postgres'; healthy: boolean; latencyMs: number | null; url?: string };
+  database: {
+    kind: 'sqlite' | 'postgres';
+    healthy: boolean;
+    latencyMs: number | null;
+    url?: string;
+    /** Cluster mode: the modules whose records are in the shared database. */
+    sharedModules?: string[];
+    /** Cluster mode: the modules that still keep their records in each node's own SQLite file (not shared). */
+    localModules?: string[];
+  };
   /** The hot shared state (limits, cooldowns, breakers...). */
   redis: { configured: boolean; healthy: boolean; latencyMs: number | null; url?: string };
 }

@@ -68,6 +68,8 @@ export interface ClusterStartOptions {
   secretKeyFile?: string;
   /** Redis of the hot shared state (env ROUTER_REDIS_URL). */
   redisUrl?: string;
+  /** PostgreSQL of the shared durable state (env ROUTER_DATABASE_URL). */
+  databaseUrl?: string;
 }
 
 /** The environment variables `router start`'s cluster options become for the daemon process. */
@@ -76,6 +78,7 @@ export function clusterEnv(opts: ClusterStartOptions): Record<string, string> {
   if (opts.nodeId !== undefined) env.ROUTER_NODE_ID = opts.nodeId;
   if (opts.secretKeyFile !== undefined) env.ROUTER_SECRET_KEY_FILE = resolve(opts.secretKeyFile);
   if (opts.redisUrl !== undefined) env.ROUTER_REDIS_URL = opts.redisUrl;
+  if (opts.databaseUrl !== undefined) env.ROUTER_DATABASE_URL = opts.databaseUrl;
   return env;
 }
 
@@ -213,6 +216,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--node-id <id>', "this daemon's id in a cluster (env ROUTER_NODE_ID; default: generated once and kept in the state folder)")
     .option('--secret-key-file <file>', 'the key that seals credentials, shared by every node of a cluster: 32 bytes or 64 hex characters (env ROUTER_SECRET_KEY_FILE, or ROUTER_SECRET_KEY with the hex key)')
     .option('--redis-url <url>', 'cluster mode: Redis/Valkey holding limits, budgets, cooldowns and circuits shared with the other routers (env ROUTER_REDIS_URL)')
-    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground\n  router start --node-id gw-1 --secret-key-file /etc/router/secret.key\n  router start --redis-url redis://:password@10.0.0.5:6379')
+    .option('--database-url <url>', 'cluster mode: PostgreSQL 15+ holding the records shared with the other routers, postgres://user:password@host/db (env ROUTER_DATABASE_URL)')
+    .addHelpText('after', '\nExamples:\n  router start\n  router start --port 20129 --home ./state\n  router start --foreground\n  router start --node-id gw-1 --secret-key-file /etc/router/secret.key\n  router start --redis-url redis://:password@10.0.0.5:6379\n  router start --database-url postgres://router:password@10.0.0.5/router --secret-key-file /etc/router/secret.key')
     .action(ctx.run((opts) => startCommand(opts, ctx.io)));
 }

@@ -85,6 +85,26 @@ const CHECK_PLAIN = 'router sealing key check v1';
  * start instead of writing secrets no other node can read. Imports re-seal the row with the rest
  * (backups/rekey.ts sees it as an encrypted setting).
  */
+/** The check value sealed under `key`, as stored (`{"enc": ...}`); `context` binds it to where it is kept. */
+export function sealCheckValue(key: Buffer, context = `setting:${SEALING_CHECK_KEY}`): string {
+  return JSON.stringify({ enc: encryptWithKey(CHECK_PLAIN, key, context) });
+}
+
+/** Whether a stored check value opens with `key`. */
+export function opensCheckValue(stored: string, key: Buffer, context = `setting:${SEALING_CHECK_KEY}`): boolean {
+  let plain: string | undefined;
+  try {
+    plain = decryptWithKey((JSON.parse(stored) as { enc: string }).enc, key, context);
+  } catch (err) {
+    if (!(err instanceof SecretError) && !(err instanceof SyntaxError) && !(err instanceof TypeError)) throw err;
+  }
+  return plain === CHECK_PLAIN;
+}
+
+/** The refusal of a node whose key does not open the check value (one line, printed by the CLI as is). */
+export const WRONG_KEY_MESSAGE =
+  'the secret key given to this node does not open the secrets of its database: start it with the same ROUTER_SECRET_KEY (or --secret-key-file) as the other nodes';
+
 export function checkSealingKey(db: Db, key: Buffer): void {
   const context = `setting:${SEALING_CHECK_KEY}`;
   const row = db.prepare('SELECT value FROM settings WHERE key = ?').get(SEALING_CHECK_KEY) as { value: string } | undefined;
@@ -97,17 +117,9 @@ export function checkSealingKey(db: Db, key: Buffer): void {
     if (old && !opens(old.secrets_enc, key, `connection:${old.id}`)) {
       throw new StartRefused("the secret key given to this node does not open the secrets already in its database (sealed with the state folder's secret.key): start without it, or give that key");
     }
-    const sealed = JSON.stringify({ enc: encryptWithKey(CHECK_PLAIN, key, context) });
+    const sealed = sealCheckValue(key, context);
     db.prepare('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING').run(SEALING_CHECK_KEY, sealed, new Date().toISOString());
     return;
   }
-  let plain: string | undefined;
-  try {
-    plain = decryptWithKey((JSON.parse(row.value) as { enc: string }).enc, key, context);
-  } catch (err) {
-    if (!(err instanceof SecretError) && !(err instanceof SyntaxError) && !(err instanceof TypeError)) throw err;
-  }
-  if (plain !== CHECK_PLAIN) {
-    throw new StartRefused('the secret key given to this node does not open the secrets of its database: start it with the same ROUTER_SECRET_KEY (or --secret-key-file) as the other nodes');
-  }
+  if (!opensCheckValue(row.value, key, context)) throw new StartRefused(WRONG_KEY_MESSAGE);
 }

@@ -2,6 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { ClusterReply } from '../../shared/cluster.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
+import type { SharedDatabase } from './database.js';
+import { localModuleNames, sharedModuleNames } from './shared-modules.js';
 
 /** The embedded database answers a trivial query: healthy, and how long it took. */
 function sqliteHealth(services: Services): ClusterReply['database'] {
@@ -14,13 +16,20 @@ function sqliteHealth(services: Services): ClusterReply['database'] {
   }
 }
 
+/** The shared database's health (cluster mode): no I/O, the periodic probe keeps it current. */
+function sharedHealth(shared: SharedDatabase): ClusterReply['database'] {
+  const h = shared.health();
+  return { kind: 'postgres', healthy: h.healthy, latencyMs: h.latencyMs, url: shared.url, sharedModules: sharedModuleNames(), localModules: localModuleNames() };
+}
+
 /** This daemon's place in a cluster; on one machine, itself alone on its SQLite file. */
 export function clusterView(services: Services): ClusterReply {
+  const shared = services.sharedDatabase;
   return {
-    mode: 'single',
+    mode: shared ? 'cluster' : 'single',
     nodeId: services.nodeId,
     nodes: [{ nodeId: services.nodeId, url: services.listen.url, version: services.version, lastSeenAt: new Date().toISOString(), healthy: true }],
-    database: sqliteHealth(services),
+    database: shared ? sharedHealth(shared) : sqliteHealth(services),
     redis: redisView(services),
   };
 }

@@ -9,6 +9,7 @@ import { guardRequest } from './request-guard.js';
 import { clientErrorBody, isRoutePath, RouterError, toErrorReply } from './errors.js';
 import type { WireFormat } from '../translate/ir.js';
 import type { RouteDef } from './routes.js';
+import { maskUrlsIn } from '../../shared/mask-url.js';
 
 /**
  * h3's marker for "the handler sent the reply itself" (its `kHandled`, a registered symbol): h3 and srvx
@@ -24,6 +25,10 @@ export function errorResponse(error: unknown, services: Pick<Services, 'log' | '
   const reply = toErrorReply(error);
   if (reply.status === 507) services.log.error('disk full', { error: (error as Error).message });
   else if (reply.status === 499) services.log.info(reply.body.error.message);
+  else if (reply.body.error.code === 'database_unavailable') {
+    const cause = (error as Error).cause;
+    services.log.warn('refused: the database is unavailable', { error: maskUrlsIn(cause instanceof Error ? cause.message : String(cause)) });
+  }
   else if (reply.status >= 500 && !(error instanceof RouterError)) {
     services.log.error('unhandled error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }

@@ -9,6 +9,7 @@ import type { WireFormat } from '../translate/ir.js';
 import { getClientCodec } from '../translate/registry.js';
 import { SecretError } from '../store/secrets.js';
 import { MigrationError } from '../store/migrate.js';
+import { DatabaseUnavailableError } from '../store/driver.js';
 
 export { statusInfo };
 
@@ -163,6 +164,10 @@ export function toErrorReply(thrown: unknown): { status: number; body: ErrorBody
     const body = errorBody(error.status, error.message, error.code, error.type);
     if (error.extra) Object.assign(body.error, error.extra);
     return { status: error.status, body, headers: error.headers };
+  }
+  if (error instanceof DatabaseUnavailableError) {
+    // The shared database (cluster mode) is down: say so, never the driver's text (hosts, internals).
+    return { status: 503, body: errorBody(503, error.message, 'database_unavailable'), headers: { 'retry-after': '5' } };
   }
   const known = knownFailure(error);
   if (known) return { status: known, body: errorBody(known, known === 400 ? TOO_DEEP_MESSAGE : undefined, known === 400 ? 'nesting_too_deep' : undefined) };

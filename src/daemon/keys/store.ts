@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { KeyRepository, KeyUse } from './port.js';
+import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
 import type { ApiKeyRecord, CreatedApiKey } from '../../shared/wire.js';
 
 /**
@@ -91,12 +92,17 @@ export class KeyStore {
   private byId = new Map<string, KeyRecord>();
   private readonly touched = new Set<string>();
 
-  /** `initial`: the keys as stored (loaded by the caller: synchronously at boot, or `repo.loadAll()`). */
+  /**
+   * `initial`: the keys as stored (`await repo.loadAll()`). `changes`: the cluster's change feed; the store
+   * publishes 'keys' after each committed write and reloads when another node publishes it.
+   */
   constructor(
     private readonly repo: KeyRepository,
     initial: readonly KeyRecord[],
+    private readonly changes: ChangeFeed = LOCAL_CHANGES,
   ) {
     for (const rec of initial) this.cache(rec);
+    changes.subscribe('keys', () => this.reload());
   }
 
   /**
@@ -142,6 +148,7 @@ export class KeyStore {
     };
     await this.repo.insert(rec);
     this.cache(rec);
+    this.changes.publish('keys');
     return { ...publicKey(rec), key };
   }
 
@@ -219,6 +226,7 @@ export class KeyStore {
     };
     if (!(await this.repo.update(next, new Date().toISOString()))) return undefined;
     this.cache(next);
+    this.changes.publish('keys');
     return next;
   }
 
@@ -229,6 +237,7 @@ export class KeyStore {
     this.byId.delete(id);
     this.byHash.delete(rec.keyHash.toString('hex'));
     this.touched.delete(id);
+    this.changes.publish('keys');
     return true;
   }
 }

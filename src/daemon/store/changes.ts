@@ -11,8 +11,11 @@
 export interface ChangeFeed {
   /** Tells the other nodes that `topic`'s records changed (call it after the write is committed). */
   publish(topic: string): void;
-  /** Calls `fn` when another node published `topic`; returns the unsubscribe. */
-  subscribe(topic: string, fn: () => void): () => void;
+  /**
+   * Calls `fn` when another node published `topic`, and once after the feed reconnects (notices may have
+   * been missed meanwhile); returns the unsubscribe. A rejected promise is logged by the feed.
+   */
+  subscribe(topic: string, fn: () => void | Promise<void>): () => void;
 }
 
 /** The feed of a single machine: no other node to tell or hear. */

@@ -35,6 +35,19 @@ export interface SqlDriver extends SqlExecutor {
   close(): Promise<void>;
 }
 
+/**
+ * The shared database cannot be reached (down, restarting, unreachable network, connection lost). Thrown
+ * by the PostgreSQL driver in place of the driver's own error, whose text may name hosts and internals;
+ * management writes answer it with 503 `database_unavailable` (http/errors.ts), and the request path, which
+ * reads in-memory snapshots, never meets it.
+ */
+export class DatabaseUnavailableError extends Error {
+  override name = 'DatabaseUnavailableError';
+  constructor(options?: { cause?: unknown }) {
+    super('The database is unavailable; try again shortly.', options);
+  }
+}
+
 /** Binds booleans as 0/1: flags are INTEGER columns on both dialects (SQLite has no boolean type). */
 export function bindable(params: readonly SqlValue[]): unknown[] {
   return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));

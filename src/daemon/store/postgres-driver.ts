@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { SqlDriver, SqlExecutor, SqlResult, SqlValue } from './driver.js';
-import { bindable, toPostgresPlaceholders } from './driver.js';
+import { bindable, DatabaseUnavailableError, toPostgresPlaceholders } from './driver.js';
 
 /** Placeholder rewriting is cached per SQL text (statements are few and fixed; multi-row ones vary). */
 const MAX_CACHED = 256;
@@ -28,6 +28,32 @@ export interface PostgresDriverOptions {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
+/**
+ * Whether a failure means the database cannot be reached, rather than a statement it refused: a socket error
+ * (ECONNREFUSED...), a connection lost or timed out in the pool (node-postgres says so in words, without a
+ * code), or a server-side SQLSTATE of class 08 (connection exception), 57P (shutting down, cannot connect
+ * now) or 53 (out of resources: too many connections).
+ */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError) return true;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') {
+    if (/^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('57P') || code.startsWith('53');
+    return true; // a Node system error: ECONNREFUSED, ECONNRESET, ETIMEDOUT, ENOTFOUND, EPIPE...
+  }
+  const message = err instanceof Error ? err.message : '';
+  return /connection terminated|timeout exceeded when trying to connect|connection timeout|Connection refused|not queryable|Client has encountered a connection error/i.test(message);
+}
+
+/** Runs a call on the database, turning a failure to reach it into `DatabaseUnavailableError`. */
+async function reach<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw isUnavailable(err) && !(err instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError({ cause: err }) : err;
+  }
+}
+
 class PostgresExecutor implements SqlExecutor {
   readonly dialect = 'postgres' as const;
   constructor(
@@ -36,12 +62,12 @@ class PostgresExecutor implements SqlExecutor {
   ) {}
 
   async query<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    const res = await this.target.query({ text: this.rewrite(sql), values: bindable(params), types });
+    const res = await reach(() => this.target.query({ text: this.rewrite(sql), values: bindable(params), types }));
     return res.rows as T[];
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<SqlResult> {
-    const res = await this.target.query({ text: this.rewrite(sql), values: bindable(params), types });
+    const res = await reach(() => this.target.query({ text: this.rewrite(sql), values: bindable(params), types }));
     return { changes: res.rowCount ?? 0 };
   }
 }
@@ -74,23 +100,26 @@ export class PostgresDriver extends PostgresExecutor implements SqlDriver {
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await reach(() => this.pool.connect());
+    let broken = false;
     try {
-      await client.query('BEGIN');
+      await reach(() => client.query('BEGIN'));
       const out = await fn(new PostgresExecutor(client, this.rewrite));
-      await client.query('COMMIT');
+      await reach(() => client.query('COMMIT'));
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      broken = isUnavailable(err);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      // A connection that failed is dropped, not handed to the next caller.
+      client.release(broken);
     }
   }
 
   /** Runs `fn` on one dedicated connection (session-level advisory locks need the same session). */
   async session<T>(fn: (conn: SqlExecutor) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await reach(() => this.pool.connect());
     try {
       return await fn(new PostgresExecutor(client, this.rewrite));
     } finally {

@@ -1,0 +1,49 @@
+/**
+ * Which modules keep their durable records in the shared database in cluster mode (`--database-url`), and
+ * which still keep them in each node's own SQLite file. THE one list: GET /api/cluster shows it
+ * (`database.sharedModules`, `database.localModules`) and a cluster node warns about the local ones at start.
+ *
+ * A module moves from LOCAL to SHARED in the commit that puts it on the storage seam (its port, SQL adapter,
+ * migrations/pg/ file and port tests; docs/storage.md "Modules on the seam"). Until every durable module has
+ * moved, a cluster is honest about what its nodes do not share: records of a local module written on one
+ * node are not seen by the others.
+ */
+export interface ModuleStorage {
+  /** The module's name (also its change-feed topic once shared). */
+  module: string;
+  /** Its tables. */
+  tables: readonly string[];
+}
+
+/** On the seam: in the shared PostgreSQL database in cluster mode (the SQLite file on one machine). */
+export const SHARED_MODULES: readonly ModuleStorage[] = [
+  { module: 'keys', tables: ['api_keys'] },
+  { module: 'cluster', tables: ['cluster_meta', 'cluster_nodes'] },
+];
+
+/** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
+export const LOCAL_MODULES: readonly ModuleStorage[] = [
+  { module: 'settings', tables: ['settings'] },
+  { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
+  { module: 'combos', tables: ['combos'] },
+  { module: 'pricing', tables: ['pricing_overrides'] },
+  { module: 'cache key modes', tables: ['cache_key_settings'] },
+  { module: 'sync nonces', tables: ['sync_nonces'] },
+  { module: 'webhooks', tables: ['webhooks'] },
+  { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
+  { module: 'hooks', tables: ['middleware_hooks'] },
+  { module: 'presets', tables: ['playground_presets'] },
+  { module: 'usage', tables: ['usage_log'] },
+  { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files'] },
+  { module: 'memory', tables: ['memories', 'memory_settings', 'memory_key_settings', 'memory_meta'] },
+  { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
+  { module: 'sessions', tables: ['sessions', 'auth_password'] },
+  { module: 'mcp audit', tables: ['mcp_audit'] },
+  { module: 'cli tool log', tables: ['cli_tool_changes'] },
+  { module: 'quota counters', tables: ['quota_counters'] },
+  { module: 'resilience state', tables: ['resilience_state'] },
+  { module: 'response cache', tables: ['response_cache'] },
+];
+
+export const sharedModuleNames = (): string[] => SHARED_MODULES.map((m) => m.module);
+export const localModuleNames = (): string[] => LOCAL_MODULES.map((m) => m.module);
