@@ -28,6 +28,7 @@ import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
 import { CatalogService } from './catalog/service.js';
 import { UsageService } from './usage/service.js';
+import { SqlUsageRepository } from './usage/sql-repository.js';
 import { LiveHub } from './live/hub.js';
 import { ResponsesSocketServer } from './responses-ws/server.js';
 import { ConnectionStore } from './providers/connections.js';
@@ -162,7 +163,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const updatedProviders = catalog.storedDataProviders();
   if (updatedProviders) providerDirectory.setDataProviders(updatedProviders);
   catalog.onChange(() => providerDirectory.setDataProviders(catalog.storedDataProviders() ?? []));
-  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog });
+  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog, repo: new SqlUsageRepository(new SqliteDriver(db)) });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });
   const cacheModes = new CacheKeyModes(db);

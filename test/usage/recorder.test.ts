@@ -276,13 +276,13 @@ describe('retention', () => {
     }
   });
 
-  it('prunes in chunks, however many rows are old', () => {
+  it('prunes in chunks, however many rows are old', async () => {
     const old = Date.now() - 90 * DAY;
     const insert = services.db.prepare("INSERT INTO usage_log (ts, trace_id, endpoint, provider, model, status, latency_ms) VALUES (?, 't', 'e', 'p', 'm', 200, 1)");
     services.db.transaction(() => {
       for (let i = 0; i < 12_000; i++) insert.run(old + i);
     })();
-    expect(services.usage.prune()).toBe(12_000);
+    expect(await services.usage.prune()).toBe(12_000);
     expect(rowCount()).toBe(0);
   });
 });

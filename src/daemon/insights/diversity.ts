@@ -1,5 +1,5 @@
-import type { Db } from '../store/db.js';
-import { BUCKET_MS, type Bucket, type Range } from '../usage/queries.js';
+import type { SqlExecutor } from '../store/driver.js';
+import { BUCKET_MS, bucketSql, NULLS_FIRST, UNPRICED, type Bucket, type Range } from '../usage/queries.js';
 
 export type DiversityBy = 'provider' | 'model' | 'account';
 export type DiversityMetric = 'requests' | 'tokens' | 'cost';
@@ -77,16 +77,15 @@ const weightOf = (metric: DiversityMetric, r: { requests: number; tokens: number
  * Every usage row counts (failed attempts too: they are traffic sent to that upstream); rows router
  * answered itself (provider `router`, no account) are left out.
  */
-export function diversity(db: Db, by: DiversityBy, metric: DiversityMetric, bucket: Bucket, range: Range) {
+export async function diversity(db: SqlExecutor, by: DiversityBy, metric: DiversityMetric, bucket: Bucket, range: Range) {
   const size = BUCKET_MS[bucket];
-  const rows = db
-    .prepare(
-      `SELECT (ts / ${size}) * ${size} AS b, ${COLUMN[by]} AS grp, COUNT(*) AS requests,
-         COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost,
-         COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced
-       FROM usage_log WHERE ts >= ? AND ts < ? AND provider != 'router' GROUP BY b, grp ORDER BY b`,
-    )
-    .all(range.from, range.to) as Row[];
+  const rows = await db.query<Row>(
+    `SELECT ${bucketSql(size)} AS b, ${COLUMN[by]} AS grp, COUNT(*) AS requests,
+       COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost,
+       COALESCE(SUM(${UNPRICED}), 0) AS unpriced
+     FROM usage_log WHERE ts >= ? AND ts < ? AND provider <> 'router' GROUP BY ${bucketSql(size)}, ${COLUMN[by]} ORDER BY b, ${NULLS_FIRST(COLUMN[by])}`,
+    [range.from, range.to],
+  );
   const groups = new Map<string | null, { requests: number; tokens: number; cost: number; unpriced: number }>();
   const buckets = new Map<number, Row[]>();
   for (const r of rows) {

@@ -5,8 +5,7 @@ import type { Services } from '../services.js';
 import { MAX_POINTS, pointCount, type Range } from '../usage/queries.js';
 import { ident, ordered, orderedMsg, time } from '../usage/routes.js';
 import { keyIdFor } from '../keys/lookup.js';
-import { diversity } from './diversity.js';
-import { decodeCursor, listSessions, sessionCacheFacts, sessionRequests } from './sessions.js';
+import { decodeCursor } from './sessions.js';
 import { storageHealth, vacuum } from './storage.js';
 
 const idCursor = z.string().regex(/^[1-9]\d{0,15}$/, 'expected the nextCursor of a previous page');
@@ -133,8 +132,7 @@ export const insightRoutes: RouteDef[] = [
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       if (query.cursor !== undefined && !after) throw badRequest("Invalid query parameter 'cursor': expected the nextCursor of a previous page.", 'cursor');
       await fresh(services);
-      const page = listSessions(
-        services.db,
+      const page = await services.usage.repo.sessions(
         { from: query.from, to: query.to, provider: query.provider && services.providers.idFor(query.provider), model: query.model, key: query.key && keyIdFor(services.keys, query.key), q: query.q },
         { limit: query.limit, after, perSession: query.perSession },
       );
@@ -156,10 +154,10 @@ export const insightRoutes: RouteDef[] = [
     handler: async ({ services, params, query }) => {
       const id = params.id ?? '';
       await fresh(services);
-      const page = sessionRequests(services.db, id, { limit: query.limit, after: query.cursor === undefined ? undefined : Number(query.cursor) });
+      const page = await services.usage.repo.sessionRequests(id, { limit: query.limit, after: query.cursor === undefined ? undefined : Number(query.cursor) });
       if (page.requests.length === 0 && query.cursor === undefined) throw new RouterError(404, `No request carried the session '${id.slice(0, 200)}'.`);
       for (const entry of page.requests) entry.provider = services.providers.label(entry.providerId);
-      const facts = sessionCacheFacts(services.db, id);
+      const facts = await services.usage.repo.sessionCacheFacts(id);
       for (const a of facts.accounts) {
         a.provider = services.providers.label(a.providerId);
         a.name = a.connectionId === null ? null : (services.connections.get(a.connectionId)?.name ?? null);
@@ -182,7 +180,7 @@ export const insightRoutes: RouteDef[] = [
         throw badRequest(`The range holds more than ${MAX_POINTS} ${query.bucket} buckets; narrow it or use a larger bucket.`, 'bucket');
       }
       await fresh(services);
-      const result = diversity(services.db, query.by, query.metric, query.bucket, r);
+      const result = await services.usage.repo.diversity(query.by, query.metric, query.bucket, r);
       const names = diversityNames(services, query.by, result.groups.map((g) => g.key));
       const shown = (key: string | null) => (key === null ? null : (names.get(key)?.label ?? key));
       return {

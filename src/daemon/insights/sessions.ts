@@ -1,4 +1,5 @@
-import type { Db } from '../store/db.js';
+import type { SqlExecutor, SqlValue } from '../store/driver.js';
+import { FAILED, UNPRICED } from '../usage/queries.js';
 import { logEntry, type LogEntry, type UsageRow } from '../usage/record.js';
 
 /** Filters of the sessions list; every one narrows the request rows a session is built from. */
@@ -51,16 +52,13 @@ interface SessionRow {
   accts: number;
   cost: number;
   unpriced: number;
-  providers: string | null;
-  models: string | null;
-  keys: string | null;
 }
 
 /** WHERE clause and arguments of a filter, on rows that have a session. */
-function where(f: SessionFilter): { sql: string; args: unknown[] } {
+function where(f: SessionFilter): { sql: string; args: SqlValue[] } {
   const parts = ['session_id IS NOT NULL'];
-  const args: unknown[] = [];
-  const add = (sql: string, v: unknown) => {
+  const args: SqlValue[] = [];
+  const add = (sql: string, v: SqlValue) => {
     parts.push(sql);
     args.push(v);
   };
@@ -69,12 +67,33 @@ function where(f: SessionFilter): { sql: string; args: unknown[] } {
   if (f.provider !== undefined) add('provider = ?', f.provider);
   if (f.model !== undefined) add('model = ?', f.model);
   if (f.key !== undefined) add('api_key_id = ?', f.key);
-  if (f.q !== undefined) add("instr(session_id, ?) > 0", f.q);
+  // Contains, case-sensitive, on both dialects (SQLite has instr, PostgreSQL strpos; both have replace).
+  if (f.q) add("replace(session_id, ?, '') <> session_id", f.q);
   return { sql: parts.join(' AND '), args };
 }
 
-// GROUP_CONCAT(DISTINCT ...) joins with ','; provider ids, model ids and key ids hold none.
-const split = (s: string | null) => (s ? s.split(',').sort() : []);
+/** The distinct providers, models and key ids of each listed session (sorted), in one query. */
+async function distinctParts(
+  db: SqlExecutor,
+  w: { sql: string; args: SqlValue[] },
+  ids: string[],
+): Promise<Map<string, { providers: Set<string>; models: Set<string>; keys: Set<string> }>> {
+  const out = new Map(ids.map((id) => [id, { providers: new Set<string>(), models: new Set<string>(), keys: new Set<string>() }]));
+  if (ids.length === 0) return out;
+  const rows = await db.query<{ sid: string; provider: string; model: string; api_key_id: string | null }>(
+    `SELECT DISTINCT session_id AS sid, provider, model, api_key_id FROM usage_log WHERE ${w.sql} AND session_id IN (${ids.map(() => '?').join(', ')})`,
+    [...w.args, ...ids],
+  );
+  for (const r of rows) {
+    const parts = out.get(r.sid);
+    if (!parts) continue;
+    parts.providers.add(r.provider);
+    parts.models.add(r.model);
+    if (r.api_key_id !== null) parts.keys.add(r.api_key_id);
+  }
+  return out;
+}
+const sorted = (s: Set<string> | undefined) => (s ? [...s].sort() : []);
 
 /** A page cursor: the last session's latest timestamp and id (sessions are ordered by latest activity). */
 export function encodeCursor(last: number, id: string): string {
@@ -95,30 +114,33 @@ export function decodeCursor(cursor: string): { last: number; id: string } | und
  * Sessions with activity matching the filter, the most recently active first, each with its totals over
  * the matching rows and its latest requests. Reads through the partial index on (session_id, ts).
  */
-export function listSessions(
-  db: Db,
+export async function listSessions(
+  db: SqlExecutor,
   f: SessionFilter,
   page: { limit: number; after?: { last: number; id: string }; perSession: number },
-): { sessions: SessionSummary[]; nextCursor: string | null } {
+): Promise<{ sessions: SessionSummary[]; nextCursor: string | null }> {
   const w = where(f);
   const having = page.after ? 'HAVING MAX(ts) < ? OR (MAX(ts) = ? AND session_id < ?)' : '';
   const havingArgs = page.after ? [page.after.last, page.after.last, page.after.id] : [];
-  const rows = db
-    .prepare(
-      `SELECT session_id, MIN(ts) AS first, MAX(ts) AS last, COUNT(*) AS requests, COUNT(DISTINCT trace_id) AS traces,
-         COALESCE(SUM(status >= 400), 0) AS errors, COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
-         COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached,
-         COUNT(DISTINCT CASE WHEN status < 400 THEN connection_id END) AS accts, COALESCE(SUM(cost_usd), 0) AS cost,
-         COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced, GROUP_CONCAT(DISTINCT provider) AS providers,
-         GROUP_CONCAT(DISTINCT model) AS models, GROUP_CONCAT(DISTINCT api_key_id) AS keys
-       FROM usage_log WHERE ${w.sql} GROUP BY session_id ${having}
-       ORDER BY last DESC, session_id DESC LIMIT ?`,
-    )
-    .all(...w.args, ...havingArgs, page.limit + 1) as SessionRow[];
+  const rows = await db.query<SessionRow>(
+    `SELECT session_id, MIN(ts) AS first, MAX(ts) AS last, COUNT(*) AS requests, COUNT(DISTINCT trace_id) AS traces,
+       COALESCE(SUM(${FAILED}), 0) AS errors, COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
+       COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached,
+       COUNT(DISTINCT CASE WHEN status < 400 THEN connection_id END) AS accts, COALESCE(SUM(cost_usd), 0) AS cost,
+       COALESCE(SUM(${UNPRICED}), 0) AS unpriced
+     FROM usage_log WHERE ${w.sql} GROUP BY session_id ${having}
+     ORDER BY last DESC, session_id DESC LIMIT ?`,
+    [...w.args, ...havingArgs, page.limit + 1],
+  );
   const more = rows.length > page.limit;
   const shown = more ? rows.slice(0, page.limit) : rows;
-  const recent = db.prepare(`SELECT * FROM usage_log WHERE ${w.sql} AND session_id = ? ORDER BY ts DESC, id DESC LIMIT ?`);
-  const sessions = shown.map((r): SessionSummary => ({
+  const parts = await distinctParts(db, w, shown.map((r) => r.session_id));
+  const recent = async (id: string): Promise<LogEntry[]> =>
+    page.perSession > 0
+      ? (await db.query<UsageRow>(`SELECT * FROM usage_log WHERE ${w.sql} AND session_id = ? ORDER BY ts DESC, id DESC LIMIT ?`, [...w.args, id, page.perSession])).map(logEntry)
+      : [];
+  const recents = await Promise.all(shown.map((r) => recent(r.session_id)));
+  const sessions = shown.map((r, i): SessionSummary => ({
     sessionId: r.session_id,
     firstAt: new Date(r.first).toISOString(),
     lastAt: new Date(r.last).toISOString(),
@@ -131,10 +153,10 @@ export function listSessions(
     accountsUsed: r.accts,
     costUsd: Math.round(r.cost * 1e12) / 1e12,
     unpricedRequests: r.unpriced,
-    providers: split(r.providers),
-    models: split(r.models),
-    apiKeyIds: split(r.keys),
-    recent: page.perSession > 0 ? (recent.all(...w.args, r.session_id, page.perSession) as UsageRow[]).map(logEntry) : [],
+    providers: sorted(parts.get(r.session_id)?.providers),
+    models: sorted(parts.get(r.session_id)?.models),
+    apiKeyIds: sorted(parts.get(r.session_id)?.keys),
+    recent: recents[i] ?? [],
   }));
   const tail = shown[shown.length - 1];
   return { sessions, nextCursor: more && tail ? encodeCursor(tail.last, tail.session_id) : null };
@@ -165,14 +187,14 @@ export interface SessionCacheFacts {
 }
 
 /** The accounts a session used, in order of first use, with input and cache-read tokens of its served requests. */
-export function sessionCacheFacts(db: Db, sessionId: string): SessionCacheFacts {
-  const rows = db
-    .prepare(
-      `SELECT connection_id AS conn, provider, COUNT(*) AS requests, COALESCE(SUM(CASE WHEN status < 400 THEN tokens_in END), 0) AS tin,
-         COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached, SUM(status < 400) AS served, MIN(id) AS first
-       FROM usage_log WHERE session_id = ? GROUP BY connection_id, provider ORDER BY first`,
-    )
-    .all(sessionId) as Array<{ conn: string | null; provider: string; requests: number; tin: number; cached: number; served: number }>;
+export async function sessionCacheFacts(db: SqlExecutor, sessionId: string): Promise<SessionCacheFacts> {
+  const rows = await db.query<{ conn: string | null; provider: string; requests: number; tin: number; cached: number; served: number }>(
+    `SELECT connection_id AS conn, provider, COUNT(*) AS requests, COALESCE(SUM(CASE WHEN status < 400 THEN tokens_in END), 0) AS tin,
+       COALESCE(SUM(CASE WHEN status < 400 THEN cache_read_tokens END), 0) AS cached, SUM(CASE WHEN status < 400 THEN 1 ELSE 0 END) AS served,
+       MIN(id) AS first
+     FROM usage_log WHERE session_id = ? GROUP BY connection_id, provider ORDER BY first`,
+    [sessionId],
+  );
   let tokensIn = 0;
   let cacheReadTokens = 0;
   let accountsUsed = 0;
@@ -186,10 +208,12 @@ export function sessionCacheFacts(db: Db, sessionId: string): SessionCacheFacts 
 }
 
 /** Every request of one session, oldest first, paged by row id. */
-export function sessionRequests(db: Db, sessionId: string, page: { limit: number; after?: number }): { requests: LogEntry[]; nextCursor: string | null } {
-  const rows = db
-    .prepare('SELECT * FROM usage_log WHERE session_id = ? AND id > ? ORDER BY id ASC LIMIT ?')
-    .all(sessionId, page.after ?? 0, page.limit + 1) as UsageRow[];
+export async function sessionRequests(
+  db: SqlExecutor,
+  sessionId: string,
+  page: { limit: number; after?: number },
+): Promise<{ requests: LogEntry[]; nextCursor: string | null }> {
+  const rows = await db.query<UsageRow>('SELECT * FROM usage_log WHERE session_id = ? AND id > ? ORDER BY id ASC LIMIT ?', [sessionId, page.after ?? 0, page.limit + 1]);
   const more = rows.length > page.limit;
   const shown = more ? rows.slice(0, page.limit) : rows;
   return { requests: shown.map(logEntry), nextCursor: more ? String(shown[shown.length - 1]!.id) : null };

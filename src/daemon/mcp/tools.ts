@@ -7,7 +7,6 @@ import { internalConverse } from '../proxy/internal-call.js';
 import type { Services } from '../services.js';
 import type { IrMessage } from '../translate/ir.js';
 import { replyText } from '../translate/util/reply-text.js';
-import { breakdown, logs, summary } from '../usage/queries.js';
 
 /**
  * Router's MCP tools (docs/agents.md). Each is a zod input schema, a description a model can act on and a
@@ -134,8 +133,8 @@ export const TOOLS: readonly ToolDef[] = [
       return {
         from: new Date(r.from).toISOString(),
         to: new Date(r.to).toISOString(),
-        summary: summary(services.db, r),
-        ...(a.by ? { by: a.by, rows: breakdown(services.db, a.by, r).slice(0, 100) } : {}),
+        summary: await services.usage.repo.summary(r),
+        ...(a.by ? { by: a.by, rows: (await services.usage.repo.breakdown(a.by, r)).slice(0, 100) } : {}),
       };
     },
   }),
@@ -183,7 +182,7 @@ export const TOOLS: readonly ToolDef[] = [
     }),
     async run({ services }, a) {
       await services.usage.flush();
-      const page = logs(services.db, {
+      const page = await services.usage.repo.logs({
         status: { min: 400, max: 599 },
         provider: a.provider && services.providers.idFor(a.provider),
         model: a.model,

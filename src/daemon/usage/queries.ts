@@ -1,4 +1,4 @@
-import type { Db } from '../store/db.js';
+import type { SqlExecutor, SqlValue } from '../store/driver.js';
 import { logEntry, type LogEntry, type UsageRow } from './record.js';
 import type { BreakdownRow, Percentiles, Point, ProviderTelemetry, SeriesGroup, Summary, TokenTotals, Totals } from '../../shared/records.js';
 
@@ -17,13 +17,20 @@ export const BUCKET_MS: Record<Bucket, number> = { minute: 60_000, hour: 3_600_0
 /** Most points one timeseries reply may hold. */
 export const MAX_POINTS = 2_000;
 
-const TOTALS_SQL = `COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
+/**
+ * SQL both dialects run (docs/storage.md): a condition is counted with CASE (PostgreSQL sums no booleans),
+ * buckets are integer divisions of the BIGINT unix-ms time, percentiles are computed here in TypeScript.
+ */
+export const FAILED = 'CASE WHEN status >= 400 THEN 1 ELSE 0 END';
+export const UNPRICED = "CASE WHEN cost_source = 'unpriced' THEN 1 ELSE 0 END";
+
+const TOTALS_SQL = `COUNT(*) AS requests, COALESCE(SUM(${FAILED}), 0) AS errors,
   COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout,
   COALESCE(SUM(cache_read_tokens), 0) AS tcr, COALESCE(SUM(cache_write_tokens), 0) AS tcw,
   COALESCE(SUM(reasoning_tokens), 0) AS trs, COALESCE(SUM(cache_write_1h_tokens), 0) AS tcw1h,
   COALESCE(SUM(audio_in_tokens), 0) AS tai, COALESCE(SUM(audio_out_tokens), 0) AS tao,
   COALESCE(SUM(image_in_tokens), 0) AS tii, COALESCE(SUM(image_out_tokens), 0) AS tio, COALESCE(SUM(cost_usd), 0) AS cost,
-  COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced, AVG(latency_ms) AS lat`;
+  COALESCE(SUM(${UNPRICED}), 0) AS unpriced, AVG(latency_ms) AS lat`;
 
 interface TotalsRow {
   requests: number;
@@ -74,16 +81,22 @@ function roundUsd(n: number): number {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Totals over a time range. */
-export function summary(db: Db, range: Range): Summary {
-  const r = db
-    .prepare(
-      `SELECT ${TOTALS_SQL}, COUNT(DISTINCT trace_id) AS traces, COALESCE(SUM(streamed), 0) AS streamed,
-         COALESCE(SUM(estimated), 0) AS estimated
-       FROM usage_log WHERE ts >= ? AND ts < ?`,
-    )
-    .get(range.from, range.to) as TotalsRow & { traces: number; streamed: number; estimated: number };
+export async function summary(db: SqlExecutor, range: Range): Promise<Summary> {
+  const [r] = await db.query<TotalsRow & { traces: number; streamed: number; estimated: number }>(
+    `SELECT ${TOTALS_SQL}, COUNT(DISTINCT trace_id) AS traces, COALESCE(SUM(streamed), 0) AS streamed,
+       COALESCE(SUM(estimated), 0) AS estimated
+     FROM usage_log WHERE ts >= ? AND ts < ?`,
+    [range.from, range.to],
+  );
+  if (!r) throw new Error('the usage summary returned no row');
   return { from: iso(range.from), to: iso(range.to), traces: r.traces, ...totals(r), streamed: r.streamed, estimated: r.estimated };
 }
+
+/**
+ * Orders a group column with its NULL group first, as SQLite does and PostgreSQL does not by default
+ * (`NULLS FIRST` is PostgreSQL-only, and a CASE sorts the same on both).
+ */
+export const NULLS_FIRST = (col: string) => `CASE WHEN (${col}) IS NULL THEN 0 ELSE 1 END, ${col}`;
 
 const GROUP: Record<BreakdownBy, string> = {
   provider: 'provider',
@@ -97,14 +110,13 @@ const GROUP: Record<BreakdownBy, string> = {
 
 
 /** Totals per group, most expensive first (then most requests). */
-export function breakdown(db: Db, by: BreakdownBy, range: Range): BreakdownRow[] {
+export async function breakdown(db: SqlExecutor, by: BreakdownBy, range: Range): Promise<BreakdownRow[]> {
   const col = GROUP[by];
-  const rows = db
-    .prepare(
-      `SELECT ${col} AS grp, ${TOTALS_SQL} FROM usage_log WHERE ts >= ? AND ts < ?
-       GROUP BY grp ORDER BY cost DESC, requests DESC, grp`,
-    )
-    .all(range.from, range.to) as Array<TotalsRow & { grp: string | null }>;
+  const rows = await db.query<TotalsRow & { grp: string | null }>(
+    `SELECT ${col} AS grp, ${TOTALS_SQL} FROM usage_log WHERE ts >= ? AND ts < ?
+     GROUP BY ${col} ORDER BY cost DESC, requests DESC, ${NULLS_FIRST(col)}`,
+    [range.from, range.to],
+  );
   return rows.map((r) => ({ key: r.grp, ...totals(r) }));
 }
 
@@ -122,9 +134,9 @@ export interface SeriesFilter {
 export type SeriesBy = 'provider' | 'model' | 'key' | 'combo';
 
 
-function seriesWhere(range: Range, filter: SeriesFilter): { where: string[]; args: unknown[] } {
+function seriesWhere(range: Range, filter: SeriesFilter): { where: string[]; args: SqlValue[] } {
   const where = ['ts >= ?', 'ts < ?'];
-  const args: unknown[] = [range.from, range.to];
+  const args: SqlValue[] = [range.from, range.to];
   if (filter.provider) {
     where.push('provider = ?');
     args.push(filter.provider);
@@ -146,9 +158,10 @@ function seriesWhere(range: Range, filter: SeriesFilter): { where: string[]; arg
 }
 
 /** The per-bucket sums (the bucket size is a constant of BUCKET_MS, inlined so the division stays integer). */
-const pointSql = (size: number) => `(ts / ${size}) * ${size} AS b, COUNT(*) AS requests, COALESCE(SUM(status >= 400), 0) AS errors,
+export const bucketSql = (size: number) => `(ts / ${size}) * ${size}`;
+const pointSql = (size: number) => `${bucketSql(size)} AS b, COUNT(*) AS requests, COALESCE(SUM(${FAILED}), 0) AS errors,
   COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, COALESCE(SUM(cost_usd), 0) AS cost,
-  COALESCE(SUM(cost_source = 'unpriced'), 0) AS unpriced`;
+  COALESCE(SUM(${UNPRICED}), 0) AS unpriced`;
 type PointRow = { b: number; requests: number; errors: number; tin: number; tout: number; cost: number; unpriced: number };
 
 /** Every bucket of the range in order, from the rows that have traffic (zero-filled). */
@@ -172,10 +185,10 @@ function fill(bucket: Bucket, range: Range, rows: PointRow[]): Point[] {
 }
 
 /** Bucketed counts over a range (UTC buckets), zero-filled; filters by provider, model, key and combo when given. */
-export function timeseries(db: Db, bucket: Bucket, range: Range, filter: SeriesFilter): Point[] {
+export async function timeseries(db: SqlExecutor, bucket: Bucket, range: Range, filter: SeriesFilter): Promise<Point[]> {
   const size = BUCKET_MS[bucket];
   const { where, args } = seriesWhere(range, filter);
-  const rows = db.prepare(`SELECT ${pointSql(size)} FROM usage_log WHERE ${where.join(' AND ')} GROUP BY b ORDER BY b`).all(...args) as PointRow[];
+  const rows = await db.query<PointRow>(`SELECT ${pointSql(size)} FROM usage_log WHERE ${where.join(' AND ')} GROUP BY ${bucketSql(size)} ORDER BY b`, args);
   return fill(bucket, range, rows);
 }
 
@@ -183,28 +196,30 @@ export function timeseries(db: Db, bucket: Bucket, range: Range, filter: SeriesF
  * One series per group (provider, model, key or combo) of the filtered rows: the `top` groups by cost, then
  * requests (the breakdown's order), and how many groups were left out (their traffic is in the totals).
  */
-export function groupedTimeseries(
-  db: Db,
+export async function groupedTimeseries(
+  db: SqlExecutor,
   bucket: Bucket,
   range: Range,
   filter: SeriesFilter,
   by: SeriesBy,
   top: number,
-): { series: SeriesGroup[]; otherGroups: number } {
+): Promise<{ series: SeriesGroup[]; otherGroups: number }> {
   const size = BUCKET_MS[bucket];
   const col = GROUP[by];
   const { where, args } = seriesWhere(range, filter);
   const cond = where.join(' AND ');
-  const ranked = db
-    .prepare(`SELECT ${col} AS grp, COALESCE(SUM(cost_usd), 0) AS cost, COUNT(*) AS requests FROM usage_log WHERE ${cond} GROUP BY grp ORDER BY cost DESC, requests DESC, grp`)
-    .all(...args) as Array<{ grp: string | null }>;
+  const ranked = await db.query<{ grp: string | null }>(
+    `SELECT ${col} AS grp, COALESCE(SUM(cost_usd), 0) AS cost, COUNT(*) AS requests FROM usage_log WHERE ${cond} GROUP BY ${col} ORDER BY cost DESC, requests DESC, ${NULLS_FIRST(col)}`,
+    args,
+  );
   const chosen = ranked.slice(0, top).map((r) => r.grp);
   if (chosen.length === 0) return { series: [], otherGroups: 0 };
   const named = chosen.filter((g): g is string => g !== null);
-  const pick = [named.length ? `${col} IN (${named.map(() => '?').join(', ')})` : '0', chosen.includes(null) ? `${col} IS NULL` : '0'].join(' OR ');
-  const rows = db
-    .prepare(`SELECT ${col} AS grp, ${pointSql(size)} FROM usage_log WHERE ${cond} AND (${pick}) GROUP BY grp, b ORDER BY b`)
-    .all(...args, ...named) as Array<PointRow & { grp: string | null }>;
+  const pick = [named.length ? `${col} IN (${named.map(() => '?').join(', ')})` : '1 = 0', chosen.includes(null) ? `${col} IS NULL` : '1 = 0'].join(' OR ');
+  const rows = await db.query<PointRow & { grp: string | null }>(
+    `SELECT ${col} AS grp, ${pointSql(size)} FROM usage_log WHERE ${cond} AND (${pick}) GROUP BY ${col}, ${bucketSql(size)} ORDER BY b`,
+    [...args, ...named],
+  );
   const series = chosen.map((key) => ({ key, points: fill(bucket, range, rows.filter((r) => r.grp === key)) }));
   return { series, otherGroups: ranked.length - chosen.length };
 }
@@ -216,7 +231,7 @@ export function pointCount(bucket: Bucket, range: Range): number {
 }
 
 /** A model filter: the upstream id, `<provider>/<model>`, or the name the client used (e.g. a combo). */
-function modelFilter(model: string): { sql: string; args: unknown[] } {
+function modelFilter(model: string): { sql: string; args: SqlValue[] } {
   return { sql: "(model = ? OR provider || '/' || model = ? OR requested_model = ?)", args: [model, model, model] };
 }
 
@@ -235,9 +250,9 @@ export interface LogQuery {
 }
 
 /** The request log, newest first, with keyset paging on the row id. */
-export function logs(db: Db, q: LogQuery): { logs: LogEntry[]; nextCursor: string | null } {
+export async function logs(db: SqlExecutor, q: LogQuery): Promise<{ logs: LogEntry[]; nextCursor: string | null }> {
   const where: string[] = [];
-  const args: unknown[] = [];
+  const args: SqlValue[] = [];
   if (q.provider) {
     where.push('provider = ?');
     args.push(q.provider);
@@ -272,9 +287,10 @@ export function logs(db: Db, q: LogQuery): { logs: LogEntry[]; nextCursor: strin
     where.push('id < ?');
     args.push(q.before);
   }
-  const rows = db
-    .prepare(`SELECT * FROM usage_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`)
-    .all(...args, q.limit + 1) as UsageRow[];
+  const rows = await db.query<UsageRow>(`SELECT * FROM usage_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`, [
+    ...args,
+    q.limit + 1,
+  ]);
   const more = rows.length > q.limit;
   const page = more ? rows.slice(0, q.limit) : rows;
   return { logs: page.map(logEntry), nextCursor: more ? String(page[page.length - 1]!.id) : null };
@@ -286,10 +302,11 @@ export function logs(db: Db, q: LogQuery): { logs: LogEntry[]; nextCursor: strin
 const TELEMETRY_ROWS = 50_000;
 
 /** Latency percentiles (nearest rank) and error rates per provider over recent rows. */
-export function telemetry(db: Db, since: number): ProviderTelemetry[] {
-  const rows = db
-    .prepare('SELECT provider, status, streamed, latency_ms, upstream_ms FROM usage_log WHERE ts >= ? ORDER BY id DESC LIMIT ?')
-    .all(since, TELEMETRY_ROWS) as Array<{ provider: string; status: number; streamed: number; latency_ms: number; upstream_ms: number | null }>;
+export async function telemetry(db: SqlExecutor, since: number): Promise<ProviderTelemetry[]> {
+  const rows = await db.query<{ provider: string; status: number; streamed: number; latency_ms: number; upstream_ms: number | null }>(
+    'SELECT provider, status, streamed, latency_ms, upstream_ms FROM usage_log WHERE ts >= ? ORDER BY id DESC LIMIT ?',
+    [since, TELEMETRY_ROWS],
+  );
   const groups = new Map<string, { requests: number; errors: number; lat: number[]; up: number[]; over: number[] }>();
   for (const r of rows) {
     let g = groups.get(r.provider);

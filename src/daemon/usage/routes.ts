@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 import type { GroupLabel } from '../../shared/records.js';
 import { processStats } from './process-stats.js';
 import type { Price } from './pricing.js';
-import { breakdown, groupedTimeseries, logs, MAX_POINTS, pointCount, summary, telemetry, timeseries, type Range, type StatusFilter } from './queries.js';
+import { MAX_POINTS, pointCount, type Range, type StatusFilter } from './queries.js';
 
 const MAX_MS = 8.64e15;
 
@@ -198,7 +198,7 @@ export const usageRoutes: RouteDef[] = [
     query: rangeQuery,
     handler: async ({ services, query }) => {
       await fresh(services);
-      return summary(services.db, range(query));
+      return services.usage.repo.summary(range(query));
     },
   }),
   route({
@@ -211,7 +211,7 @@ export const usageRoutes: RouteDef[] = [
     handler: async ({ services, query }) => {
       await fresh(services);
       const r = range(query);
-      return { by: query.by, from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), rows: labelRows(services, query.by, breakdown(services.db, query.by, r)) };
+      return { by: query.by, from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), rows: labelRows(services, query.by, await services.usage.repo.breakdown(query.by, r)) };
     },
   }),
   route({
@@ -233,10 +233,10 @@ export const usageRoutes: RouteDef[] = [
         bucket: query.bucket,
         from: new Date(r.from).toISOString(),
         to: new Date(r.to).toISOString(),
-        points: timeseries(services.db, query.bucket, r, filter),
+        points: await services.usage.repo.timeseries(query.bucket, r, filter),
       };
       if (!query.groupBy) return reply;
-      const grouped = groupedTimeseries(services.db, query.bucket, r, filter, query.groupBy, query.top ?? 8);
+      const grouped = await services.usage.repo.groupedTimeseries(query.bucket, r, filter, query.groupBy, query.top ?? 8);
       return { ...reply, groupBy: query.groupBy, series: labelRows(services, query.groupBy, grouped.series), otherGroups: grouped.otherGroups };
     },
   }),
@@ -249,7 +249,7 @@ export const usageRoutes: RouteDef[] = [
     query: logsQuery,
     handler: async ({ services, query }) => {
       await fresh(services);
-      const page = logs(services.db, {
+      const page = await services.usage.repo.logs({
         provider: query.provider && services.providers.idFor(query.provider),
         model: query.model,
         status: query.status,
@@ -277,7 +277,7 @@ export const usageRoutes: RouteDef[] = [
       const stats = services.usage.stats();
       return {
         window: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), minutes: query.minutes },
-        providers: telemetry(services.db, from).map((t) => ({ ...t, provider: services.providers.label(t.providerId) })),
+        providers: (await services.usage.repo.telemetry(from)).map((t) => ({ ...t, provider: services.providers.label(t.providerId) })),
         recorder: { requestsPerSecond: services.usage.requestsPerSecond(), inFlight: services.usage.inflight.count, ...stats },
         process: processStats(),
       };

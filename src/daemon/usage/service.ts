@@ -18,6 +18,11 @@ import { emitServed } from './served-events.js';
 import { sanitizeHeaderValue } from './sanitize.js';
 import { heuristicCount } from './token-count.js';
 import { UsageWriter } from './writer.js';
+import type { RowWriter } from './row-writer.js';
+import type { UsageRepository } from './port.js';
+import { SqlUsageRepository } from './sql-repository.js';
+import { SqliteDriver } from '../store/sqlite-driver.js';
+import { count, noop, notesJson, queuedPromise, round2, servedName, type QueuedSignal } from './record-fields.js';
 
 /**
  * Optional fields an Outcome may carry beyond its declared ones; read when present. The proxy does not
@@ -61,6 +66,10 @@ export interface UsageOptions {
   writerUrl?: URL | null;
   /** The model catalog, consulted for models neither an override nor the shipped table prices. */
   catalog?: PriceCatalog;
+  /** Where rows are read (and pruned): default the SQLite file `db`; PostgreSQL in cluster mode. */
+  repo?: UsageRepository;
+  /** Where rows are written: default the SQLite writer worker on `db`; the spooling PostgreSQL writer in cluster mode. */
+  writer?: RowWriter;
 }
 
 interface Meta {
@@ -72,7 +81,7 @@ interface Meta {
 
 interface Job {
   /** Resolved when the row is queued (durable replies wait for it); created on demand. */
-  queued?: { promise: Promise<void>; resolve: () => void };
+  queued?: QueuedSignal;
   rec: UsageRecord;
   meta: Meta;
   format: WireFormat;
@@ -94,28 +103,6 @@ const DEFAULT_FLUSH_DELAY_MS = 100;
 /** Rows written per event-loop turn by background flushes. */
 const SLICE_ROWS = 64;
 
-/** Stage notes as stored: JSON, at most 2000 characters, null when there are none. */
-function notesJson(notes: Record<string, unknown> | undefined): string | null {
-  if (!notes || !hasOwnKeys(notes)) return null;
-  try {
-    const text = JSON.stringify(notes);
-    return text.length > 2000 ? `${text.slice(0, 1997)}...` : text;
-  } catch {
-    return null;
-  }
-}
-function hasOwnKeys(o: Record<string, unknown>): boolean {
-  for (const k in o) if (Object.hasOwn(o, k)) return true;
-  return false;
-}
-/**
- * The served model as the row keeps it: the name the reply gave when it differs from the model asked (a
- * dated snapshot too: the row says which one answered), null when it is the same or the reply named none.
- */
-function servedName(served: string | undefined, asked: string): string | null {
-  if (!served || served === asked) return null;
-  return sanitizeHeaderValue(served, 200);
-}
 /** A failed attempt is reported as request.failed at the latest this long after it was recorded. */
 const FAILURE_MAX_WAIT_MS = 10 * 60_000;
 /** Without a listener-side tracker (in-process use), wait this long for a further attempt instead. */
@@ -132,6 +119,8 @@ export class UsageService {
   readonly pricing: PricingStore;
   readonly inflight = new InflightTracker();
   readonly enabled: boolean;
+  /** The usage storage port: every read of the request log and analytics goes through it. */
+  readonly repo: UsageRepository;
   private readonly queue: BoundedQueue<UsageRecord>;
   private readonly batchSize: number;
   private readonly maxEstimating: number;
@@ -139,7 +128,7 @@ export class UsageService {
   private readonly jobs = new Set<Job>();
   private readonly failures = new Map<string, PendingFailure>();
   private readonly listeners: Array<(rec: UsageRecord) => void> = [];
-  private readonly writer: UsageWriter;
+  private readonly writer: RowWriter;
   private readonly timers: NodeJS.Timeout[] = [];
   private flushScheduled = false;
   private flushTimer?: NodeJS.Timeout;
@@ -171,19 +160,20 @@ export class UsageService {
       if (this.durableReplies) holdReplyEnd(res, this.durableWait);
     };
     // Disabled (benchmark baseline): no worker thread either.
-    this.writer = new UsageWriter({ db: opts.db, log: opts.log, workerUrl: this.enabled ? opts.writerUrl : null });
+    this.repo = opts.repo ?? new SqlUsageRepository(new SqliteDriver(opts.db));
+    this.writer = opts.writer ?? new UsageWriter({ db: opts.db, log: opts.log, workerUrl: this.enabled ? opts.writerUrl : null });
     const tick = setInterval(() => {
       this.flushInSlices();
       this.finalizeFailures();
     }, opts.flushIntervalMs ?? 1_000);
-    const daily = setInterval(() => this.prune(), DAY_MS);
+    const daily = setInterval(() => void this.prune(), DAY_MS);
     tick.unref();
     daily.unref();
     this.timers.push(tick, daily);
     opts.settings.onChange((_next, changed) => {
-      if (!this.closed && changed.includes('usageRetentionDays')) this.prune();
+      if (!this.closed && changed.includes('usageRetentionDays')) void this.prune();
     });
-    this.prune();
+    void this.prune();
   }
 
   /**
@@ -360,17 +350,15 @@ export class UsageService {
     return this.durableNext;
   }
 
-  /** Deletes rows older than the retention setting; returns the number deleted. */
-  prune(now = Date.now()): number {
+  /** Deletes rows older than the retention setting, 5,000 per statement; resolves with the number deleted. */
+  async prune(now = Date.now()): Promise<number> {
     const days = this.opts.settings.get().usageRetentionDays;
-    const cutoff = now - days * DAY_MS;
     let total = 0;
     try {
-      const del = this.opts.db.prepare('DELETE FROM usage_log WHERE id IN (SELECT id FROM usage_log WHERE ts < ? LIMIT 5000)');
       for (;;) {
-        const { changes } = del.run(cutoff);
-        total += changes;
-        if (changes < 5000) break;
+        const n = await this.repo.pruneBefore(now - days * DAY_MS, 5000);
+        total += n;
+        if (n < 5000 || this.closed) break;
       }
     } catch (err) {
       this.opts.log.error('usage retention pruning failed', { error: err instanceof Error ? err.message : String(err) });
@@ -389,9 +377,10 @@ export class UsageService {
   }
 
   /** Queue and writer counters (status messages, tests). */
-  stats(): { queued: number; dropped: number; written: number; estimating: number; estimationSkipped: number; writer: 'worker' | 'main' } {
+  stats(): { queued: number; dropped: number; written: number; estimating: number; estimationSkipped: number; writer: RowWriter['mode']; spooled: number } {
     return {
       queued: this.queue.length + this.writer.backlog,
+      spooled: this.writer.spooled ?? 0,
       dropped: this.queue.dropped,
       written: this.writer.written,
       estimating: this.jobs.size,
@@ -576,25 +565,4 @@ export class UsageService {
     this.lastDropLog = now;
     this.opts.log.warn(msg, data);
   }
-}
-
-function noop(): void {}
-
-
-/** A promise that settles when an estimation job's row is queued (made on first use). */
-function queuedPromise(job: Job): Promise<void> {
-  if (!job.queued) {
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => (resolve = r));
-    job.queued = { promise, resolve };
-  }
-  return job.queued.promise;
-}
-
-function count(n: number | undefined): number {
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }

@@ -4,6 +4,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
 import type { UsageRecord } from './record.js';
+import type { RowWriter } from './row-writer.js';
 import {
   encodeRows,
   FIELDS,
@@ -50,7 +51,7 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
  * until the worker has written everything and closed its connection, so the caller can close the
  * database right after.
  */
-export class UsageWriter {
+export class UsageWriter implements RowWriter {
   /** Rows written (acknowledged), since construction. */
   written = 0;
   private readonly workerUrl?: URL;
