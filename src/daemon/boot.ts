@@ -53,6 +53,7 @@ import { EvalService } from './evals/service.js';
 import { MemoryService } from './memory/service.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
 import { PresetStore } from './playground/presets.js';
+import { SqlPresetRepository } from './playground/sql-repository.js';
 import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
@@ -232,7 +233,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     reasoningCache,
     cache,
     cacheModes,
-    presets: new PresetStore(db),
+    presets: new PresetStore(new SqlPresetRepository(storage)),
     tokenRefresher: new TokenRefresher({ connections, settings, events, hot }, providerDirectory, log),
     oauth: new OAuthLogins(() => services),
     capture: new TrafficCapture(settings),

@@ -19,6 +19,7 @@ export interface ModuleStorage {
 export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'keys', tables: ['api_keys'] },
   { module: 'cluster', tables: ['cluster_meta', 'cluster_nodes'] },
+  { module: 'presets', tables: ['playground_presets'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -32,7 +33,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'webhooks', tables: ['webhooks'] },
   { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
   { module: 'hooks', tables: ['middleware_hooks'] },
-  { module: 'presets', tables: ['playground_presets'] },
   { module: 'usage', tables: ['usage_log'] },
   { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files'] },
   { module: 'memory', tables: ['memories', 'memory_settings', 'memory_key_settings', 'memory_meta'] },

@@ -44,7 +44,7 @@ export const playgroundRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'playground',
     summary: "The caller's presets, newest first",
-    handler: (ctx) => ({ presets: ctx.services.presets.list(ownerOf(ctx)) }),
+    handler: async (ctx) => ({ presets: await ctx.services.presets.list(ownerOf(ctx)) }),
   }),
   route({
     method: 'POST',
@@ -54,7 +54,7 @@ export const playgroundRoutes: RouteDef[] = [
     summary: 'Save a preset (owned by the calling key)',
     body: presetBody,
     status: 201,
-    handler: (ctx) => json(201, ctx.services.presets.create(ownerOf(ctx), ctx.body)),
+    handler: async (ctx) => json(201, await ctx.services.presets.create(ownerOf(ctx), ctx.body)),
   }),
   route({
     method: 'GET',
@@ -62,7 +62,7 @@ export const playgroundRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'playground',
     summary: 'One preset',
-    handler: (ctx) => found(ctx.services.presets.get(ownerOf(ctx), presetId(ctx))),
+    handler: async (ctx) => found(await ctx.services.presets.get(ownerOf(ctx), presetId(ctx))),
   }),
   route({
     method: 'PUT',
@@ -71,7 +71,7 @@ export const playgroundRoutes: RouteDef[] = [
     tag: 'playground',
     summary: 'Replace a preset (same body as create; omitted fields reset to their defaults)',
     body: presetBody,
-    handler: (ctx) => found(ctx.services.presets.replace(ownerOf(ctx), presetId(ctx), ctx.body)),
+    handler: async (ctx) => found(await ctx.services.presets.replace(ownerOf(ctx), presetId(ctx), ctx.body)),
   }),
   route({
     method: 'DELETE',
@@ -80,8 +80,8 @@ export const playgroundRoutes: RouteDef[] = [
     tag: 'playground',
     summary: 'Delete a preset',
     status: 204,
-    handler: (ctx) => {
-      found(ctx.services.presets.remove(ownerOf(ctx), presetId(ctx)));
+    handler: async (ctx) => {
+      found(await ctx.services.presets.remove(ownerOf(ctx), presetId(ctx)));
       return noContent();
     },
   }),
