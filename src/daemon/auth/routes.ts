@@ -3,6 +3,11 @@ import { deleteCookie, parseCookies, setCookie, type H3Event } from 'h3';
 import { SESSION_COOKIE } from '../../shared/headers.js';
 import { RouterError } from '../http/errors.js';
 import { route, json, noContent, type RouteDef } from '../http/routes.js';
+import { isoTime, NO_CONTENT, OK } from '../http/replies.js';
+
+/** A session started: the cookie is set; when it ends. */
+const sessionReply = z.object({ ok: z.literal(true), expiresAt: isoTime });
+const authStatusReply = z.object({ requireLogin: z.boolean(), passwordSet: z.boolean() });
 import type { Services } from '../services.js';
 import { SESSION_TTL_MS } from './sessions.js';
 import { FailureThrottle } from './throttle.js';
@@ -48,6 +53,7 @@ export const authRoutes: RouteDef[] = [
     tag: 'auth',
     summary: 'Log in with the dashboard password; sets the auth_token cookie',
     body: loginBody,
+    reply: sessionReply,
     handler: async ({ event, services, auth, body }) => {
       const bucket = throttleKey(event, auth.remoteAddress);
       logins.check(bucket);
@@ -65,6 +71,7 @@ export const authRoutes: RouteDef[] = [
     tier: 'public',
     tag: 'auth',
     summary: 'End the dashboard session',
+    reply: OK,
     handler: ({ event, services }) => {
       const token = event.req.headers.get('cookie') ? parseCookies(event)[SESSION_COOKIE] : undefined;
       if (token) services.sessions.revoke(token);
@@ -78,6 +85,7 @@ export const authRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'auth',
     summary: 'Open a dashboard session without a password: only for a loopback browser while requireLogin is off',
+    reply: sessionReply,
     handler: ({ event, services, auth }) => {
       // With requireLogin off a loopback caller is already allowed on management routes; the session lets
       // the dashboard use the client routes too (playground), which take a key or a session, never nothing.
@@ -95,6 +103,7 @@ export const authRoutes: RouteDef[] = [
     summary: 'Set the dashboard password (ends every existing session)',
     body: passwordBody,
     status: 204,
+    reply: NO_CONTENT,
     handler: async ({ services, body }) => {
       await services.passwords.set(body.password);
       services.sessions.revokeAll();
@@ -107,6 +116,7 @@ export const authRoutes: RouteDef[] = [
     tier: 'public',
     tag: 'auth',
     summary: 'Whether login is required and a password is set',
+    reply: authStatusReply,
     handler: ({ services }) => json(200, { requireLogin: services.settings.get().requireLogin, passwordSet: services.passwords.isSet() }),
   }),
 ];

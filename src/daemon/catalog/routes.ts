@@ -3,6 +3,46 @@ import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { Price } from '../usage/pricing.js';
 import { entryOf, type CatalogEntry, type CatalogPrices } from './catalog.js';
+import type { CatalogReply, CatalogUpdateResult } from '../../shared/catalog.js';
+
+const nullableNumber = z.number().nullable();
+const catalogReply = z.object({
+  version: z.string(),
+  source: z.string(),
+  models: z.array(
+    z.object({
+      id: z.string(),
+      provider: z.string(),
+      name: z.string(),
+      contextWindow: nullableNumber,
+      maxOutputTokens: nullableNumber,
+      inputModalities: z.array(z.string()),
+      outputModalities: z.array(z.string()),
+      toolCall: z.boolean(),
+      reasoning: z.boolean(),
+      prices: z
+        .object({
+          input: z.number(),
+          output: z.number(),
+          cacheRead: nullableNumber,
+          cacheWrite: nullableNumber,
+          reasoning: nullableNumber,
+          inputAudio: nullableNumber,
+          outputAudio: nullableNumber,
+        })
+        .nullable(),
+      source: z.enum(['catalog', 'override', 'provider']),
+    }),
+  ),
+}) satisfies z.ZodType<CatalogReply>;
+const updateReply = z.object({
+  updated: z.boolean(),
+  version: z.string(),
+  previousVersion: z.string(),
+  providers: z.number(),
+  models: z.number(),
+  reason: z.string().optional(),
+}) satisfies z.ZodType<CatalogUpdateResult>;
 
 const catalogQuery = z
   .object({
@@ -80,6 +120,7 @@ export const catalogRoutes: RouteDef[] = [
     summary:
       'The model catalog (models.dev data): context window, max output, modalities, tool calls, reasoning and prices per model; user price overrides shown in place (source override); filters provider, search',
     query: catalogQuery,
+    reply: catalogReply,
     handler: ({ services, query }) => {
       let models = catalogEntries(services);
       if (query.provider) models = models.filter((m) => m.provider === query.provider);
@@ -98,6 +139,7 @@ export const catalogRoutes: RouteDef[] = [
     tag: 'catalog',
     summary:
       "Fetch the catalog from the setting catalogUrl (models.dev's api.json by default) and use it from now on; when it cannot be fetched or read, says why and keeps the current one (updated: false)",
+    reply: updateReply,
     handler: ({ services }) => services.catalog.update(services.settings.get().catalogUrl),
   }),
 ];

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ClusterReply } from '../../shared/cluster.js';
+import { z } from 'zod';
+import { isoTime } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { SharedDatabase } from './database.js';
@@ -41,6 +43,14 @@ function redisView(services: Services): ClusterReply['redis'] {
   return { configured: true, healthy: h.healthy, latencyMs: h.latencyMs, ...(h.url ? { url: h.url } : {}) };
 }
 
+const clusterReply = z.object({
+  mode: z.enum(['single', 'cluster']),
+  nodeId: z.string(),
+  nodes: z.array(z.object({ nodeId: z.string(), url: z.string(), version: z.string(), lastSeenAt: isoTime, healthy: z.boolean() })),
+  database: z.object({ kind: z.enum(['sqlite', 'postgres']), healthy: z.boolean(), latencyMs: z.number().nullable(), url: z.string().optional() }),
+  redis: z.object({ configured: z.boolean(), healthy: z.boolean(), latencyMs: z.number().nullable(), url: z.string().optional() }),
+}) satisfies z.ZodType<ClusterReply>;
+
 export const clusterRoutes: RouteDef[] = [
   route({
     method: 'GET',
@@ -48,6 +58,7 @@ export const clusterRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'system',
     summary: 'Cluster mode: this node, the nodes sharing its state, database and Redis health (passwords masked)',
+    reply: clusterReply,
     handler: ({ services }): ClusterReply => clusterView(services),
   }),
 ];

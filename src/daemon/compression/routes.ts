@@ -9,6 +9,7 @@ export const compressionRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'settings',
     summary: 'Context compression settings',
+    reply: compressionSettingsSchema,
     handler: ({ services }) => services.settings.get().compression,
   }),
   route({
@@ -18,6 +19,7 @@ export const compressionRoutes: RouteDef[] = [
     tag: 'settings',
     summary: 'Replaces the context compression settings (omitted fields take their defaults)',
     body: compressionSettingsSchema,
+    reply: compressionSettingsSchema,
     handler: ({ services, body }) => services.settings.update({ compression: body }).compression,
   }),
 ];

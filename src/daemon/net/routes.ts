@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { route, type RouteDef } from '../http/routes.js';
-import { probeTarget } from './probe.js';
+import { probeTarget, type ProxyProbeResult } from './probe.js';
 import { proxyUrlSchema } from './settings.js';
 
 const probeBody = z
@@ -12,6 +12,14 @@ const probeBody = z
   })
   .strict();
 
+const probeReply = z.object({
+  ok: z.boolean(),
+  status: z.number().optional(),
+  latencyMs: z.number().optional(),
+  error: z.string().optional(),
+  via: z.string(),
+}) satisfies z.ZodType<ProxyProbeResult>;
+
 /** Outbound proxy routes. */
 export const netRoutes: RouteDef[] = [
   route({
@@ -21,6 +29,7 @@ export const netRoutes: RouteDef[] = [
     tag: 'settings',
     summary: 'Whether a URL is reachable through the outbound proxy (status, latency, error in words)',
     body: probeBody,
+    reply: probeReply,
     handler: ({ body }) => probeTarget(body.target, body.url),
   }),
 ];

@@ -1,4 +1,5 @@
 import { FastResponse } from 'srvx';
+import { rawReply } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
 
 /** GET /metrics: the Prometheus text exposition of the daemon's metrics (docs/observability.md). */
@@ -9,6 +10,7 @@ export const observabilityRoutes: RouteDef[] = [
     tier: 'metrics',
     tag: 'system',
     summary: 'Prometheus metrics (text exposition format 0.0.4)',
+    reply: rawReply('text/plain'),
     handler: async ({ services }) => {
       const { text, contentType } = await services.metrics.scrape();
       return new FastResponse(text, { headers: { 'content-type': contentType, 'x-router-version': services.version } });

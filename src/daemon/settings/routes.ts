@@ -1,9 +1,30 @@
+import { z } from 'zod';
 import { badRequest } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
-import { maskTelegramToken, publicSettings, settingsPatchSchema } from './store.js';
+import { maskTelegramToken, publicSettings, settingsPatchSchema, settingsSchema } from './store.js';
 import { SECRET_MASK } from '../sync/settings.js';
 import { unmaskOutboundProxy } from '../net/settings.js';
-import { describeSettings } from './schema.js';
+import { describeSettings, type SettingsSchemaReply } from './schema.js';
+
+const settingsSchemaReply = z.object({
+  groups: z.array(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      settings: z.array(
+        z.object({
+          key: z.string(),
+          description: z.string(),
+          default: z.unknown(),
+          secret: z.boolean(),
+          secretFields: z.array(z.string()).optional(),
+          unit: z.string().optional(),
+          schema: z.record(z.string(), z.unknown()),
+        }),
+      ),
+    }),
+  ),
+}) satisfies z.ZodType<SettingsSchemaReply>;
 
 /** Settings: read all, patch some (validated, unknown keys rejected). */
 export const settingsRoutes: RouteDef[] = [
@@ -13,6 +34,7 @@ export const settingsRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'settings',
     summary: 'All settings',
+    reply: settingsSchema,
     handler: ({ services }) => publicSettings(services.settings.get()),
   }),
   route({
@@ -21,6 +43,7 @@ export const settingsRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'settings',
     summary: 'Every setting by group: description, JSON Schema (type, bounds, choices), default, whether it is secret',
+    reply: settingsSchemaReply,
     handler: () => describeSettings(),
   }),
   route({
@@ -30,6 +53,7 @@ export const settingsRoutes: RouteDef[] = [
     tag: 'settings',
     summary: 'Change settings',
     body: settingsPatchSchema,
+    reply: settingsSchema,
     handler: ({ services, body }) => {
       // A client that PATCHes back what GET showed must not overwrite the token with its masked form.
       const token = body.telegramBotToken;

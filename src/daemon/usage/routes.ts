@@ -6,6 +6,7 @@ import { entryNames } from './names.js';
 import type { Services } from '../services.js';
 import type { GroupLabel } from '../../shared/records.js';
 import { processStats } from './process-stats.js';
+import { breakdownReply, logsReply, priceDeletedReply, priceEntry, pricingReply, summaryReply, telemetryReply, timeseriesReply } from './replies.js';
 import type { Price } from './pricing.js';
 import { MAX_POINTS, pointCount, type Range, type StatusFilter } from './queries.js';
 
@@ -196,6 +197,7 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Usage totals over a time range: requests (attempts), errors, tokens by kind, cost',
     query: rangeQuery,
+    reply: summaryReply,
     handler: async ({ services, query }) => {
       await fresh(services);
       return services.usage.repo.summary(range(query));
@@ -208,6 +210,7 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Usage totals grouped by provider, model, key, connection, endpoint or combo',
     query: breakdownQuery,
+    reply: breakdownReply,
     handler: async ({ services, query }) => {
       await fresh(services);
       const r = range(query);
@@ -222,6 +225,7 @@ export const usageRoutes: RouteDef[] = [
     summary:
       'Requests, errors, tokens and cost per minute, hour or day (UTC buckets, zero-filled); filters provider, model, key, combo; groupBy adds one series per provider, model, key or combo',
     query: timeseriesQuery,
+    reply: timeseriesReply,
     handler: async ({ services, query }) => {
       const r = range(query, DEFAULT_SPAN[query.bucket]);
       if (pointCount(query.bucket, r) > MAX_POINTS) {
@@ -247,6 +251,7 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Request log, newest first; filters provider, model, status, key (id or name), from, to; paged by cursor',
     query: logsQuery,
+    reply: logsReply,
     handler: async ({ services, query }) => {
       await fresh(services);
       const page = await services.usage.repo.logs({
@@ -270,6 +275,7 @@ export const usageRoutes: RouteDef[] = [
     tag: 'usage',
     summary: 'Latency p50/p95/p99 and error rate per provider over the last `minutes` (default 60), the usage recorder, and the daemon process (memory, descriptors, event-loop delay)',
     query: telemetryQuery,
+    reply: telemetryReply,
     handler: async ({ services, query }) => {
       await fresh(services);
       const to = Date.now();
@@ -290,6 +296,7 @@ export const usageRoutes: RouteDef[] = [
     tag: 'pricing',
     summary: 'The effective price table (USD per million tokens): shipped defaults and user overrides',
     query: pricingQuery,
+    reply: pricingReply,
     handler: ({ services, query }) => ({
       pricing: services.usage.pricing.list(query.provider && services.providers.idFor(query.provider)).map((e) => labelled(services, e)),
     }),
@@ -300,6 +307,7 @@ export const usageRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'pricing',
     summary: "One provider model's effective price (the model id may contain slashes)",
+    reply: priceEntry,
     handler: ({ services, params }) => {
       const { provider, model } = priceParams(services, params);
       const entry = services.usage.pricing.entry(provider, model);
@@ -315,6 +323,7 @@ export const usageRoutes: RouteDef[] = [
     summary:
       "Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output; media and rerank unit rates: perImage, perAudioMinute, perMillionCharacters, perSearchUnit...)",
     body: priceBody,
+    reply: priceEntry,
     handler: ({ services, params, body }) => {
       const { provider, model } = priceParams(services, params);
       // Null and absent fields are left out: the price is replaced whole (docs/usage.md).
@@ -328,6 +337,7 @@ export const usageRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'pricing',
     summary: "Remove the user's price for a model, restoring the shipped default (if any)",
+    reply: priceDeletedReply,
     handler: ({ services, params }) => {
       const { provider, model } = priceParams(services, params);
       if (!services.usage.pricing.reset(provider, model)) throw new RouterError(404, `No price override exists for ${params.provider}/${model}.`);

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
+import { isoTime, NO_CONTENT } from '../http/replies.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
+import type { DeliveryRecord, WebhookView } from '../../shared/records.js';
 import type { Services } from '../services.js';
 import { DestinationError } from './destination.js';
+import type { TestResult } from './service.js';
 import { maskSecret } from './signing.js';
 import { WEBHOOK_KINDS, type WebhookKind, type WebhookRecord } from './store.js';
 
@@ -84,6 +87,27 @@ function checkUrl(services: Services, k: WebhookKind, u: string): void {
 }
 
 /** Webhooks CRUD and the test endpoint (spec "Webhooks (auth Mgmt)"). */
+/** A webhook as the replies show it: its secret masked (whole in the create reply only). */
+const webhookReply = z.object({
+  id: z.string(),
+  url: z.string(),
+  kind,
+  events: z.array(z.string()),
+  enabled: z.union([z.literal(0), z.literal(1)]),
+  description: z.string().nullable(),
+  created_at: isoTime,
+  last_triggered_at: isoTime.nullable(),
+  last_status: z.number().nullable(),
+  failure_count: z.number(),
+  secret: z.string(),
+}) satisfies z.ZodType<WebhookView>;
+const testReply = z.object({ delivered: z.boolean(), status: z.number(), responseBody: z.string(), error: z.string() }) satisfies z.ZodType<TestResult>;
+const deliveriesReply = z.object({
+  deliveries: z.array(
+    z.object({ at: isoTime, event: z.string(), attempt: z.number(), status: z.number(), ok: z.boolean(), error: z.string(), test: z.boolean() }) satisfies z.ZodType<DeliveryRecord>,
+  ),
+});
+
 export const webhookRoutes: RouteDef[] = [
   route({
     method: 'GET',
@@ -91,6 +115,7 @@ export const webhookRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'webhooks',
     summary: 'List webhooks (secrets masked to their first 10 characters)',
+    reply: z.object({ webhooks: z.array(webhookReply) }),
     handler: ({ services }) => ({ webhooks: services.webhooks.store.list().map((r) => services.webhooks.store.view(r)) }),
   }),
   route({
@@ -101,6 +126,7 @@ export const webhookRoutes: RouteDef[] = [
     summary: 'Create a webhook (the whole secret is in this reply only)',
     body: createBody,
     status: 201,
+    reply: webhookReply,
     handler: ({ services, body }) => {
       checkUrl(services, body.kind, body.url);
       const { record, secret: whole } = services.webhooks.store.create({ ...body, events: body.events ?? ['*'] });
@@ -113,6 +139,7 @@ export const webhookRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'webhooks',
     summary: 'One webhook (secret masked)',
+    reply: webhookReply,
     handler: ({ services, params }) => services.webhooks.store.view(existing(services, params)),
   }),
   route({
@@ -122,6 +149,7 @@ export const webhookRoutes: RouteDef[] = [
     tag: 'webhooks',
     summary: 'Update a webhook (any of url, kind, events, secret, enabled, description); enabling resets failure_count',
     body: updateBody,
+    reply: webhookReply,
     handler: ({ services, params, body }) => {
       const rec = existing(services, params);
       const store = services.webhooks.store;
@@ -152,6 +180,7 @@ export const webhookRoutes: RouteDef[] = [
     tag: 'webhooks',
     summary: 'Delete a webhook',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       if (!services.webhooks.store.remove(webhookId(params))) throw new RouterError(404, 'Webhook not found.');
       services.webhooks.forget(webhookId(params));
@@ -164,6 +193,7 @@ export const webhookRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'webhooks',
     summary: 'Send one test.ping (no retries); replies {delivered, status, responseBody (first 2048 bytes), error}',
+    reply: testReply,
     handler: ({ services, params }) => services.webhooks.test(existing(services, params)),
   }),
   route({
@@ -172,6 +202,7 @@ export const webhookRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'webhooks',
     summary: 'The last 50 delivery attempts of a webhook, newest first: time, event, attempt number, status (0 = network error), error, whether a test (kept in memory since the daemon started)',
+    reply: deliveriesReply,
     handler: ({ services, params }) => ({ deliveries: services.webhooks.deliveries(existing(services, params).id) }),
   }),
 ];

@@ -10,24 +10,29 @@ export interface AuthRoutes {
     body: {
       password: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+      expiresAt: string;
+    };
   };
   /** End the dashboard session (public) */
   'POST /api/auth/logout': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+    };
   };
   /** Open a dashboard session without a password: only for a loopback browser while requireLogin is off (management) */
   'POST /api/auth/session': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+      expiresAt: string;
+    };
   };
   /** Set the dashboard password (ends every existing session) (local) */
   'PUT /api/auth/password': {
@@ -36,15 +41,16 @@ export interface AuthRoutes {
     body: {
       password: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Whether login is required and a password is set (public) */
   'GET /api/auth/status': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      requireLogin: boolean;
+      passwordSet: boolean;
+    };
   };
 }

@@ -11,15 +11,44 @@ export interface CatalogRoutes {
       search?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      version: string;
+      source: string;
+      models: Array<{
+        id: string;
+        provider: string;
+        name: string;
+        contextWindow: number | null;
+        maxOutputTokens: number | null;
+        inputModalities: Array<string>;
+        outputModalities: Array<string>;
+        toolCall: boolean;
+        reasoning: boolean;
+        prices: ({
+          input: number;
+          output: number;
+          cacheRead: number | null;
+          cacheWrite: number | null;
+          reasoning: number | null;
+          inputAudio: number | null;
+          outputAudio: number | null;
+        }) | null;
+        source: "catalog" | "override" | "provider";
+      }>;
+    };
   };
   /** Fetch the catalog from the setting catalogUrl (models.dev's api.json by default) and use it from now on; when it cannot be fetched or read, says why and keeps the current one (updated: false) (management) */
   'POST /api/catalog/update': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      updated: boolean;
+      version: string;
+      previousVersion: string;
+      providers: number;
+      models: number;
+      reason?: string;
+    };
   };
 }

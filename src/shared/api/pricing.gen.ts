@@ -10,16 +10,58 @@ export interface PricingRoutes {
       provider?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      pricing: Array<{
+        provider: string;
+        model: string;
+        input: number;
+        output: number;
+        cacheRead: number | null;
+        cacheWrite: number | null;
+        reasoning: number | null;
+        source: "default" | "override";
+        hasDefault: boolean;
+        imageInput?: number;
+        imageOutput?: number;
+        audioInput?: number;
+        audioOutput?: number;
+        perImage?: number | {
+          [key: string]: number;
+        };
+        perAudioMinute?: number;
+        minAudioSeconds?: number;
+        perMillionCharacters?: number;
+        perSearchUnit?: number;
+      }>;
+    };
   };
   /** One provider model's effective price (the model id may contain slashes) (management) */
   'GET /api/pricing/{provider}/{model}': {
     params: { provider: string; model: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      provider: string;
+      model: string;
+      input: number;
+      output: number;
+      cacheRead: number | null;
+      cacheWrite: number | null;
+      reasoning: number | null;
+      source: "default" | "override";
+      hasDefault: boolean;
+      imageInput?: number;
+      imageOutput?: number;
+      audioInput?: number;
+      audioOutput?: number;
+      perImage?: number | {
+        [key: string]: number;
+      };
+      perAudioMinute?: number;
+      minAudioSeconds?: number;
+      perMillionCharacters?: number;
+      perSearchUnit?: number;
+    };
   };
   /** Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output; media and rerank unit rates: perImage, perAudioMinute, perMillionCharacters, perSearchUnit...) (management) */
   'PUT /api/pricing/{provider}/{model}': {
@@ -43,15 +85,58 @@ export interface PricingRoutes {
       perMillionCharacters?: number | null;
       perSearchUnit?: number | null;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      provider: string;
+      model: string;
+      input: number;
+      output: number;
+      cacheRead: number | null;
+      cacheWrite: number | null;
+      reasoning: number | null;
+      source: "default" | "override";
+      hasDefault: boolean;
+      imageInput?: number;
+      imageOutput?: number;
+      audioInput?: number;
+      audioOutput?: number;
+      perImage?: number | {
+        [key: string]: number;
+      };
+      perAudioMinute?: number;
+      minAudioSeconds?: number;
+      perMillionCharacters?: number;
+      perSearchUnit?: number;
+    };
   };
   /** Remove the user's price for a model, restoring the shipped default (if any) (management) */
   'DELETE /api/pricing/{provider}/{model}': {
     params: { provider: string; model: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      deleted: true;
+      pricing: ({
+        provider: string;
+        model: string;
+        input: number;
+        output: number;
+        cacheRead: number | null;
+        cacheWrite: number | null;
+        reasoning: number | null;
+        source: "default" | "override";
+        hasDefault: boolean;
+        imageInput?: number;
+        imageOutput?: number;
+        audioInput?: number;
+        audioOutput?: number;
+        perImage?: number | {
+          [key: string]: number;
+        };
+        perAudioMinute?: number;
+        minAudioSeconds?: number;
+        perMillionCharacters?: number;
+        perSearchUnit?: number;
+      }) | null;
+    };
   };
 }

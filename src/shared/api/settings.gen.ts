@@ -8,8 +8,90 @@ export interface SettingsRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      requireLogin: boolean;
+      allowedOrigins: Array<string>;
+      allowPrivateWebhookDestinations: boolean;
+      copilotAllowManageKey: boolean;
+      keychainLegacyImport: boolean;
+      metricsOpenOnLoopback: boolean;
+      catalogUrl: string;
+      accountStrategy: "fill-first" | "round-robin" | "least-used" | "headroom";
+      breakerFailureThreshold: number;
+      breakerCooldownMs: number;
+      requestDeadlineMs: number;
+      upstreamFirstByteTimeoutMs: number;
+      streamStallTimeoutMs: number;
+      responsesUpstreamWebSocket: "auto" | "always" | "never";
+      responsesSocketIdleMs: number;
+      maxRequestBodyBytes: number;
+      maxUpstreamEventBytes: number;
+      maxManagementBodyBytes: number;
+      defaultDailyRequestLimit: number;
+      relayRequestsPerMinutePerKey: number;
+      relayRequestsPerMinutePerIp: number;
+      usageRetentionDays: number;
+      usageDurability: "batched" | "reply";
+      dailyBackups: boolean;
+      backupRetention: number;
+      captureTraffic: boolean;
+      captureMaxBodyBytes: number;
+      translatorHistorySize: number;
+      cacheEnabled: boolean;
+      cacheTtlSeconds: number;
+      cacheMaxEntries: number;
+      cacheMaxBytes: number;
+      reasoningCacheEnabled: boolean;
+      reasoningCacheMaxEntries: number;
+      reasoningCacheMaxBytes: number;
+      reasoningCacheTtlSeconds: number;
+      otelEndpoint: "" | string;
+      otelProtocol: "" | "http/protobuf" | "http/json";
+      otelCaptureContent: boolean;
+      otelPropagateTraceparent: boolean;
+      batchConcurrency: number;
+      batchFileMaxBytes: number;
+      filesMaxStoredBytesPerKey: number;
+      batchPollIntervalMs: number;
+      telegramBotToken: string;
+      compression: {
+        enabled: boolean;
+        toolOutputMaxTokens: number;
+        reserveOutputTokens: number;
+        safetyMarginPercent: number;
+      };
+      outboundProxy: {
+        url: "" | string;
+        noProxy: Array<string>;
+        perProvider: {
+          [key: string]: string | null;
+        };
+      };
+      cloudSync: {
+        url: "" | string;
+        secret: "" | "********" | string;
+        enabled: boolean;
+        overwriteCredentials: boolean;
+        applySecurityChanges: boolean;
+      };
+      agents: {
+        assistantModel: string;
+        a2aModel: string;
+        mcpSessionIdleSeconds: number;
+        mcpMaxSessions: number;
+        mcpMaxPayloadBytes: number;
+        mcpAuditRetentionDays: number;
+        assistantMaxToolRounds: number;
+      };
+      oauthEndpoints: {
+        [key: string]: {
+          authorizeUrl?: string;
+          tokenUrl?: string;
+          deviceAuthorizationUrl?: string;
+          apiBaseUrl?: string;
+        };
+      };
+    };
   };
   /** Change settings (management) */
   'PATCH /api/settings': {
@@ -99,16 +181,113 @@ export interface SettingsRoutes {
         };
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      requireLogin: boolean;
+      allowedOrigins: Array<string>;
+      allowPrivateWebhookDestinations: boolean;
+      copilotAllowManageKey: boolean;
+      keychainLegacyImport: boolean;
+      metricsOpenOnLoopback: boolean;
+      catalogUrl: string;
+      accountStrategy: "fill-first" | "round-robin" | "least-used" | "headroom";
+      breakerFailureThreshold: number;
+      breakerCooldownMs: number;
+      requestDeadlineMs: number;
+      upstreamFirstByteTimeoutMs: number;
+      streamStallTimeoutMs: number;
+      responsesUpstreamWebSocket: "auto" | "always" | "never";
+      responsesSocketIdleMs: number;
+      maxRequestBodyBytes: number;
+      maxUpstreamEventBytes: number;
+      maxManagementBodyBytes: number;
+      defaultDailyRequestLimit: number;
+      relayRequestsPerMinutePerKey: number;
+      relayRequestsPerMinutePerIp: number;
+      usageRetentionDays: number;
+      usageDurability: "batched" | "reply";
+      dailyBackups: boolean;
+      backupRetention: number;
+      captureTraffic: boolean;
+      captureMaxBodyBytes: number;
+      translatorHistorySize: number;
+      cacheEnabled: boolean;
+      cacheTtlSeconds: number;
+      cacheMaxEntries: number;
+      cacheMaxBytes: number;
+      reasoningCacheEnabled: boolean;
+      reasoningCacheMaxEntries: number;
+      reasoningCacheMaxBytes: number;
+      reasoningCacheTtlSeconds: number;
+      otelEndpoint: "" | string;
+      otelProtocol: "" | "http/protobuf" | "http/json";
+      otelCaptureContent: boolean;
+      otelPropagateTraceparent: boolean;
+      batchConcurrency: number;
+      batchFileMaxBytes: number;
+      filesMaxStoredBytesPerKey: number;
+      batchPollIntervalMs: number;
+      telegramBotToken: string;
+      compression: {
+        enabled: boolean;
+        toolOutputMaxTokens: number;
+        reserveOutputTokens: number;
+        safetyMarginPercent: number;
+      };
+      outboundProxy: {
+        url: "" | string;
+        noProxy: Array<string>;
+        perProvider: {
+          [key: string]: string | null;
+        };
+      };
+      cloudSync: {
+        url: "" | string;
+        secret: "" | "********" | string;
+        enabled: boolean;
+        overwriteCredentials: boolean;
+        applySecurityChanges: boolean;
+      };
+      agents: {
+        assistantModel: string;
+        a2aModel: string;
+        mcpSessionIdleSeconds: number;
+        mcpMaxSessions: number;
+        mcpMaxPayloadBytes: number;
+        mcpAuditRetentionDays: number;
+        assistantMaxToolRounds: number;
+      };
+      oauthEndpoints: {
+        [key: string]: {
+          authorizeUrl?: string;
+          tokenUrl?: string;
+          deviceAuthorizationUrl?: string;
+          apiBaseUrl?: string;
+        };
+      };
+    };
   };
   /** Every setting by group: description, JSON Schema (type, bounds, choices), default, whether it is secret (management) */
   'GET /api/settings/schema': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      groups: Array<{
+        id: string;
+        title: string;
+        settings: Array<{
+          key: string;
+          description: string;
+          default: unknown;
+          secret: boolean;
+          secretFields?: Array<string>;
+          unit?: string;
+          schema: {
+            [key: string]: unknown;
+          };
+        }>;
+      }>;
+    };
   };
   /** Whether a URL is reachable through the outbound proxy (status, latency, error in words) (management) */
   'POST /api/settings/proxy/test': {
@@ -118,16 +297,25 @@ export interface SettingsRoutes {
       url?: string;
       target: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: boolean;
+      status?: number;
+      latencyMs?: number;
+      error?: string;
+      via: string;
+    };
   };
   /** Context compression settings (management) */
   'GET /api/settings/compression': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      enabled: boolean;
+      toolOutputMaxTokens: number;
+      reserveOutputTokens: number;
+      safetyMarginPercent: number;
+    };
   };
   /** Replaces the context compression settings (omitted fields take their defaults) (management) */
   'PUT /api/settings/compression': {
@@ -139,7 +327,11 @@ export interface SettingsRoutes {
       reserveOutputTokens?: number;
       safetyMarginPercent?: number;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      enabled: boolean;
+      toolOutputMaxTokens: number;
+      reserveOutputTokens: number;
+      safetyMarginPercent: number;
+    };
   };
 }

@@ -10,15 +10,34 @@ export interface SyncRoutes {
     body: {
       action: "push" | "pull" | "status";
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      action: "push" | "pull" | "status";
+      report?: {
+        changes: Array<{
+          kind: "connection" | "node" | "combo" | "key" | "setting";
+          name: string;
+          result: "created" | "updated" | "kept-local" | "skipped";
+          reason?: string;
+        }>;
+        unchanged: number;
+      };
+      remote?: {
+        exportedAt: string | null;
+        counts: {
+          [key: string]: number;
+        };
+      };
+      lastSync?: ({
+        action: "push" | "pull" | "status";
+        at: string;
+      }) | null;
+    };
   };
   /** The remote side of cloud sync: answers a signed push, pull or status from another router (public) */
   'POST /api/sync/cloud/remote': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
 }

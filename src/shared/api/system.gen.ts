@@ -8,55 +8,146 @@ export interface SystemRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      status: "ok";
+      version: string;
+    };
   };
   /** The OpenAPI 3.1.0 description of every route (public) */
   'GET /api/openapi.json': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      openapi: "3.1.0";
+      info: {
+        title: string;
+        version: string;
+        description: string;
+      };
+      servers: Array<{
+        url: string;
+      }>;
+      paths: {
+        [key: string]: {
+          [key: string]: {
+            [key: string]: unknown;
+          };
+        };
+      };
+      components: {
+        schemas: {
+          [key: string]: unknown;
+        };
+        securitySchemes: {
+          [key: string]: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
   };
   /** Daemon status: pid, URL, version, uptime, state folder, and host facts (Node, platform, database, listening addresses) (management) */
   'GET /api/system/status': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      running: boolean;
+      pid: number | null;
+      url: string | null;
+      version: string | null;
+      uptimeSeconds: number | null;
+      home: string | null;
+      mode?: "single" | "cluster";
+      nodeId?: string;
+      host?: {
+        node: string;
+        platform: string;
+        arch: string;
+        database: {
+          path: string;
+          sizeBytes: number;
+        };
+        dataFolder: string;
+        uptimeSeconds: number;
+        listening: Array<{
+          host: string;
+          port: number;
+          url: string;
+        }>;
+      };
+    };
   };
   /** Restart: answer, stop gracefully, then start a new daemon process on the same address and state folder (local) */
   'POST /api/system/restart': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+      pid: number;
+      restarting: true;
+    };
   };
   /** Graceful shutdown: stop accepting, finish in-flight requests, close the database (local) */
   'POST /api/system/shutdown': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+      pid: number;
+      inFlight: number;
+      openStreams: number;
+      graceMs: number;
+    };
   };
   /** Cluster mode: this node, the nodes sharing its state, database and Redis health (passwords masked) (management) */
   'GET /api/cluster': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      mode: "single" | "cluster";
+      nodeId: string;
+      nodes: Array<{
+        nodeId: string;
+        url: string;
+        version: string;
+        lastSeenAt: string;
+        healthy: boolean;
+      }>;
+      database: {
+        kind: "sqlite" | "postgres";
+        healthy: boolean;
+        latencyMs: number | null;
+        url?: string;
+      };
+      redis: {
+        configured: boolean;
+        healthy: boolean;
+        latencyMs: number | null;
+        url?: string;
+      };
+    };
   };
   /** Re-check the daemon, each configured agent's settings and key, each account's token and last error, clock skew, disk space and state-folder modes; one finding each, with its fix (local) */
   'GET /api/doctor': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: boolean;
+      url: string;
+      checkedAt: string;
+      findings: Array<{
+        check: string;
+        subject?: string;
+        status: "pass" | "fail" | "skip";
+        message: string;
+        fix?: string;
+      }>;
+    };
   };
 }

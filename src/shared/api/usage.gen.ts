@@ -11,8 +11,31 @@ export interface UsageRoutes {
       to?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      requests: number;
+      errors: number;
+      tokens: {
+        input: number;
+        output: number;
+        cacheRead: number;
+        cacheWrite: number;
+        cacheWrite1h: number;
+        reasoning: number;
+        audioInput: number;
+        audioOutput: number;
+        imageInput: number;
+        imageOutput: number;
+        total: number;
+      };
+      costUsd: number;
+      unpricedRequests: number;
+      avgLatencyMs: number | null;
+      from: string;
+      to: string;
+      traces: number;
+      streamed: number;
+      estimated: number;
+    };
   };
   /** Usage totals grouped by provider, model, key, connection, endpoint or combo (management) */
   'GET /api/usage/breakdown': {
@@ -23,8 +46,34 @@ export interface UsageRoutes {
       to?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      by: string;
+      from: string;
+      to: string;
+      rows: Array<{
+        requests: number;
+        errors: number;
+        tokens: {
+          input: number;
+          output: number;
+          cacheRead: number;
+          cacheWrite: number;
+          cacheWrite1h: number;
+          reasoning: number;
+          audioInput: number;
+          audioOutput: number;
+          imageInput: number;
+          imageOutput: number;
+          total: number;
+        };
+        costUsd: number;
+        unpricedRequests: number;
+        avgLatencyMs: number | null;
+        key: string | null;
+        providerId?: string;
+        name?: string | null;
+      }>;
+    };
   };
   /** Requests, errors, tokens and cost per minute, hour or day (UTC buckets, zero-filled); filters provider, model, key, combo; groupBy adds one series per provider, model, key or combo (management) */
   'GET /api/usage/timeseries': {
@@ -41,8 +90,36 @@ export interface UsageRoutes {
       top?: number;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      bucket: string;
+      from: string;
+      to: string;
+      points: Array<{
+        t: string;
+        requests: number;
+        errors: number;
+        tokensIn: number;
+        tokensOut: number;
+        costUsd: number;
+        unpricedRequests: number;
+      }>;
+      groupBy?: string;
+      series?: Array<{
+        key: string | null;
+        providerId?: string;
+        name?: string | null;
+        points: Array<{
+          t: string;
+          requests: number;
+          errors: number;
+          tokensIn: number;
+          tokensOut: number;
+          costUsd: number;
+          unpricedRequests: number;
+        }>;
+      }>;
+      otherGroups?: number;
+    };
   };
   /** Request log, newest first; filters provider, model, status, key (id or name), from, to; paged by cursor (management) */
   'GET /api/logs': {
@@ -58,8 +135,50 @@ export interface UsageRoutes {
       cursor?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      logs: Array<{
+        id: number;
+        timestamp: string;
+        traceId: string;
+        apiKeyId: string | null;
+        endpoint: string;
+        clientFormat: string | null;
+        provider: string;
+        providerId: string;
+        model: string;
+        requestedModel: string | null;
+        connectionId: string | null;
+        combo: string | null;
+        status: number;
+        latencyMs: number;
+        upstreamMs: number | null;
+        tokensIn: number;
+        tokensOut: number;
+        cacheReadTokens: number;
+        cacheWriteTokens: number;
+        reasoningTokens: number;
+        cacheWrite1hTokens?: number;
+        audioInputTokens?: number;
+        audioOutputTokens?: number;
+        imageInputTokens?: number;
+        imageOutputTokens?: number;
+        costUsd: number | null;
+        costSource: ("reported" | "computed" | "unpriced") | null;
+        priceVersion: string | null;
+        streamed: boolean;
+        estimated: boolean;
+        finishReason: string | null;
+        error: string | null;
+        userAgent: string | null;
+        forwardedFor: string | null;
+        notes: string | null;
+        sessionId?: string | null;
+        servedModel?: string | null;
+        apiKeyName?: string | null;
+        connectionName?: string | null;
+      }>;
+      nextCursor: string | null;
+    };
   };
   /** Latency p50/p95/p99 and error rate per provider over the last `minutes` (default 60), the usage recorder, and the daemon process (memory, descriptors, event-loop delay) (management) */
   'GET /api/telemetry/summary': {
@@ -68,7 +187,57 @@ export interface UsageRoutes {
       minutes?: number;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      window: {
+        from: string;
+        to: string;
+        minutes: number;
+      };
+      providers: Array<{
+        provider: string;
+        providerId: string;
+        requests: number;
+        errors: number;
+        errorRate: number;
+        latencyMs: {
+          p50: number | null;
+          p95: number | null;
+          p99: number | null;
+        };
+        upstreamMs: {
+          p50: number | null;
+          p95: number | null;
+          p99: number | null;
+        };
+        overheadMs: {
+          p50: number | null;
+          p95: number | null;
+          p99: number | null;
+        };
+      }>;
+      recorder: {
+        requestsPerSecond: number;
+        inFlight: number;
+        queued: number;
+        dropped: number;
+        written: number;
+        estimating: number;
+        estimationSkipped: number;
+        writer: "worker" | "main";
+      };
+      process: {
+        rssBytes: number;
+        heapUsedBytes: number;
+        heapTotalBytes: number;
+        externalBytes: number;
+        openFds: number | null;
+        eventLoopDelayMs: {
+          p50: number;
+          p99: number;
+          max: number;
+          sinceMs: number;
+        } | null;
+      };
+    };
   };
 }

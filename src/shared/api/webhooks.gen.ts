@@ -8,8 +8,21 @@ export interface WebhooksRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      webhooks: Array<{
+        id: string;
+        url: string;
+        kind: "custom" | "slack" | "discord" | "telegram";
+        events: Array<string>;
+        enabled: 0 | 1;
+        description: string | null;
+        created_at: string;
+        last_triggered_at: string | null;
+        last_status: number | null;
+        failure_count: number;
+        secret: string;
+      }>;
+    };
   };
   /** Create a webhook (the whole secret is in this reply only) (management) */
   'POST /api/webhooks': {
@@ -23,16 +36,38 @@ export interface WebhooksRoutes {
       description?: string | null;
       enabled?: boolean | 0 | 1;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      url: string;
+      kind: "custom" | "slack" | "discord" | "telegram";
+      events: Array<string>;
+      enabled: 0 | 1;
+      description: string | null;
+      created_at: string;
+      last_triggered_at: string | null;
+      last_status: number | null;
+      failure_count: number;
+      secret: string;
+    };
   };
   /** One webhook (secret masked) (management) */
   'GET /api/webhooks/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      url: string;
+      kind: "custom" | "slack" | "discord" | "telegram";
+      events: Array<string>;
+      enabled: 0 | 1;
+      description: string | null;
+      created_at: string;
+      last_triggered_at: string | null;
+      last_status: number | null;
+      failure_count: number;
+      secret: string;
+    };
   };
   /** Update a webhook (any of url, kind, events, secret, enabled, description); enabling resets failure_count (management) */
   'PUT /api/webhooks/{id}': {
@@ -51,31 +86,54 @@ export interface WebhooksRoutes {
       last_status?: unknown;
       failure_count?: unknown;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      url: string;
+      kind: "custom" | "slack" | "discord" | "telegram";
+      events: Array<string>;
+      enabled: 0 | 1;
+      description: string | null;
+      created_at: string;
+      last_triggered_at: string | null;
+      last_status: number | null;
+      failure_count: number;
+      secret: string;
+    };
   };
   /** Delete a webhook (management) */
   'DELETE /api/webhooks/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Send one test.ping (no retries); replies {delivered, status, responseBody (first 2048 bytes), error} (management) */
   'POST /api/webhooks/{id}/test': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      delivered: boolean;
+      status: number;
+      responseBody: string;
+      error: string;
+    };
   };
   /** The last 50 delivery attempts of a webhook, newest first: time, event, attempt number, status (0 = network error), error, whether a test (kept in memory since the daemon started) (management) */
   'GET /api/webhooks/{id}/deliveries': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      deliveries: Array<{
+        at: string;
+        event: string;
+        attempt: number;
+        status: number;
+        ok: boolean;
+        error: string;
+        test: boolean;
+      }>;
+    };
   };
 }
