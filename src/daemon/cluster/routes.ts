@@ -47,7 +47,14 @@ const clusterReply = z.object({
   mode: z.enum(['single', 'cluster']),
   nodeId: z.string(),
   nodes: z.array(z.object({ nodeId: z.string(), url: z.string(), version: z.string(), lastSeenAt: isoTime, healthy: z.boolean() })),
-  database: z.object({ kind: z.enum(['sqlite', 'postgres']), healthy: z.boolean(), latencyMs: z.number().nullable(), url: z.string().optional() }),
+  database: z.object({
+    kind: z.enum(['sqlite', 'postgres']),
+    healthy: z.boolean(),
+    latencyMs: z.number().nullable(),
+    url: z.string().optional(),
+    sharedModules: z.array(z.string()).optional(),
+    localModules: z.array(z.string()).optional(),
+  }),
   redis: z.object({ configured: z.boolean(), healthy: z.boolean(), latencyMs: z.number().nullable(), url: z.string().optional() }),
 }) satisfies z.ZodType<ClusterReply>;
 

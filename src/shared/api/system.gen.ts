@@ -123,6 +123,8 @@ export interface SystemRoutes {
         healthy: boolean;
         latencyMs: number | null;
         url?: string;
+        sharedModules?: Array<string>;
+        localModules?: Array<string>;
       };
       redis: {
         configured: boolean;
