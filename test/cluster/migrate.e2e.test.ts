@@ -47,6 +47,7 @@ describe.skipIf(missing)(`router cluster migrate into a real PostgreSQL${missing
   const work = mkdtempSync(join(tmpdir(), 'router-migrate-test-'));
   const keyFile = join(work, 'cluster.key');
   let connectionId = '';
+  let plainKey = '';
   let webhookId = '';
 
   beforeAll(async () => {
@@ -56,7 +57,9 @@ describe.skipIf(missing)(`router cluster migrate into a real PostgreSQL${missing
     home = r.home;
     connectionId = (await r.addConnection({ provider: 'openai', apiKey: 'sk-upstream-secret', name: 'main' })).id;
     for (const body of [{ name: 'daily', dailyRequestLimit: 10 }, { name: 'budget', budget: { period: 'day', usd: 2 } }, { name: 'plain' }]) {
-      expect((await r.manage('POST', '/api/keys', body)).status).toBe(201);
+      const made = await r.manage('POST', '/api/keys', body);
+      expect(made.status).toBe(201);
+      if (body.name === 'plain') plainKey = made.json.key;
     }
     const hook = await r.manage('POST', '/api/webhooks', { url: 'https://hooks.example.com/x', events: ['request.failed'], secret: 'whsec-1234567890' });
     expect(hook.status, JSON.stringify(hook.json)).toBe(201);
@@ -110,7 +113,19 @@ describe.skipIf(missing)(`router cluster migrate into a real PostgreSQL${missing
     } finally {
       source.close();
     }
-    // The human report names tables and rows.
+    // A cluster node started on the database serves the copied state; one holding another key is refused.
+    const node = await startRouter({ env: { ROUTER_DATABASE_URL: url, ROUTER_SECRET_KEY: clusterKey.toString('hex'), ROUTER_NODE_ID: 'gw-1' } });
+    try {
+      const keys = await node.manage('GET', '/api/keys');
+      expect(keys.json.keys.map((k: any) => k.name).sort()).toEqual(['budget', 'daily', 'plain']);
+      const models = await fetch(`${node.url}/v1/models`, { headers: { authorization: `Bearer ${plainKey}` } });
+      expect(models.status).toBe(200);
+      expect((await node.manage('GET', '/api/cluster')).json).toMatchObject({ mode: 'cluster', database: { kind: 'postgres', healthy: true } });
+    } finally {
+      await node.stop();
+    }
+    await expect(startRouter({ env: { ROUTER_DATABASE_URL: url, ROUTER_SECRET_KEY: randomBytes(32).toString('hex') } })).rejects.toThrow(/does not open/);
+    // A second run finds the database in use.
     const again = await runRouter(['cluster', 'migrate', '--from-home', home, '--database-url', url, '--secret-key-file', keyFile], { timeoutMs: 60_000 });
     expect(again.exitCode, describeResult(again)).toBe(1);
     expect(again.stderr).toContain('the database is not empty: api_keys (3 rows)');
@@ -150,13 +165,12 @@ describe.skipIf(missing)(`router cluster migrate into a real PostgreSQL${missing
     expect(await pgQuery(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).toEqual([]);
   }, 60_000);
 
-  it('follows foreign keys, identity columns and sealed columns of twins it has never seen (generic over tables)', async () => {
-    // A schema as the porting helpers write them: the shipped migrations plus twins of three more tables.
+  it('copies identity columns and sealed columns of twins it has never seen (generic over tables)', async () => {
+    // A schema as the porting helpers write them: the shipped migrations plus twins of more tables (kept when shipped).
     const dir = mkdtempSync(join(work, 'pg-'));
     for (const f of readdirSync(PG_MIGRATIONS_DIR)) copyFileSync(join(PG_MIGRATIONS_DIR, f), join(dir, f));
-    const next = String(readdirSync(dir).length + 1).padStart(4, '0');
     writeFileSync(
-      join(dir, `${next}_twins.sql`),
+      join(dir, '0099_twins.sql'),
       `CREATE TABLE IF NOT EXISTS provider_connections (id TEXT PRIMARY KEY, provider TEXT NOT NULL, name TEXT NOT NULL, auth_kind TEXT NOT NULL,
          secrets_enc TEXT, is_active INTEGER NOT NULL DEFAULT 1, test_status TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
        CREATE TABLE IF NOT EXISTS webhooks (id TEXT PRIMARY KEY, url TEXT NOT NULL, kind TEXT NOT NULL, events TEXT NOT NULL, secret_enc TEXT NOT NULL,
@@ -188,7 +202,11 @@ describe.skipIf(missing)(`router cluster migrate into a real PostgreSQL${missing
     const [w] = await pgQuery(url, 'SELECT secret_enc FROM webhooks WHERE id = $1', [webhookId]);
     expect(decryptWithKey(w.secret_enc, clusterKey, `webhook:${webhookId}`)).toBe('whsec-1234567890');
     // The identity moved past the copied ids: the cluster's next row does not collide.
-    const [fresh] = await pgQuery(url, 'INSERT INTO usage_log (ts, model, status) VALUES (1, $1, 200) RETURNING id', ['x']);
+    const [fresh] = await pgQuery(
+      url,
+      "INSERT INTO usage_log (ts, trace_id, endpoint, provider, model, status, latency_ms) VALUES (1, 'n', '/v1/chat/completions', 'openai', $1, 200, 1) RETURNING id",
+      ['x'],
+    );
     expect(Number(fresh.id)).toBe(1_201);
     await expect(clusterMigrate({ home: seeded, databaseUrl: url, secretKey: clusterKey, pgMigrationsDir: dir })).rejects.toBeInstanceOf(MigrateRefused);
   }, 90_000);

@@ -17,6 +17,7 @@ import { migrate } from '../store/migrate.js';
 import { migratePostgres, PG_MIGRATIONS_DIR } from '../store/pg-migrate.js';
 import { PostgresDriver } from '../store/postgres-driver.js';
 import { copyTables, nonEmptyTables, type CopiedTable, type SkippedTable } from './copy-tables.js';
+import { checkSharedSealingKey } from './database.js';
 import { checkSealingKey, StartRefused } from './identity.js';
 
 /** A refusal with a one-line message for the user (bad folder, non-empty database, wrong key...). */
@@ -95,6 +96,9 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       }
       const { version } = await migratePostgres(pg, opts.pgMigrationsDir ?? PG_MIGRATIONS_DIR);
       const report = await copyTables(db, pg);
+      // The cluster's check value (cluster_meta), sealed with the cluster key: a node started with another
+      // key is refused instead of sealing secrets the copied ones cannot share a key with.
+      await checkSharedSealingKey(pg, clusterKey);
       return { database: maskConnectionUrl(opts.databaseUrl), key: opts.secretKey ? 'given' : 'state-folder', schemaVersion: version, ...report, secrets };
     } finally {
       closeDatabase(db);
