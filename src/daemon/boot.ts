@@ -23,7 +23,6 @@ import { loadSecretKey, setSecretKey } from './store/secrets.js';
 import { SqliteDriver } from './store/sqlite-driver.js';
 import type { SqlDriver } from './store/driver.js';
 import { LOCAL_CHANGES, type ChangeFeed } from './store/changes.js';
-import { SqlSettingsRepository } from './settings/sql-repository.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
@@ -68,6 +67,9 @@ import { Metrics } from './observability/metrics.js';
 import { tracingFromSettings } from './observability/setup.js';
 import { traceContentStage, TRACE_CONTENT_STAGE_ORDER } from './observability/content-stage.js';
 import { BatchService } from './batches/service.js';
+import { DiskFileContents, SqlFileContents } from './batches/contents.js';
+import { leaseMsFromEnv, LocalLeases, SqlBatchLeases } from './batches/leases.js';
+import { SqlBatchRepository } from './batches/sql-repository.js';
 import { checkSealingKey, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
 import { openSharedDatabase, type SharedDatabase } from './cluster/database.js';
 import { localModuleNames } from './cluster/shared-modules.js';
@@ -108,8 +110,6 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     db.close();
     throw err;
   }
-  // The state folder's own SQLite file (one machine: every module's storage; cluster mode: the local ones').
-  const fileStorage = new SqliteDriver(db);
   let nodeId: string;
   let shared: SharedDatabase | undefined;
   try {
@@ -117,11 +117,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     const givenKey = resolveSecretKey(opts.env);
     if (givenKey) {
       setSecretKey(paths.secretKey, givenKey);
-      const sealedSample = async () => {
-        const [row] = await fileStorage.query<{ id: string; secrets_enc: string }>('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1');
-        return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
-      };
-      await checkSealingKey(new SqlSettingsRepository(fileStorage), sealedSample, givenKey);
+      checkSealingKey(db, givenKey);
     }
     if (opts.databaseUrl) {
       // Cluster mode: the modules on the storage seam keep their records in the shared PostgreSQL database.
@@ -137,21 +133,17 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   }
   const cliToken = deriveCliToken(paths.cliSalt, true);
   if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
-  // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
-  const storage: SqlDriver = shared?.driver ?? fileStorage;
-  // Other nodes' writes: each store on the seam publishes its topic after a write and reloads on a notice.
-  const changes: ChangeFeed = LOCAL_CHANGES;
-  const settings = await SettingsStore.create(new SqlSettingsRepository(storage), {
-    keyFile: paths.secretKey,
-    changes,
-    onError: (error) => log.error('settings reload failed', { error: error instanceof Error ? error.message : String(error) }),
-  });
+  const settings = new SettingsStore(db, paths.secretKey);
   configureOutboundProxy(settings.get().outboundProxy);
   settings.onChange((next, changed) => {
     if (changed.includes('outboundProxy')) configureOutboundProxy(next.outboundProxy);
   });
   // The oauthEndpoints setting's apiBaseUrl moves a provider's API (mock servers, private deployments).
   const apiBase = (providerId: string) => endpointOverride(settings.get(), providerId)?.apiBaseUrl;
+  // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
+  const storage: SqlDriver = shared?.driver ?? new SqliteDriver(db);
+  // Other nodes' writes: each store on the seam publishes its topic after a write and reloads on a notice.
+  const changes: ChangeFeed = LOCAL_CHANGES;
   const keyRepo = new SqlKeyRepository(storage);
   const keys = new KeyStore(keyRepo, await keyRepo.loadAll(), changes);
   const connections = new ConnectionStore(db, paths.secretKey);
@@ -281,7 +273,15 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     }),
     mcp: new McpService(db),
     skills,
-    batches: new BatchService(db, paths.home, () => settings.get().batchConcurrency),
+    // One machine: file contents under the state folder and every batch run here; a shared database: contents
+    // in its rows and a lease per running batch, so another node resumes a dead node's batches.
+    batches: new BatchService({
+      repo: new SqlBatchRepository(storage),
+      contents: storage.dialect === 'sqlite' ? new DiskFileContents(join(paths.home, 'files')) : new SqlFileContents(storage),
+      leases: storage.dialect === 'sqlite' ? new LocalLeases() : new SqlBatchLeases(storage, nodeId, leaseMsFromEnv(opts.env)),
+      concurrency: () => settings.get().batchConcurrency,
+      changes,
+    }),
   };
   if (preMigration) services.backups.prune();
   // The memory engine needs the finished services (provider directory, stage registry): started last.
@@ -294,7 +294,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     events.on(name, (ev) => services.live.share({ type: 'event', event: ev.event, timestamp: ev.timestamp, data: ev.data }));
   }
   // Batches left unfinished by the last stop continue (needs the finished services: routes, executor).
-  services.batches.start(services);
+  await services.batches.start(services);
   return services;
 }
 

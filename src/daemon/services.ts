@@ -142,6 +142,6 @@ export interface Services {
   mcp: McpService;
   /** Agent Skills under <state>/skills (index in memory); its request stage and MCP prompts are registered in boot.ts. */
   skills: SkillCatalog;
-  /** Batch API: files under the state folder, batches run through the executor or as provider batches. */
+  /** Batch API: batches run through the executor or as provider batches; in a cluster leased per node (docs/batch.md). */
   batches: BatchService;
 }

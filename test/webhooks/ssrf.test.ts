@@ -31,11 +31,11 @@ afterAll(async () => {
 });
 
 async function withPrivateAllowed<T>(fn: () => Promise<T>): Promise<T> {
-  await d.services.settings.update({ allowPrivateWebhookDestinations: true });
+  d.services.settings.update({ allowPrivateWebhookDestinations: true });
   try {
     return await fn();
   } finally {
-    await d.services.settings.update({ allowPrivateWebhookDestinations: false });
+    d.services.settings.update({ allowPrivateWebhookDestinations: false });
   }
 }
 

@@ -1,6 +1,3 @@
-import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import busboy from 'busboy';
@@ -11,11 +8,14 @@ import { badRequest, RouterError } from '../http/errors.js';
 import { HEADER } from '../../shared/headers.js';
 import { malformedMultipart } from '../proxy/multipart.js';
 import { JsonlChecker } from './jsonl.js';
-import { newId, nowSeconds, type BatchStore, type FileRow } from './store.js';
+import type { BatchRepository, ContentWriter, FileContents } from './port.js';
+import { newId, nowSeconds, type FileRow } from './store.js';
 
 /**
- * Files of the Batch API (OpenAI's `/v1/files`): uploads are parsed as they stream in (busboy), written to
- * the state folder's `files/` and checked line by line as batch JSONL; only metadata goes to SQLite.
+ * Files of the Batch API (OpenAI's `/v1/files`): uploads are parsed as they stream in (busboy), stored as
+ * they arrive through the FileContents port (the state folder's `files/` on one machine, the shared
+ * database in a cluster: batches/contents.ts) and checked line by line as batch JSONL; the metadata goes
+ * to the batch tables.
  */
 
 /** Multipart framing allowed on top of the file itself (boundaries, part headers, the purpose field). */
@@ -67,25 +67,21 @@ function tooLarge(limit: number): RouterError {
   return new RouterError(413, `The file exceeds the limit of ${limit} bytes (setting batchFileMaxBytes).`);
 }
 
+/** Content of an upload that never finished (its node was killed) is deleted once this old, seconds. */
+const ORPHAN_AGE_S = 24 * 3600;
+/** Bytes gathered before a produced file's text is handed to storage. */
+const WRITE_BATCH = 64 * 1024;
+
 export class FileService {
-  readonly dir: string;
-
   constructor(
-    private readonly store: BatchStore,
-    home: string,
-  ) {
-    this.dir = join(home, 'files');
-  }
-
-  /** The path of a stored file's content (ids are generated, never taken from a client). */
-  pathOf(id: string): string {
-    return join(this.dir, id);
-  }
+    private readonly store: BatchRepository,
+    readonly contents: FileContents,
+  ) {}
 
   /** A file the caller may see: its own (any file for the dashboard and CLI). 404 otherwise, and once it expired. */
-  get(id: string, keyId: string | undefined): FileRow {
-    this.sweep();
-    const row = this.store.file(id);
+  async get(id: string, keyId: string | undefined): Promise<FileRow> {
+    await this.sweep();
+    const row = await this.store.file(id);
     if (!row || (keyId !== undefined && row.key_id !== keyId)) throw notFound(id);
     return row;
   }
@@ -94,39 +90,69 @@ export class FileService {
    * Deletes the files past their expiry (content and metadata), except the input of a batch still running.
    * Runs at start, every few minutes, and before a file is looked up or listed: an expired file is never served.
    */
-  sweep(nowSec = nowSeconds()): number {
-    const expired = this.store.expiredFiles(nowSec);
-    for (const id of expired) this.remove(id);
+  async sweep(nowSec = nowSeconds()): Promise<number> {
+    const expired = await this.store.expiredFiles(nowSec);
+    for (const id of expired) await this.remove(id);
     return expired.length;
+  }
+
+  /** The periodic sweep: expired files, and what uploads killed midway left behind. */
+  async sweepAll(nowSec = nowSeconds()): Promise<void> {
+    await this.sweep(nowSec);
+    await this.contents.sweepOrphans(nowSec - ORPHAN_AGE_S);
   }
 
   /** Streams a file's content. */
   content(row: FileRow, version: string): Response {
-    const stream = Readable.toWeb(createReadStream(this.pathOf(row.id))) as ReadableStream;
-    return new FastResponse(stream, {
+    return new FastResponse(this.contents.stream(row.id), {
       headers: { 'content-type': 'application/octet-stream', 'content-length': String(row.bytes), [HEADER.version]: version },
     });
   }
 
   readText(id: string): Promise<string> {
-    return readFile(this.pathOf(id), 'utf8');
+    return this.contents.text(id);
   }
 
-  /** Removes a file's content and metadata. */
-  remove(id: string): void {
-    this.store.removeFile(id);
-    rmSync(this.pathOf(id), { force: true });
+  /** Removes a file's metadata (it is no longer listed or served), then its content. */
+  async remove(id: string): Promise<void> {
+    await this.store.removeFile(id);
+    await this.contents.remove(id);
   }
 
-  /** Stores a file router produced (a batch's output or error file). */
-  async write(keyId: string | null, filename: string, lines: Iterable<string>): Promise<FileRow | undefined> {
-    const text = [...lines].map((l) => `${l}\n`).join('');
-    if (text === '') return undefined;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const row: FileRow = { id: newId('file-'), key_id: keyId, purpose: 'batch_output', filename, bytes: Buffer.byteLength(text), lines: 0, created_at: nowSeconds() };
-    row.lines = text.split('\n').length - 1;
-    await writeFile(this.pathOf(row.id), text, { mode: 0o600 });
-    this.store.addFile(row);
+  /** Stores a file router produced (a batch's output or error file); undefined when there are no lines. */
+  async write(keyId: string | null, filename: string, lines: AsyncIterable<string>): Promise<FileRow | undefined> {
+    const row: FileRow = { id: newId('file-'), key_id: keyId, purpose: 'batch_output', filename, bytes: 0, lines: 0, created_at: nowSeconds() };
+    const writer = this.contents.writer(row.id);
+    try {
+      let held = '';
+      for await (const line of lines) {
+        held += `${line}\n`;
+        row.lines++;
+        if (held.length >= WRITE_BATCH) {
+          const bytes = Buffer.from(held);
+          row.bytes += bytes.length;
+          held = '';
+          await writer.write(bytes);
+        }
+      }
+      if (row.lines === 0) {
+        await writer.abort();
+        return undefined;
+      }
+      const bytes = Buffer.from(held);
+      row.bytes += bytes.length;
+      if (bytes.length > 0) await writer.write(bytes);
+      await writer.finish();
+    } catch (err) {
+      await writer.abort().catch(() => undefined);
+      throw err;
+    }
+    try {
+      await this.store.addFile(row);
+    } catch (err) {
+      await this.contents.remove(row.id).catch(() => undefined);
+      throw err;
+    }
     return row;
   }
 
@@ -143,29 +169,31 @@ export class FileService {
       throw tooLarge(limit);
     }
     // The owner's stored bytes (expired files no longer count): the upload may use what is left of its quota.
-    this.sweep();
-    const room = quota - this.store.storedBytes(keyId);
+    await this.sweep();
+    const room = quota - (await this.store.storedBytes(keyId));
     if (room <= 0 || (declared !== null && Number(declared) > room + MULTIPART_OVERHEAD)) {
       dropRestOfBody(event);
       throw overQuota(quota);
     }
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const id = newId('file-');
-    const tmp = `${this.pathOf(id)}.part`;
+    const writer = this.contents.writer(id);
+    let finished = false;
     try {
       const cap = room < limit ? { bytes: room, error: () => overQuota(quota) } : { bytes: limit, error: () => tooLarge(limit) };
-      const { purpose, filename, bytes, lines, anchor, seconds } = await this.receive(event, type, cap, tmp);
+      const { purpose, filename, bytes, lines, anchor, seconds } = await this.receive(event, type, cap, writer);
       if (purpose === undefined) throw badRequest("The 'purpose' field is required (\"batch\").", 'purpose');
       if (purpose !== 'batch') throw badRequest(`Purpose '${purpose.slice(0, 50)}' is not supported: router stores files for batches ("batch").`, 'purpose');
       if (filename === undefined) throw badRequest("The 'file' field is required.", 'file');
       const expiresIn = expiryOf(anchor, seconds);
-      renameSync(tmp, this.pathOf(id));
+      await writer.finish();
+      finished = true;
       const created = nowSeconds();
       const row: FileRow = { id, key_id: keyId, purpose, filename, bytes, lines, created_at: created, expires_at: created + expiresIn };
-      this.store.addFile(row);
+      await this.store.addFile(row);
       return row;
-    } finally {
-      rmSync(tmp, { force: true });
+    } catch (err) {
+      await (finished ? this.contents.remove(id) : writer.abort()).catch(() => undefined);
+      throw err;
     }
   }
 
@@ -173,7 +201,7 @@ export class FileService {
     event: H3Event,
     type: string,
     cap: { bytes: number; error: () => RouterError },
-    tmp: string,
+    writer: ContentWriter,
   ): Promise<{ purpose?: string; filename?: string; bytes: number; lines: number; anchor?: string; seconds?: string }> {
     const limit = cap.bytes;
     const source: Readable | undefined = event.req.runtime?.node?.req ?? (event.req.body ? Readable.fromWeb(event.req.body as never) : undefined);
@@ -188,7 +216,7 @@ export class FileService {
       const fields: { purpose?: string; filename?: string; bytes: number; lines: number; anchor?: string; seconds?: string } = { bytes: 0, lines: 0 };
       let failed: RouterError | undefined;
       let stopped = false;
-      let out: WriteStream | undefined;
+      /** The chunks handed to storage so far, in order; the file stream pauses while one is being stored. */
       let written: Promise<void> = Promise.resolve();
       // A bad line is reported once the upload is read; a fault that stops the read (the body cut short or
       // malformed, a file over the limit) is the real cause and replaces it.
@@ -201,8 +229,12 @@ export class FileService {
           source.unpipe(bb);
           // What is left of the body is dropped (then the connection closes if it goes on).
           dropRestOfBody(event);
-          out?.destroy();
-          reject(failed);
+          // Once the chunk being stored (if any) is, so that dropping the content leaves nothing behind.
+          const refused = failed;
+          written.then(
+            () => reject(refused),
+            () => reject(refused),
+          );
         }
       };
       bb.on('field', (name, value) => {
@@ -215,12 +247,6 @@ export class FileService {
         fields.filename = (info.filename || 'upload.jsonl').slice(0, 255);
         const checker = new JsonlChecker();
         const decoder = new StringDecoder('utf8');
-        out = createWriteStream(tmp, { mode: 0o600 });
-        const file = out;
-        written = new Promise((res, rej) => {
-          file.on('finish', res);
-          file.on('error', rej);
-        });
         // busboy signals when the file reaches fileSize (limit + 1): one byte past the limit.
         stream.on('limit', () => fail(cap.error(), true));
         // A body that ends inside the file: busboy destroys this stream with an error (uncaught without this).
@@ -235,7 +261,12 @@ export class FileService {
             fail(err as RouterError, false);
             return;
           }
-          out!.write(chunk);
+          stream.pause();
+          written = written.then(() => writer.write(chunk));
+          written.then(
+            () => stream.resume(),
+            () => fail(new RouterError(507, 'The file could not be stored.'), true),
+          );
         });
         stream.on('end', () => {
           if (!failed) {
@@ -247,14 +278,13 @@ export class FileService {
               fail(err as RouterError, false);
             }
           }
-          out!.end();
         });
       });
       bb.on('error', (err: Error) => fail(malformedMultipart(err, 'file'), true));
       bb.on('close', () => {
         written.then(
           () => (failed ? reject(failed) : resolve(fields)),
-          () => reject(failed ?? new RouterError(507, 'The file could not be written.')),
+          () => reject(failed ?? new RouterError(507, 'The file could not be stored.')),
         );
       });
       source.on('error', () => fail(new RouterError(499, 'The client closed the connection during its upload.'), true));

@@ -14,7 +14,8 @@ import type { IrUsage } from '../translate/ir.js';
 import type { BatchLine } from './jsonl.js';
 import { errorLine, ownerAuth } from './line-call.js';
 import type { RunHandle } from './runner.js';
-import { newId, nowSeconds, type BatchRow, type BatchStore, type NativeState } from './store.js';
+import type { BatchRepository, LineResult } from './port.js';
+import { newId, nowSeconds, type BatchRow, type NativeState } from './store.js';
 
 /**
  * Native mode: a batch whose lines all go to OpenAI, or all to Anthropic, is submitted as that provider's
@@ -101,7 +102,7 @@ interface ProviderCall {
  * the account that holds the batch is saved before the provider could accept it. Every later call goes to
  * that account (`holder`): a provider batch and its files live on one account only.
  */
-async function providerCall(services: Services, state: NativeState, op: ProviderCall, route: 'choose' | 'holder', onTarget?: (t: Target) => void): Promise<any> {
+async function providerCall(services: Services, state: NativeState, op: ProviderCall, route: 'choose' | 'holder', onTarget?: (t: Target) => Promise<void>): Promise<any> {
   let payload: { body: string | Uint8Array; contentType?: string } | undefined;
   if (op.body instanceof FormData) {
     const req = new Request('http://form.invalid', { method: 'POST', body: op.body });
@@ -119,8 +120,8 @@ async function providerCall(services: Services, state: NativeState, op: Provider
       only: (t) => t.provider.id === state.provider && (route === 'choose' || t.connectionId === state.connectionId),
     },
     {
-      prepare(t) {
-        onTarget?.(t);
+      async prepare(t) {
+        await onTarget?.(t);
         return op.url ?? joinUrl(t.baseUrl, op.path!);
       },
       async attempt(t, url, _outcome, limits) {
@@ -185,7 +186,7 @@ interface Submitted {
    * Sends the batch to the provider, setting `state.remoteId`; `save` persists `state` after an
    * intermediate step (OpenAI's uploaded input file), so a restart reuses it.
    */
-  submit(lines: BatchLine[], targets: Map<string, Target>, batch: BatchRow, save: () => void): Promise<void>;
+  submit(lines: BatchLine[], targets: Map<string, Target>, batch: BatchRow, save: () => Promise<void>): Promise<void>;
   /**
    * The provider batch a run killed between submitting and saving its id had made, if any: `since` is
    * when that submission began (unix seconds).
@@ -228,7 +229,7 @@ function openai(calls: Calls, state: NativeState): Submitted {
         form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), `router-${batch.id}.jsonl`);
         const file = await calls.start({ method: 'POST', path: 'files', body: form });
         state.remoteInputFileId = file.id;
-        save();
+        await save();
       }
       // `metadata` (up to 16 string pairs, openai BatchCreateParams) names router's batch: found again after a crash.
       const body = { input_file_id: state.remoteInputFileId, endpoint: batch.endpoint, completion_window: '24h', metadata: { [ROUTER_BATCH_KEY]: batch.id } };
@@ -343,7 +344,7 @@ function crashAfterSubmitForTests(): void {
  * a run that finds it without a provider batch id looks for the batch among the provider's before it
  * submits again (a run killed between the provider's answer and the save made one already).
  */
-async function submitOnce(store: BatchStore, batch: BatchRow, lines: BatchLine[], targets: Map<string, Target>, state: NativeState, api: Submitted, handle: RunHandle): Promise<void> {
+async function submitOnce(store: BatchRepository, batch: BatchRow, lines: BatchLine[], targets: Map<string, Target>, state: NativeState, api: Submitted, handle: RunHandle): Promise<void> {
   const save = () => store.setNative(batch.id, state);
   if (state.submitting !== undefined) {
     const found = await api.find(batch, state.submitting);
@@ -356,10 +357,10 @@ async function submitOnce(store: BatchStore, batch: BatchRow, lines: BatchLine[]
   // Cancelled, expired or stopping before the provider has it: nothing is submitted.
   if (handle.stop !== 'none') return;
   state.submitting = nowSeconds();
-  save();
+  await save();
   await api.submit(lines, targets, batch, save);
   crashAfterSubmitForTests();
-  save();
+  await save();
 }
 
 /** The error code of a line the provider batch ended without answering. */
@@ -398,7 +399,7 @@ async function pollOnce(poll: () => Promise<any>): Promise<any> {
  */
 export async function runNative(
   services: Services,
-  store: BatchStore,
+  store: BatchRepository,
   batch: BatchRow,
   lines: BatchLine[],
   handle: RunHandle,
@@ -409,10 +410,10 @@ export async function runNative(
     call: (op) => providerCall(services, state, op, 'holder'),
     // The account tried is saved before the provider hears of the batch: a run killed mid-call searches that account.
     start: (op) =>
-      providerCall(services, state, op, 'choose', (t) => {
+      providerCall(services, state, op, 'choose', async (t) => {
         if (state.connectionId === t.connectionId) return;
         state.connectionId = t.connectionId;
-        save();
+        await save();
       }),
   };
   let targets: Map<string, Target>;
@@ -432,7 +433,7 @@ export async function runNative(
     if (!state.remoteId) {
       if (handle.stop === 'shutdown') return 'stopped';
       const code = handle.stop === 'expire' ? 'batch_expired' : 'batch_cancelled';
-      store.transaction(() => lines.forEach((line, index) => store.finishLine(batch.id, index, false, errorLine(line.custom_id, code, UNANSWERED_TEXT[code]!))));
+      await store.recordLines(batch.id, lines.map((line, index) => ({ line: index, ok: false, result: errorLine(line.custom_id, code, UNANSWERED_TEXT[code]!) })), false);
       return handle.stop === 'expire' ? 'expired' : 'done';
     }
     let remote: any;
@@ -442,13 +443,13 @@ export async function runNative(
         await calls.call({ method: 'POST', path: `${path}/${state.remoteId}/cancel`, body: {} });
         state.cancelRequested = true;
         if (handle.stop === 'expire') state.expired = true;
-        save();
+        await save();
       }
       const polled = await pollOnce(() => calls.call({ method: 'GET', path: `${path}/${state.remoteId}` }));
       if (polled !== undefined) {
         remote = polled;
         const counts = api.counts(remote);
-        store.setCounts(batch.id, counts.completed, counts.failed);
+        await store.setCounts(batch.id, counts.completed, counts.failed);
         if (api.ended(remote)) break;
       }
       await handle.pause(services.settings.get().batchPollIntervalMs);
@@ -462,15 +463,14 @@ export async function runNative(
     }
     const missing = unansweredCode(state, remote);
     // The provider's counts are replaced by the recorded lines, all in one transaction.
-    store.transaction(() => {
-      store.setCounts(batch.id, 0, 0);
-      store.clearLines(batch.id);
-      lines.forEach((line, index) => {
-        const r = results.get(line.custom_id);
-        if (!r) return store.finishLine(batch.id, index, false, errorLine(line.custom_id, missing, UNANSWERED_TEXT[missing]!));
-        store.finishLine(batch.id, index, r.ok, r.result);
-        if (r.status !== 499) recordLine(services, batch, auth, line, targets.get(line.body.model)!, r.status, r.body, r.ok ? undefined : 'failed in the provider batch');
-      });
+    const recorded: LineResult[] = lines.map((line, index) => {
+      const r = results.get(line.custom_id);
+      return r ? { line: index, ok: r.ok, result: r.result } : { line: index, ok: false, result: errorLine(line.custom_id, missing, UNANSWERED_TEXT[missing]!) };
+    });
+    await store.recordLines(batch.id, recorded, true);
+    lines.forEach((line) => {
+      const r = results.get(line.custom_id);
+      if (r && r.status !== 499) recordLine(services, batch, auth, line, targets.get(line.body.model)!, r.status, r.body, r.ok ? undefined : 'failed in the provider batch');
     });
     if (state.provider === 'openai' && remote.status === 'failed') return { failed: JSON.stringify(remote.errors?.data ?? []).slice(0, 1000) };
     return state.expired || remote.status === 'expired' ? 'expired' : 'done';

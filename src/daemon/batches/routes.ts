@@ -73,9 +73,9 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'List files (OpenAI shape: purpose, limit, after, order)',
     query: fileList,
-    handler: ({ services, auth, query }) => {
-      services.batches.files.sweep();
-      const page = services.batches.store.listFiles({ keyId: ownerOf(auth), purpose: query.purpose, after: query.after, limit: query.limit, order: query.order });
+    handler: async ({ services, auth, query }) => {
+      await services.batches.files.sweep();
+      const page = await services.batches.store.listFiles({ keyId: ownerOf(auth), purpose: query.purpose, after: query.after, limit: query.limit, order: query.order });
       return list(page.data.map(fileObject) as { id: string }[], page.has_more);
     },
   }),
@@ -85,7 +85,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: 'A file object',
-    handler: ({ services, auth, params }) => fileObject(services.batches.files.get(params.id!, ownerOf(auth))),
+    handler: async ({ services, auth, params }) => fileObject(await services.batches.files.get(params.id!, ownerOf(auth))),
   }),
   route({
     method: 'GET',
@@ -93,7 +93,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: "A file's content (an input file, or a batch's output or error JSONL)",
-    handler: ({ services, auth, params }) => services.batches.files.content(services.batches.files.get(params.id!, ownerOf(auth)), services.version),
+    handler: async ({ services, auth, params }) => services.batches.files.content(await services.batches.files.get(params.id!, ownerOf(auth)), services.version),
   }),
   route({
     method: 'DELETE',
@@ -101,10 +101,10 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: 'Delete a file (409 while an unfinished batch reads it)',
-    handler: ({ services, auth, params }) => {
-      const row = services.batches.files.get(params.id!, ownerOf(auth));
-      if (services.batches.fileInUse(row.id)) throw new RouterError(409, `File ${row.id} is the input of a batch that has not finished; cancel the batch first.`);
-      services.batches.files.remove(row.id);
+    handler: async ({ services, auth, params }) => {
+      const row = await services.batches.files.get(params.id!, ownerOf(auth));
+      if (await services.batches.fileInUse(row.id)) throw new RouterError(409, `File ${row.id} is the input of a batch that has not finished; cancel the batch first.`);
+      await services.batches.files.remove(row.id);
       return { id: row.id, object: 'file', deleted: true };
     },
   }),
@@ -124,8 +124,8 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'List batches, newest first (after, limit)',
     query: batchList,
-    handler: ({ services, auth, query }) => {
-      const page = services.batches.store.listBatches({ keyId: ownerOf(auth), after: query.after, limit: query.limit });
+    handler: async ({ services, auth, query }) => {
+      const page = await services.batches.store.listBatches({ keyId: ownerOf(auth), after: query.after, limit: query.limit });
       return list(page.data.map((b) => services.batches.view(b)) as { id: string }[], page.has_more);
     },
   }),
@@ -135,7 +135,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: 'A batch object (request_counts update as lines finish)',
-    handler: ({ services, auth, params }) => services.batches.view(services.batches.get(params.id!, ownerOf(auth))),
+    handler: async ({ services, auth, params }) => services.batches.view(await services.batches.get(params.id!, ownerOf(auth))),
   }),
   route({
     method: 'POST',
@@ -144,7 +144,7 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'Cancel a batch: lines in flight finish, the others are not sent',
     bodylessWithKey: true,
-    handler: ({ services, auth, params }) => services.batches.view(services.batches.cancel(services.batches.get(params.id!, ownerOf(auth)))),
+    handler: async ({ services, auth, params }) => services.batches.view(await services.batches.cancel(await services.batches.get(params.id!, ownerOf(auth)))),
   }),
   route({
     method: 'GET',
@@ -153,8 +153,8 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'Every batch, newest first; ?status=in_progress,completed filters',
     query: manageList,
-    handler: ({ services, query }) => {
-      const page = services.batches.store.listBatches({ statuses: query.status, after: query.after, limit: query.limit });
+    handler: async ({ services, query }) => {
+      const page = await services.batches.store.listBatches({ statuses: query.status, after: query.after, limit: query.limit });
       return { batches: page.data.map((b) => services.batches.view(b)), has_more: page.has_more };
     },
   }),
@@ -164,11 +164,11 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'Delete every finished batch (completed, failed, expired, cancelled) and its output and error files',
-    handler: ({ services }) => {
+    handler: async ({ services }) => {
       let deleted = 0;
       for (;;) {
-        const page = services.batches.store.listBatches({ statuses: [...FINAL_STATUSES], limit: 500 });
-        for (const b of page.data) services.batches.remove(b);
+        const page = await services.batches.store.listBatches({ statuses: [...FINAL_STATUSES], limit: 500 });
+        for (const b of page.data) await services.batches.remove(b);
         deleted += page.data.length;
         if (!page.has_more) break;
       }
@@ -181,7 +181,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'One batch',
-    handler: ({ services, params }) => services.batches.view(services.batches.get(params.id!, undefined)),
+    handler: async ({ services, params }) => services.batches.view(await services.batches.get(params.id!, undefined)),
   }),
   route({
     method: 'POST',
@@ -189,7 +189,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'Cancel a batch',
-    handler: ({ services, params }) => services.batches.view(services.batches.cancel(services.batches.get(params.id!, undefined))),
+    handler: async ({ services, params }) => services.batches.view(await services.batches.cancel(await services.batches.get(params.id!, undefined))),
   }),
   route({
     method: 'DELETE',
@@ -197,8 +197,8 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'Delete a finished batch and its output and error files (409 while it runs)',
-    handler: ({ services, params }) => {
-      services.batches.remove(services.batches.get(params.id!, undefined));
+    handler: async ({ services, params }) => {
+      await services.batches.remove(await services.batches.get(params.id!, undefined));
       return { id: params.id, deleted: true };
     },
   }),

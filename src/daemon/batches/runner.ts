@@ -2,7 +2,8 @@ import type { Services } from '../services.js';
 import type { RouterError } from '../http/errors.js';
 import type { BatchLine } from './jsonl.js';
 import { callLine, errorLine, ownerAuth, resultLine, routeFor, type LineReply } from './line-call.js';
-import type { BatchRow, BatchStore } from './store.js';
+import type { BatchRepository } from './port.js';
+import type { BatchRow } from './store.js';
 
 /**
  * Local mode: router sends a batch's lines itself, through the executor, at most `batchConcurrency` at a
@@ -60,11 +61,13 @@ export class RunHandle {
   stop: 'none' | StopReason = 'none';
   private readonly sleepers = new Set<() => void>();
   private expiry?: NodeJS.Timeout;
+  private lease?: NodeJS.Timeout;
 
   /** Stops the batch's workers: in-flight lines finish, sleeping and waiting ones wake at once. */
   halt(reason: StopReason): void {
     if (this.stop === 'none') this.stop = reason;
     clearTimeout(this.expiry);
+    clearTimeout(this.lease);
     const wake = [...this.sleepers];
     this.sleepers.clear();
     for (const fn of wake) fn();
@@ -79,9 +82,22 @@ export class RunHandle {
     this.expiry.unref();
   }
 
-  /** The run is over: its expiry timer is not needed any more. */
+  /**
+   * The run's lease (a cluster) ends at `atMs` unless renewed again: then it stops as on shutdown (no line
+   * sent after it, nothing finalized), so a node cut off from the database never runs a batch another
+   * node has taken over.
+   */
+  leaseUntil(atMs: number): void {
+    clearTimeout(this.lease);
+    if (this.stop !== 'none') return;
+    this.lease = setTimeout(() => this.halt('shutdown'), Math.max(0, atMs - Date.now()));
+    this.lease.unref();
+  }
+
+  /** The run is over: its timers are not needed any more. */
   settle(): void {
     clearTimeout(this.expiry);
+    clearTimeout(this.lease);
   }
 
   /** Calls `fn` once when the batch is halted (at once if it is). */
@@ -124,14 +140,14 @@ function shouldWait(reply: LineReply): number | undefined {
  */
 export async function runLocal(
   services: Services,
-  store: BatchStore,
+  store: BatchRepository,
   limiter: Limiter,
   batch: BatchRow,
   lines: BatchLine[],
   handle: RunHandle,
 ): Promise<'done' | 'expired' | 'stopped'> {
   const route = routeFor(services, batch.endpoint);
-  const done = store.doneLines(batch.id);
+  const done = await store.doneLines(batch.id);
   const queue = lines.map((_, i) => i).filter((i) => !done.has(i));
   const waits = new Map<number, number>();
   /** Per model: no line of it is sent before this time (ms), after a 429 or an open circuit. */
@@ -179,16 +195,15 @@ export async function runLocal(
         queue.unshift(index);
         continue;
       }
-      store.finishLine(batch.id, index, reply.status >= 200 && reply.status < 300, resultLine(line.custom_id, reply));
+      await store.finishLine(batch.id, { line: index, ok: reply.status >= 200 && reply.status < 300, result: resultLine(line.custom_id, reply) });
     }
   };
 
   const workers = Math.max(1, Math.min(services.settings.get().batchConcurrency, queue.length));
   await Promise.all(Array.from({ length: workers }, worker));
   if (handle.stop === 'expire' && queue.length > 0) {
-    for (const index of queue) {
-      store.finishLine(batch.id, index, false, errorLine(lines[index]!.custom_id, 'batch_expired', 'This request could not be executed before the completion window expired.'));
-    }
+    const text = 'This request could not be executed before the completion window expired.';
+    await store.recordLines(batch.id, queue.map((index) => ({ line: index, ok: false, result: errorLine(lines[index]!.custom_id, 'batch_expired', text) })), false);
     return 'expired';
   }
   // A window that closed while the last lines were in flight still leaves every line answered: done.

@@ -20,11 +20,13 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'keys', tables: ['api_keys'] },
   { module: 'cluster', tables: ['cluster_meta', 'cluster_nodes'] },
   { module: 'presets', tables: ['playground_presets'] },
-  { module: 'settings', tables: ['settings'] },
+  // File contents and leases are cluster-only tables (one machine keeps contents on disk, runs every batch).
+  { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files', 'batch_file_chunks', 'batch_leases'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
+  { module: 'settings', tables: ['settings'] },
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
   { module: 'combos', tables: ['combos'] },
   { module: 'pricing', tables: ['pricing_overrides'] },
@@ -34,7 +36,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
   { module: 'hooks', tables: ['middleware_hooks'] },
   { module: 'usage', tables: ['usage_log'] },
-  { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files'] },
   { module: 'memory', tables: ['memories', 'memory_settings', 'memory_key_settings', 'memory_meta'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   { module: 'sessions', tables: ['sessions', 'auth_password'] },
