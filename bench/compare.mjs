@@ -10,11 +10,15 @@
 // --a-env / --b-env: extra environment for that build's daemon (e.g. a trace collector that does not answer:
 // --b-env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9"); A and B may then be the same checkout.
 // Each checkout needs dist/ (built) and node_modules/ (a symlink to this repo's is fine).
+// RSS: each daemon's idle RSS (after its setup and a 2 s settle, before any load) and its peak RSS during its
+// own loaded phases (sampled every 100 ms) are reported beside the CPU figures.
+// --json FILE: also writes the summary (per build: req/s, CPU µs per request, idle and peak RSS) to FILE.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ask, cpuMeter, median, spawnNode } from './lib/procs.mjs';
+import { writeFileSync } from 'node:fs';
+import { ask, cpuMeter, median, rssOf, spawnNode } from './lib/procs.mjs';
 
 const LIB = fileURLToPath(new URL('./lib/', import.meta.url));
 const args = process.argv.slice(2);
@@ -62,6 +66,24 @@ for (const [name, dir] of Object.entries(builds)) {
 
 const model = args.includes('--combo') ? 'bench' : 'openai/gpt-bench';
 
+// Idle RSS: both daemons set up, nothing sent yet; a short settle lets start-up garbage be collected.
+await new Promise((r) => setTimeout(r, 2000));
+const idleRss = {};
+for (const [name, r] of Object.entries(routers)) idleRss[name] = rssOf(r.pid);
+const peakRss = { A: 0, B: 0 };
+/** Samples `name`'s RSS every 100 ms until the returned function is called. */
+function watchRss(name) {
+  const sample = () => {
+    const v = rssOf(routers[name].pid);
+    if (v !== null && v > peakRss[name]) peakRss[name] = v;
+  };
+  const timer = setInterval(sample, 100);
+  return () => {
+    clearInterval(timer);
+    sample();
+  };
+}
+
 function req(r) {
   const msg = [{ role: 'user', content: 'Say hello in one short sentence.' }];
   if (kind === 'anthropic') {
@@ -86,7 +108,9 @@ for (let i = 0; i < rounds; i++) {
   for (const name of i % 2 ? ['B', 'A'] : ['A', 'B']) {
     const r = routers[name];
     const meter = cpuMeter({ router: r.pid });
+    const stopWatch = watchRss(name);
     const res = await ask(lg.child, { kind: 'throughput', ...req(r), connections, warmupMs: 500, durationMs: ms });
+    stopWatch();
     const cpu = meter();
     const us = Math.round((cpu.routerCpuMs * 1000) / res.all);
     out[name].push({ rps: res.rps, us, other: cpu.otherCores, errors: res.errors });
@@ -94,11 +118,25 @@ for (let i = 0; i < rounds; i++) {
   }
 }
 const summary = {};
-for (const name of ['A', 'B']) summary[name] = { rps: median(out[name].map((x) => x.rps)), cpuUsPerReq: median(out[name].map((x) => x.us)) };
+for (const name of ['A', 'B']) {
+  summary[name] = {
+    rps: median(out[name].map((x) => x.rps)),
+    cpuUsPerReq: median(out[name].map((x) => x.us)),
+    cpuUsRounds: out[name].map((x) => x.us),
+    idleRssMb: idleRss[name] === null ? null : Math.round(idleRss[name] / 1e5) / 10,
+    peakRssMb: Math.round(peakRss[name] / 1e5) / 10,
+    otherCores: median(out[name].map((x) => x.other)),
+  };
+}
+const x = (b, a) => (a && b ? (b / a).toFixed(2) : '?');
 process.stdout.write(
-  `${kind}: A ${summary.A.rps} req/s, ${summary.A.cpuUsPerReq} µs/req | B ${summary.B.rps} req/s, ${summary.B.cpuUsPerReq} µs/req | ` +
-    `B/A throughput ${(summary.B.rps / summary.A.rps).toFixed(2)}x, CPU/req ${(summary.B.cpuUsPerReq / summary.A.cpuUsPerReq).toFixed(2)}x\n`,
+  `${kind}: A ${summary.A.rps} req/s, ${summary.A.cpuUsPerReq} µs/req, RSS idle ${summary.A.idleRssMb} / peak ${summary.A.peakRssMb} MB | ` +
+    `B ${summary.B.rps} req/s, ${summary.B.cpuUsPerReq} µs/req, RSS idle ${summary.B.idleRssMb} / peak ${summary.B.peakRssMb} MB | ` +
+    `B/A throughput ${x(summary.B.rps, summary.A.rps)}x, CPU/req ${x(summary.B.cpuUsPerReq, summary.A.cpuUsPerReq)}x, ` +
+    `idle RSS ${x(summary.B.idleRssMb, summary.A.idleRssMb)}x, peak RSS ${x(summary.B.peakRssMb, summary.A.peakRssMb)}x\n`,
 );
+const jsonOut = arg('json');
+if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ kind, rounds, ms, connections, builds, ...summary }, null, 2));
 for (const r of Object.values(routers)) await r.manage('POST', '/api/system/shutdown').catch(() => {});
 await new Promise((r) => setTimeout(r, 500));
 for (const p of [mock, lg, ...Object.values(routers).map((r) => r.handle)]) if (p.child.exitCode === null) p.child.kill('SIGTERM');

@@ -16,6 +16,8 @@
 //   --no-save          do not write bench/results/*.json
 //   --no-docs          do not touch docs/performance.md
 //   --router-root DIR  run the router from another checkout/build (its dist/ and bin/), e.g. to compare a fix
+//   --compare REF      the request-path guard instead of the scenarios: this build against git REF's, CPU per
+//                      request and RSS in both orders (bench/guard.mjs; docs/performance.md "Request-path guard")
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +28,11 @@ import { fmt, ratio, renderTable, updateDocs } from './lib/report.mjs';
 import { summarize } from './profile-summary.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+if (process.argv.includes('--compare')) {
+  const { spawnSync } = await import('node:child_process');
+  const guard = spawnSync(process.execPath, [join(ROOT, 'bench/guard.mjs'), ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(guard.status ?? 1);
+}
 const LIB = join(ROOT, 'bench/lib');
 const ALL = ['a', 'b', 'c', 'd', 'e', 'f'];
 

@@ -40,6 +40,7 @@ const GROUPS: Array<[string, () => Promise<{ register: Register }>]> = [
   ['evals', () => import('./commands/evals.js')],
   ['config-tool', () => import('./commands/config-tool.js')],
   ['config', () => import('./commands/config.js')],
+  ['cluster', () => import('./commands/cluster.js')],
   ['completion __complete', () => import('./commands/completion.js')],
 ];
 

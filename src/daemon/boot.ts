@@ -23,6 +23,7 @@ import { loadSecretKey, setSecretKey } from './store/secrets.js';
 import { SqliteDriver } from './store/sqlite-driver.js';
 import type { SqlDriver } from './store/driver.js';
 import { LOCAL_CHANGES, type ChangeFeed } from './store/changes.js';
+import { SqlSettingsRepository } from './settings/sql-repository.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
@@ -110,6 +111,8 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     db.close();
     throw err;
   }
+  // The state folder's own SQLite file (one machine: every module's storage; cluster mode: the local ones').
+  const fileStorage = new SqliteDriver(db);
   let nodeId: string;
   let shared: SharedDatabase | undefined;
   try {
@@ -117,7 +120,11 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     const givenKey = resolveSecretKey(opts.env);
     if (givenKey) {
       setSecretKey(paths.secretKey, givenKey);
-      checkSealingKey(db, givenKey);
+      const sealedSample = async () => {
+        const [row] = await fileStorage.query<{ id: string; secrets_enc: string }>('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1');
+        return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
+      };
+      await checkSealingKey(new SqlSettingsRepository(fileStorage), sealedSample, givenKey);
     }
     if (opts.databaseUrl) {
       // Cluster mode: the modules on the storage seam keep their records in the shared PostgreSQL database.
@@ -133,17 +140,21 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   }
   const cliToken = deriveCliToken(paths.cliSalt, true);
   if (!cliToken) throw new Error('cannot create the CLI token salt in the state folder');
-  const settings = new SettingsStore(db, paths.secretKey);
+  // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
+  const storage: SqlDriver = shared?.driver ?? fileStorage;
+  // Other nodes' writes: each store on the seam publishes its topic after a write and reloads on a notice.
+  const changes: ChangeFeed = LOCAL_CHANGES;
+  const settings = await SettingsStore.create(new SqlSettingsRepository(storage), {
+    keyFile: paths.secretKey,
+    changes,
+    onError: (error) => log.error('settings reload failed', { error: error instanceof Error ? error.message : String(error) }),
+  });
   configureOutboundProxy(settings.get().outboundProxy);
   settings.onChange((next, changed) => {
     if (changed.includes('outboundProxy')) configureOutboundProxy(next.outboundProxy);
   });
   // The oauthEndpoints setting's apiBaseUrl moves a provider's API (mock servers, private deployments).
   const apiBase = (providerId: string) => endpointOverride(settings.get(), providerId)?.apiBaseUrl;
-  // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
-  const storage: SqlDriver = shared?.driver ?? new SqliteDriver(db);
-  // Other nodes' writes: each store on the seam publishes its topic after a write and reloads on a notice.
-  const changes: ChangeFeed = LOCAL_CHANGES;
   const keyRepo = new SqlKeyRepository(storage);
   const keys = new KeyStore(keyRepo, await keyRepo.loadAll(), changes);
   const connections = new ConnectionStore(db, paths.secretKey);

@@ -79,7 +79,7 @@ describe('MCP routes from a non-loopback address', () => {
   it('at the session limit, a session idle for a minute gives way to a new one; active ones never do', async () => {
     expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(200);
     const open = (await services.mcp.status()).sessions.length;
-    services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: open } });
+    await services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: open } });
     try {
       expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(503);
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61_000 });
@@ -91,7 +91,7 @@ describe('MCP routes from a non-loopback address', () => {
       if (open === 1) expect((await call('/api/mcp/stream', LO, bearer(manageKey), initialize)).status).toBe(503);
     } finally {
       vi.useRealTimers();
-      services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: 32 } });
+      await services.settings.update({ agents: { ...services.settings.get().agents, mcpMaxSessions: 32 } });
     }
   });
 
@@ -109,7 +109,7 @@ describe('assistant from a non-loopback address', () => {
   it('is refused (even with a manage-scope key) until copilotAllowManageKey is on; then only a manage key passes', async () => {
     expect((await call('/api/copilot/chat', REMOTE, {}, chat)).status).toBe(403);
     expect((await call('/api/copilot/chat', REMOTE, bearer(manageKey), chat)).status).toBe(403);
-    services.settings.update({ copilotAllowManageKey: true });
+    await services.settings.update({ copilotAllowManageKey: true });
     try {
       expect((await call('/api/copilot/chat', REMOTE, {}, chat)).status).toBe(403);
       expect((await call('/api/copilot/chat', REMOTE, bearer(proxyKey), chat)).status).toBe(403);
@@ -118,7 +118,7 @@ describe('assistant from a non-loopback address', () => {
       expect(r.status).toBe(409);
       expect(r.text).toMatch(/assistantModel/);
     } finally {
-      services.settings.update({ copilotAllowManageKey: false });
+      await services.settings.update({ copilotAllowManageKey: false });
     }
     // From loopback, management credentials as usual.
     expect((await call('/api/copilot/chat', LO, bearer(manageKey), chat)).status).toBe(409);

@@ -50,7 +50,7 @@ describe('ResponseCache', () => {
     expect(cache.counters).toMatchObject({ hits: 2, misses: 1, stores: 1, savedTokens: 30 });
   });
 
-  it('TTL: an entry expires cacheTtlSeconds after it was stored (default one hour); lowering the TTL applies at once', () => {
+  it('TTL: an entry expires cacheTtlSeconds after it was stored (default one hour); lowering the TTL applies at once', async () => {
     const { cache, settings } = services;
     expect(settings.get().cacheTtlSeconds).toBe(3600);
     cache.set('k', 'openai', 'gpt-4o', reply('a'));
@@ -63,7 +63,7 @@ describe('ResponseCache', () => {
 
     cache.set('k2', 'openai', 'gpt-4o', reply('b'));
     now += 30_000;
-    settings.update({ cacheTtlSeconds: 10 });
+    await settings.update({ cacheTtlSeconds: 10 });
     expect(cache.size().entries).toBe(0);
     expect(cache.get('k2')).toBeUndefined();
   });
@@ -76,9 +76,9 @@ describe('ResponseCache', () => {
     expect(cache.get('k', 30_000)).toBeDefined();
   });
 
-  it('evicts the least recently used entry beyond cacheMaxEntries', () => {
+  it('evicts the least recently used entry beyond cacheMaxEntries', async () => {
     const { cache, settings } = services;
-    settings.update({ cacheMaxEntries: 3 });
+    await settings.update({ cacheMaxEntries: 3 });
     for (const k of ['a', 'b', 'c']) cache.set(k, 'openai', 'gpt-4o', reply(k));
     expect(cache.get('a')).toBeDefined(); // a is now the most recently used; b is the least
     cache.set('d', 'openai', 'gpt-4o', reply('d'));
@@ -86,14 +86,14 @@ describe('ResponseCache', () => {
     expect(cache.get('b')).toBeUndefined();
     for (const k of ['a', 'c', 'd']) expect(cache.get(k), k).toBeDefined();
     expect(cache.counters.evictions).toBe(1);
-    settings.update({ cacheMaxEntries: 1 });
+    await settings.update({ cacheMaxEntries: 1 });
     expect(cache.size().entries).toBe(1);
     expect(cache.get('d')).toBeDefined();
   });
 
-  it('evicts by bytes beyond cacheMaxBytes and never stores a reply bigger than the bound', () => {
+  it('evicts by bytes beyond cacheMaxBytes and never stores a reply bigger than the bound', async () => {
     const { cache, settings } = services;
-    settings.update({ cacheMaxBytes: 4096 });
+    await settings.update({ cacheMaxBytes: 4096 });
     const big = (k: string) => reply(k + 'x'.repeat(1500), { id: k });
     cache.set('a', 'openai', 'gpt-4o', big('a'));
     cache.set('b', 'openai', 'gpt-4o', big('b'));
@@ -125,7 +125,7 @@ describe('ResponseCache', () => {
   });
 
   it('survives a restart in LRU order; expired rows are dropped at load', async () => {
-    services.settings.update({ cacheMaxEntries: 3 });
+    await services.settings.update({ cacheMaxEntries: 3 });
     for (const k of ['a', 'b', 'c']) {
       services.cache.set(k, 'openai', 'gpt-4o', reply(k));
       now += 1000;

@@ -161,7 +161,7 @@ describe('authorization tiers x callers', () => {
   });
 
   it('requireLogin false opens management tiers to loopback callers without a credential, never to remote ones', async () => {
-    services.settings.update({ requireLogin: false });
+    await services.settings.update({ requireLogin: false });
     try {
       const open = { ...EXPECTED };
       for (const tier of ['management', 'local', 'spawn', 'copilot', 'metrics'] as const) {
@@ -179,13 +179,13 @@ describe('authorization tiers x callers', () => {
       expect((await call(app, '/api/keys', CALLERS['anon@lo']!)).status).toBe(200);
       expect((await call(app, '/api/keys', CALLERS['anon@remote']!)).status).toBe(401);
     } finally {
-      services.settings.update({ requireLogin: true });
+      await services.settings.update({ requireLogin: true });
     }
     expect((await call(app, '/api/keys', CALLERS['anon@lo']!)).status).toBe(401);
   });
 
   it('metrics: every loopback caller, credential or not, with the metricsOpenOnLoopback opt-in; remote ones as before', async () => {
-    services.settings.update({ metricsOpenOnLoopback: true });
+    await services.settings.update({ metricsOpenOnLoopback: true });
     try {
       const table = await statusTable('metrics');
       const expected = { ...EXPECTED.metrics };
@@ -193,12 +193,12 @@ describe('authorization tiers x callers', () => {
       expect(table).toEqual(expected);
       expect((await call(tierApp, '/test-only/metrics', CALLERS['anon@lo']!)).body.via).toBe('open-loopback');
     } finally {
-      services.settings.update({ metricsOpenOnLoopback: false });
+      await services.settings.update({ metricsOpenOnLoopback: false });
     }
   });
 
   it('copilot: a manage-scope key from a remote caller only with the copilotAllowManageKey opt-in', async () => {
-    services.settings.update({ copilotAllowManageKey: true });
+    await services.settings.update({ copilotAllowManageKey: true });
     try {
       const statuses: Record<string, number> = {};
       for (const name of ['managekey@remote', 'managekey@lo', 'proxykey@remote', 'session@remote', 'anon@remote', 'cli@remote'] as const) {
@@ -216,7 +216,7 @@ describe('authorization tiers x callers', () => {
       expect((await call(tierApp, '/test-only/spawn', CALLERS['managekey@remote']!)).status).toBe(403);
       expect((await call(tierApp, '/test-only/local', CALLERS['managekey@remote']!)).status).toBe(403);
     } finally {
-      services.settings.update({ copilotAllowManageKey: false });
+      await services.settings.update({ copilotAllowManageKey: false });
     }
   });
 

@@ -224,7 +224,7 @@ describe('in process: the fast path against the h3 app', () => {
   });
 
   it('bodies over the limit are the same 413, declared or chunked', async () => {
-    services.settings.update({ maxRequestBodyBytes: 2048 });
+    await services.settings.update({ maxRequestBodyBytes: 2048 });
     try {
       const big = JSON.stringify({ ...chat, messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
       const declared = await both('/v1/chat/completions', { headers: auth(), body: big });
@@ -236,7 +236,7 @@ describe('in process: the fast path against the h3 app', () => {
       expectStandardError(chunked.fast, 413);
       expect(stable(chunked.fast)).toEqual(stable(chunked.viaH3));
     } finally {
-      services.settings.update({ maxRequestBodyBytes: 32 * 1024 * 1024 });
+      await services.settings.update({ maxRequestBodyBytes: 32 * 1024 * 1024 });
     }
   });
 

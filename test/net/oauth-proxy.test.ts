@@ -31,11 +31,11 @@ beforeAll(async () => {
   [httpProxy, socksProxy] = await Promise.all([startHttpConnectProxy(), startSocks5Proxy()]);
   home = mkdtempSync(join(tmpdir(), 'router-oauth-proxy-'));
   services = await bootServices({ home, host: '127.0.0.1', port: 0 });
-  services.settings.update({ outboundProxy: { url: httpProxy.url, noProxy: [], perProvider: {} } });
+  await services.settings.update({ outboundProxy: { url: httpProxy.url, noProxy: [], perProvider: {} } });
 });
 
 afterAll(async () => {
-  services?.settings.update({ outboundProxy: { url: '', noProxy: [], perProvider: {} } });
+  await services?.settings.update({ outboundProxy: { url: '', noProxy: [], perProvider: {} } });
   closeServices(services);
   rmSync(home, { recursive: true, force: true });
   await new Promise((r) => tokenServer.close(r));

@@ -4,13 +4,16 @@
  * older build is encrypted in place at start.
  */
 import { afterEach, expect, it } from 'vitest';
+import { SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 import { startDaemon, type TestDaemon } from '../webhooks/helpers.js';
 
 const PROXY = { url: 'http://alice:pr0xy-s3cret@proxy.internal:3128', noProxy: ['localhost'], perProvider: { groq: 'socks5://bob:s0cks-pw@127.0.0.1:1080' } };
 let d: TestDaemon | undefined;
 afterEach(() => d?.close());
 
+const load = (t: TestDaemon) => SettingsStore.create(new SqlSettingsRepository(new SqliteDriver(t.services.db)), { keyFile: t.services.paths.secretKey });
 const row = (t: TestDaemon) => (t.services.db.prepare("SELECT value FROM settings WHERE key = 'outboundProxy'").get() as { value: string }).value;
 
 it('is encrypted at rest and reads back the same after a restart', async () => {
@@ -20,14 +23,14 @@ it('is encrypted at rest and reads back the same after a restart', async () => {
   expect(row(d)).not.toContain('pr0xy-s3cret');
   expect(row(d)).not.toContain('s0cks-pw');
   expect(JSON.parse(row(d)).enc).toMatch(/^v1\./);
-  const again = new SettingsStore(d.services.db, d.services.paths.secretKey);
+  const again = await load(d);
   expect(again.get().outboundProxy).toMatchObject(PROXY);
 });
 
 it('a plain value from an older build is encrypted in place at start', async () => {
   d = await startDaemon(false);
   d.services.db.prepare("INSERT INTO settings (key, value, updated_at) VALUES ('outboundProxy', ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(JSON.stringify(PROXY), new Date().toISOString());
-  const store = new SettingsStore(d.services.db, d.services.paths.secretKey);
+  const store = await load(d);
   expect(store.get().outboundProxy).toMatchObject(PROXY);
   expect(row(d)).not.toContain('pr0xy-s3cret');
 });

@@ -20,10 +20,10 @@ beforeAll(async () => {
     policy: { retryDelaysMs: [], timeoutMs: 2000 },
     resolve: fakeResolver({ 'hooks.example.com': ['93.184.216.34'], 'sneaky.example.com': ['10.0.0.5'] }),
   });
-  d.services.settings.update({ outboundProxy: { url: proxy.url, noProxy: [], perProvider: {} } });
+  await d.services.settings.update({ outboundProxy: { url: proxy.url, noProxy: [], perProvider: {} } });
 });
 afterAll(async () => {
-  d?.services.settings.update({ outboundProxy: { url: '', noProxy: [], perProvider: {} } });
+  await d?.services.settings.update({ outboundProxy: { url: '', noProxy: [], perProvider: {} } });
   d?.close();
   await Promise.all([rx?.close(), proxy?.close()]);
 });

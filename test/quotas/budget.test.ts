@@ -16,6 +16,7 @@ import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 import { estimateNano, NANO_PER_USD } from '../../src/daemon/quotas/budget.js';
 import type { SettledRow } from '../../src/daemon/quotas/hot-quotas.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
+import { loadSettingsSync, SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
 import { closeDatabase, openDatabase, type Db } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';
@@ -46,7 +47,7 @@ beforeEach(() => {
   events.on('quota.exceeded', (e) => void seen.push(e));
   quotas = new QuotaService({
     db,
-    settings: new SettingsStore(db),
+    settings: new SettingsStore(new SqlSettingsRepository(storage), loadSettingsSync(storage)),
     keys,
     events,
     now: () => clock.now,

@@ -9,6 +9,7 @@ import { RouterError } from '../../src/daemon/http/errors.js';
 import { KeyStore, type KeyRecord } from '../../src/daemon/keys/store.js';
 import { loadKeysSync, SqlKeyRepository } from '../../src/daemon/keys/sql-repository.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
+import { loadSettingsSync, SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
 import { closeDatabase, openDatabase, type Db } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';
@@ -39,8 +40,8 @@ export function makeEnv(start = T0): Env {
   const open = () => {
     env.db = openDatabase(join(dir, 'router.db'));
     migrate(env.db);
-    env.settings = new SettingsStore(env.db);
     const storage = new SqliteDriver(env.db);
+    env.settings = new SettingsStore(new SqlSettingsRepository(storage), loadSettingsSync(storage));
     env.keys = new KeyStore(new SqlKeyRepository(storage), loadKeysSync(storage));
     env.events = new EventBus();
     env.events.on('quota.exceeded', (e) => void env.seen.push(e));

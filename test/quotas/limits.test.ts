@@ -69,7 +69,7 @@ describe('daily request limit', () => {
     const unlimited = await newKey({ dailyRequestLimit: 0 });
     // Default 0: unlimited.
     admitN(byDefault, 50);
-    env.settings.update({ defaultDailyRequestLimit: 52 });
+    await env.settings.update({ defaultDailyRequestLimit: 52 });
     admitN(byDefault, 2);
     expect(refusal(() => env.quotas.admit(byDefault(), OPENAI)).code).toBe('daily_request_limit');
     expect(env.quotas.snapshot(byDefault().key!.id)!.requests).toMatchObject({ used: 52, limit: 52, source: 'default' });
@@ -85,8 +85,8 @@ describe('daily request limit', () => {
     expect(refusal(() => env.quotas.admit(override(), OPENAI)).code).toBe('daily_request_limit');
   });
 
-  it('callers without an API key have no daily limit', () => {
-    env.settings.update({ defaultDailyRequestLimit: 1 });
+  it('callers without an API key have no daily limit', async () => {
+    await env.settings.update({ defaultDailyRequestLimit: 1 });
     for (let i = 0; i < 5; i++) env.quotas.admit(sessionAuth(), OPENAI);
   });
 });
@@ -166,9 +166,9 @@ describe('relay per-minute limits', () => {
   const MINUTE = Date.UTC(2025, 2, 10, 22, 0, 0); // aligned to a window start
   const relay = (clientIp: string) => ({ ...OPENAI, relay: true, clientIp });
 
-  beforeEach(() => {
+  beforeEach(async () => {
     env.clock.now = MINUTE;
-    env.settings.update({ relayRequestsPerMinutePerKey: 3, relayRequestsPerMinutePerIp: 5 });
+    await env.settings.update({ relayRequestsPerMinutePerKey: 3, relayRequestsPerMinutePerIp: 5 });
   });
 
   it('per key: the Nth request in a minute is allowed, the N+1th refused with relay_rate_limit_key and Retry-After', async () => {
@@ -211,7 +211,7 @@ describe('relay per-minute limits', () => {
     for (let i = 0; i < 3; i++) expect(refusal(() => env.quotas.admit(a(), relay('198.51.100.20'))).code).toBe('relay_rate_limit_ip');
     expect(env.quotas.snapshot(a().key!.id)!.requests.used).toBe(0);
     expect(env.quotas.snapshot(a().key!.id)!.relay).toEqual({ perKeyPerMinute: 3, remaining: 3 });
-    env.settings.update({ relayRequestsPerMinutePerKey: 0, relayRequestsPerMinutePerIp: 0 });
+    await env.settings.update({ relayRequestsPerMinutePerKey: 0, relayRequestsPerMinutePerIp: 0 });
     admitN(a, 10, relay('198.51.100.20'));
     expect(refusal(() => env.quotas.admit(a(), relay('198.51.100.20'))).code).toBe('daily_request_limit');
   });

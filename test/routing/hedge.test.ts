@@ -36,7 +36,7 @@ const rowsOf = async (traceId: string | null, count: number) =>
   until(async () => {
     const rows = ((await env.router.manage('GET', '/api/logs?limit=50')).json.logs as any[]).filter((l) => l.traceId === traceId);
     return rows.length >= count ? rows : undefined;
-  }, 5000);
+  });
 
 describe('hedged requests', () => {
   it('non-streaming: the second target serves well before the first one\'s delay; the first is aborted and logged as cancelled, unbilled', async () => {
@@ -47,7 +47,7 @@ describe('hedged requests', () => {
     // The mock saw the slow attempt's connection closed before it answered.
     const slow = hits(env.mock, 'slow');
     expect(slow).toHaveLength(1);
-    await until(() => slow[0]!.aborted === true, 5000);
+    await until(() => slow[0]!.aborted === true);
     const rows = await rowsOf(r.headers.get('x-router-trace-id'), 2);
     const cancelled = rows.find((x) => x.model === 'slow');
     const served = rows.find((x) => x.model === 'b');
@@ -65,8 +65,9 @@ describe('hedged requests', () => {
     expect(s.done).toBe(true);
     expect(s.errors).toEqual([]);
     expect(s.ms).toBeLessThan(SLOW_MS / 2);
-    const slow = hits(env.mock, 'slow');
-    await until(() => slow[0]?.aborted === true, 5000);
+    // Read afresh on each poll: on a loaded machine the mock may record the slow request after the stream ended.
+    await until(() => hits(env.mock, 'slow')[0]?.aborted === true);
+    expect(hits(env.mock, 'slow')).toHaveLength(1);
     const rows = await rowsOf(s.headers.get('x-router-trace-id'), 2);
     expect(rows.map((x) => x.status).sort()).toEqual([200, 499]);
   });

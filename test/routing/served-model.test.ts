@@ -46,7 +46,7 @@ describe('served model, end to end', () => {
   });
 
   const logOf = async (traceId: string | null) =>
-    until(async () => ((await env.router.manage('GET', '/api/logs?limit=50')).json.logs as any[]).find((l) => l.traceId === traceId), 5000);
+    until(async () => ((await env.router.manage('GET', '/api/logs?limit=50')).json.logs as any[]).find((l) => l.traceId === traceId));
 
   it('a dated snapshot is logged as served, with no event', async () => {
     const r = await chat(env, 'openai/gpt-4o');

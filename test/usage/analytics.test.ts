@@ -51,7 +51,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'router-usage-an-'));
   services = await bootServices({ home, host: '127.0.0.1', port: 0, log: new Logger() });
   app = buildApp(services);
-  services.settings.update({ usageRetentionDays: 3650 });
+  await services.settings.update({ usageRetentionDays: 3650 });
   // 60 rows over 5 hours, deterministic.
   for (let i = 0; i < 60; i++) {
     const provider = PROVIDERS[i % 3]!;

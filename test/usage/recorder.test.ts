@@ -257,7 +257,7 @@ describe('retention', () => {
       .run(ts);
   const DAY = 86_400_000;
 
-  it('prunes rows older than usageRetentionDays (default 30) at start and when the setting changes', () => {
+  it('prunes rows older than usageRetentionDays (default 30) at start and when the setting changes', async () => {
     const now = Date.now();
     insertAt(now - 40 * DAY);
     insertAt(now - 31 * DAY);
@@ -268,11 +268,11 @@ describe('retention', () => {
     const started = new UsageService({ db: services.db, settings: services.settings, events: services.events, log: new Logger() });
     started.close();
     expect(rowCount()).toBe(2);
-    services.settings.update({ usageRetentionDays: 7 });
+    await services.settings.update({ usageRetentionDays: 7 });
     try {
       expect(rowCount()).toBe(1);
     } finally {
-      services.settings.update({ usageRetentionDays: 30 });
+      await services.settings.update({ usageRetentionDays: 30 });
     }
   });
 

@@ -80,7 +80,7 @@ describe('kind payloads over HTTP', () => {
   });
 
   it('telegram is exempt from the destination check (its API base may be local for tests)', async () => {
-    d.services.settings.update({ allowPrivateWebhookDestinations: false, telegramBotToken: '42:tok' });
+    await d.services.settings.update({ allowPrivateWebhookDestinations: false, telegramBotToken: '42:tok' });
     d.useWebhooks({ policy: FAST, telegramApiBase: `http://127.0.0.1:${rx.port}` });
     const { body: w } = await d.api('POST', '/api/webhooks', { url: '777', kind: 'telegram' });
     expect((await d.api('POST', `/api/webhooks/${w.id}/test`)).body.delivered).toBe(true);
@@ -90,6 +90,9 @@ describe('kind payloads over HTTP', () => {
 describe('settings: telegramBotToken', () => {
   it('is stored encrypted (never in plain text in the database); a plain value from before is encrypted at start', async () => {
     const { SettingsStore } = await import('../../src/daemon/settings/store.js');
+    const { SqlSettingsRepository } = await import('../../src/daemon/settings/sql-repository.js');
+    const { SqliteDriver } = await import('../../src/daemon/store/sqlite-driver.js');
+    const load = (keyFile?: string) => SettingsStore.create(new SqlSettingsRepository(new SqliteDriver(d.services.db)), { keyFile });
     const { statePaths } = await import('../../src/shared/paths.js');
     const db = d.services.db;
     const raw = () => (db.prepare("SELECT value FROM settings WHERE key = 'telegramBotToken'").get() as { value: string } | undefined)?.value ?? '';
@@ -97,12 +100,12 @@ describe('settings: telegramBotToken', () => {
     expect(raw()).not.toContain('PlainSecretValue');
     expect(JSON.parse(raw())).toEqual({ enc: expect.any(String) });
     const keyFile = statePaths(d.home).secretKey;
-    expect(new SettingsStore(db, keyFile).get().telegramBotToken).toBe('555666777:PlainSecretValue');
+    expect((await load(keyFile)).get().telegramBotToken).toBe('555666777:PlainSecretValue');
     // Without the key it cannot be read: it falls back to unset rather than to ciphertext.
-    expect(new SettingsStore(db).get().telegramBotToken).toBe('');
+    expect((await load()).get().telegramBotToken).toBe('');
     // A row written in plain text (older versions) is read, then encrypted in place.
     db.prepare("UPDATE settings SET value = ? WHERE key = 'telegramBotToken'").run(JSON.stringify('888:OlderPlainToken'));
-    expect(new SettingsStore(db, keyFile).get().telegramBotToken).toBe('888:OlderPlainToken');
+    expect((await load(keyFile)).get().telegramBotToken).toBe('888:OlderPlainToken');
     expect(raw()).not.toContain('OlderPlainToken');
     await d.api('PATCH', '/api/settings', { telegramBotToken: '' });
     expect(raw()).toBe('""');

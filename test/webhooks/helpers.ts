@@ -98,7 +98,7 @@ export interface TestDaemon {
 export async function startDaemon(allowPrivate: boolean): Promise<TestDaemon> {
   const home = mkdtempSync(join(tmpdir(), 'router-webhooks-'));
   const services = await bootServices({ home, host: '127.0.0.1', port: 0 });
-  services.settings.update({ allowPrivateWebhookDestinations: allowPrivate });
+  await services.settings.update({ allowPrivateWebhookDestinations: allowPrivate });
   const app = buildApp(services);
   return {
     services,

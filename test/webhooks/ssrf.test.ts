@@ -31,11 +31,11 @@ afterAll(async () => {
 });
 
 async function withPrivateAllowed<T>(fn: () => Promise<T>): Promise<T> {
-  d.services.settings.update({ allowPrivateWebhookDestinations: true });
+  await d.services.settings.update({ allowPrivateWebhookDestinations: true });
   try {
     return await fn();
   } finally {
-    d.services.settings.update({ allowPrivateWebhookDestinations: false });
+    await d.services.settings.update({ allowPrivateWebhookDestinations: false });
   }
 }
 

@@ -52,13 +52,13 @@ export const cacheRoutes: RouteDef[] = [
     tag: 'cache',
     summary: 'Change the cache settings (enabled, ttlSeconds, maxEntries, maxBytes); same bounds as /api/settings',
     body: cachePatch,
-    handler: ({ services, body }) => {
+    handler: async ({ services, body }) => {
       const patch: SettingsPatch = {};
       for (const [name, setting] of Object.entries(SETTING_OF)) {
         const value = body[name as keyof typeof SETTING_OF];
         if (value !== undefined) Object.assign(patch, { [setting]: value });
       }
-      services.settings.update(patch);
+      await services.settings.update(patch);
       return cacheStatus(services);
     },
   }),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Db } from '../store/db.js';
+import type { SettingsRepository } from '../settings/port.js';
 import { SecretError, decryptWithKey, encryptWithKey } from '../store/secrets.js';
 
 /**
@@ -75,16 +75,16 @@ function fromHex(text: string): Buffer | undefined {
   return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : undefined;
 }
 
+/** One secret already sealed in the database (a connection's), with the context it was sealed under. */
+export interface SealedSample {
+  enc: string;
+  context: string;
+}
+
 /** The settings row holding a value sealed with the cluster's key (the settings store skips unknown keys). */
 export const SEALING_CHECK_KEY = '_sealingCheck';
 const CHECK_PLAIN = 'router sealing key check v1';
 
-/**
- * Makes sure `key` is the key this database's secrets are sealed with: the first node to start seals a
- * known value under it; every later start opens that value, and a node holding another key refuses to
- * start instead of writing secrets no other node can read. Imports re-seal the row with the rest
- * (backups/rekey.ts sees it as an encrypted setting).
- */
 /** The check value sealed under `key`, as stored (`{"enc": ...}`); `context` binds it to where it is kept. */
 export function sealCheckValue(key: Buffer, context = `setting:${SEALING_CHECK_KEY}`): string {
   return JSON.stringify({ enc: encryptWithKey(CHECK_PLAIN, key, context) });
@@ -105,21 +105,27 @@ export function opensCheckValue(stored: string, key: Buffer, context = `setting:
 export const WRONG_KEY_MESSAGE =
   'the secret key given to this node does not open the secrets of its database: start it with the same ROUTER_SECRET_KEY (or --secret-key-file) as the other nodes';
 
-export function checkSealingKey(db: Db, key: Buffer): void {
+/**
+ * Makes sure `key` is the key this database's secrets are sealed with (`sealedSample`: any secret sealed so
+ * far, e.g. a provider connection's, or undefined): the first node to start seals a
+ * known value under it; every later start opens that value, and a node holding another key refuses to
+ * start instead of writing secrets no other node can read. Imports re-seal the row with the rest
+ * (backups/rekey.ts sees it as an encrypted setting). On one machine and for each node's own SQLite file;
+ * the shared database of a cluster has its own check (cluster/database.ts).
+ */
+export async function checkSealingKey(settings: SettingsRepository, sealedSample: () => Promise<SealedSample | undefined>, key: Buffer): Promise<void> {
   const context = `setting:${SEALING_CHECK_KEY}`;
-  const row = db.prepare('SELECT value FROM settings WHERE key = ?').get(SEALING_CHECK_KEY) as { value: string } | undefined;
-  if (!row) {
+  const value = await settings.get(SEALING_CHECK_KEY);
+  if (value === undefined) {
     // No check value yet: the first start with a given key. Secrets sealed before (a single machine moving
     // to a given key) must open with it, or they would all be lost at once.
-    const old = db.prepare('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1').get() as
-      | { id: string; secrets_enc: string }
-      | undefined;
-    if (old && !opens(old.secrets_enc, key, `connection:${old.id}`)) {
+    const old = await sealedSample();
+    if (old && !opens(old.enc, key, old.context)) {
       throw new StartRefused("the secret key given to this node does not open the secrets already in its database (sealed with the state folder's secret.key): start without it, or give that key");
     }
-    const sealed = sealCheckValue(key, context);
-    db.prepare('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING').run(SEALING_CHECK_KEY, sealed, new Date().toISOString());
-    return;
+    // Two nodes starting together: the first row stays, and this node checks its key against it.
+    if (await settings.insertIfAbsent(SEALING_CHECK_KEY, sealCheckValue(key, context), new Date().toISOString())) return;
+    return checkSealingKey(settings, sealedSample, key);
   }
-  if (!opensCheckValue(row.value, key, context)) throw new StartRefused(WRONG_KEY_MESSAGE);
+  if (!opensCheckValue(value, key, context)) throw new StartRefused(WRONG_KEY_MESSAGE);
 }

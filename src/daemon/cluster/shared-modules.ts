@@ -20,13 +20,13 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'keys', tables: ['api_keys'] },
   { module: 'cluster', tables: ['cluster_meta', 'cluster_nodes'] },
   { module: 'presets', tables: ['playground_presets'] },
+  { module: 'settings', tables: ['settings'] },
   // File contents and leases are cluster-only tables (one machine keeps contents on disk, runs every batch).
   { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files', 'batch_file_chunks', 'batch_leases'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
-  { module: 'settings', tables: ['settings'] },
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
   { module: 'combos', tables: ['combos'] },
   { module: 'pricing', tables: ['pricing_overrides'] },

@@ -20,6 +20,6 @@ export const compressionRoutes: RouteDef[] = [
     summary: 'Replaces the context compression settings (omitted fields take their defaults)',
     body: compressionSettingsSchema,
     reply: compressionSettingsSchema,
-    handler: ({ services, body }) => services.settings.update({ compression: body }).compression,
+    handler: async ({ services, body }) => (await services.settings.update({ compression: body })).compression,
   }),
 ];

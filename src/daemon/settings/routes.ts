@@ -54,7 +54,7 @@ export const settingsRoutes: RouteDef[] = [
     summary: 'Change settings',
     body: settingsPatchSchema,
     reply: settingsSchema,
-    handler: ({ services, body }) => {
+    handler: async ({ services, body }) => {
       // A client that PATCHes back what GET showed must not overwrite the token with its masked form.
       const token = body.telegramBotToken;
       if (token !== undefined && token.endsWith('...')) {
@@ -67,7 +67,7 @@ export const settingsRoutes: RouteDef[] = [
       if (body.cloudSync?.secret === SECRET_MASK) body.cloudSync = { ...body.cloudSync, secret: services.settings.get().cloudSync.secret };
       // And for proxy URLs: a password shown masked means the stored one.
       if (body.outboundProxy) body.outboundProxy = unmaskOutboundProxy(body.outboundProxy, services.settings.get().outboundProxy);
-      return publicSettings(services.settings.update(body));
+      return publicSettings(await services.settings.update(body));
     },
   }),
 ];

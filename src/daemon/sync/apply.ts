@@ -10,7 +10,7 @@ import type { AuthKind, Credential } from '../providers/types.js';
 import type { Services } from '../services.js';
 import { settingsPatchSchema, type Settings } from '../settings/store.js';
 import { unseal } from './signature.js';
-import { keyTimes, NODE_PROVIDER, nodeSecretsSchema, settingTimes, type WireSnapshot } from './snapshot.js';
+import { keyTimes, NODE_PROVIDER, nodeSecretsSchema, type WireSnapshot } from './snapshot.js';
 import { CREDENTIAL_SETTINGS, endpointData, LOCAL_SETTINGS, needsTrust, SECURITY_SETTINGS } from './trust.js';
 
 /**
@@ -97,7 +97,7 @@ export async function applySnapshot(services: Services, snap: WireSnapshot, opts
     await services.keys.update(local.id, { scopes, isActive: k.isActive, dailyRequestLimit: k.dailyRequestLimit, tokenLimits: limits });
     note({ kind: 'key', name: k.name, result: 'updated' });
   });
-  applySettings(services, snap, opts, report);
+  await applySettings(services, snap, opts, report);
   return report;
 }
 
@@ -177,8 +177,8 @@ function applyConnection(services: Services, c: SyncedConnection, opts: ApplyOpt
   note('updated', secrets ? undefined : 'credentials kept (overwriteCredentials is off)');
 }
 
-function applySettings(services: Services, snap: WireSnapshot, opts: ApplyOptions, report: SyncReport): void {
-  const stamps = settingTimes(services);
+async function applySettings(services: Services, snap: WireSnapshot, opts: ApplyOptions, report: SyncReport): Promise<void> {
+  const stamps = services.settings.updatedTimes();
   const current = services.settings.get() as Record<string, unknown>;
   const patch: Record<string, unknown> = {};
   const note = (name: string, result: SyncChange['result'], reason?: string) => report.changes.push({ kind: 'setting', name, result, ...(reason ? { reason } : {}) });
@@ -222,5 +222,5 @@ function applySettings(services: Services, snap: WireSnapshot, opts: ApplyOption
     Object.assign(patch, one.data);
     note(key, 'updated');
   }
-  if (Object.keys(patch).length) services.settings.update(patch as Partial<Settings>);
+  if (Object.keys(patch).length) await services.settings.update(patch as Partial<Settings>);
 }

@@ -51,18 +51,12 @@ export function keyTimes(services: Services): Map<string, string> {
   return new Map(rows.map((r) => [r.id, r.updated_at]));
 }
 
-/** Updated-at stamps of the stored settings. */
-export function settingTimes(services: Services): Map<string, string> {
-  const rows = services.db.prepare('SELECT key, updated_at FROM settings').all() as Array<{ key: string; updated_at: string }>;
-  return new Map(rows.map((r) => [r.key, r.updated_at]));
-}
-
 /** This router's configuration, credentials sealed with the shared secret. */
 export function buildSnapshot(services: Services, secret: string): SyncSnapshot {
   const nodes = services.nodes.list();
   const nodePrefix = new Map(nodes.map((n) => [n.id, n.prefix]));
   const keyStamps = keyTimes(services);
-  const settingStamps = settingTimes(services);
+  const settingStamps = services.settings.updatedTimes();
   const current = services.settings.get() as Record<string, unknown>;
   return {
     format: SYNC_FORMAT,

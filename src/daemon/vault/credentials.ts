@@ -5,7 +5,8 @@ import type { Services } from '../services.js';
 /**
  * The note vault's WebDAV credentials (docs/vault.md): one row of the settings table, `obsidianWebdav`,
  * whose value is `{"enc": ...}`, the whole `{username, password, enabled}` sealed with the state folder's
- * key under the context `setting:obsidianWebdav`. The settings store ignores keys it does not know, and
+ * key under the context `setting:obsidianWebdav`. The settings store keeps such rows of keys it does not
+ * know in its snapshot (read here without storage access, refreshed when another cluster node writes), and
  * backups/rekey.ts re-seals (or drops) every `{"enc"}` settings row on import, so this row needs nothing more.
  */
 export const VAULT_SETTING = 'obsidianWebdav';
@@ -17,40 +18,34 @@ export interface VaultCredentials {
   enabled: boolean;
 }
 
-/** Opened credentials per daemon, read once (null = none stored); writes replace the entry. */
-const cache = new WeakMap<Services, VaultCredentials | null>();
+/** Opened credentials per daemon with the stored value they came from: opened again only when it changes. */
+const cache = new WeakMap<Services, { stored: string | undefined; creds: VaultCredentials | null }>();
 
 export function loadCredentials(services: Services): VaultCredentials | null {
+  const stored = services.settings.extraRow(VAULT_SETTING);
   const cached = cache.get(services);
-  if (cached !== undefined) return cached;
+  if (cached && cached.stored === stored) return cached.creds;
   let creds: VaultCredentials | null = null;
-  const row = services.db.prepare('SELECT value FROM settings WHERE key = ?').get(VAULT_SETTING) as { value: string } | undefined;
-  if (row) {
+  if (stored !== undefined) {
     try {
-      const enc = (JSON.parse(row.value) as { enc?: unknown }).enc;
+      const enc = (JSON.parse(stored) as { enc?: unknown }).enc;
       if (typeof enc === 'string') creds = JSON.parse(decryptSecret(enc, services.paths.secretKey, CONTEXT)) as VaultCredentials;
     } catch {
       creds = null; // unreadable (key file changed): the vault stays closed until credentials are set again
     }
   }
-  cache.set(services, creds);
+  cache.set(services, { stored, creds });
   return creds;
 }
 
-export function saveCredentials(services: Services, creds: VaultCredentials): void {
+export async function saveCredentials(services: Services, creds: VaultCredentials): Promise<void> {
   const value = JSON.stringify({ enc: encryptSecret(JSON.stringify(creds), services.paths.secretKey, CONTEXT) });
-  services.db
-    .prepare(
-      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-    )
-    .run(VAULT_SETTING, value, new Date().toISOString());
-  cache.set(services, creds);
+  await services.settings.putExtraRow(VAULT_SETTING, value);
+  cache.set(services, { stored: value, creds });
 }
 
-export function deleteCredentials(services: Services): boolean {
-  const r = services.db.prepare('DELETE FROM settings WHERE key = ?').run(VAULT_SETTING);
-  cache.set(services, null);
-  return r.changes > 0;
+export function deleteCredentials(services: Services): Promise<boolean> {
+  return services.settings.removeExtraRow(VAULT_SETTING);
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();

@@ -42,11 +42,11 @@ export const vaultRoutes: RouteDef[] = [
     tag: 'vault',
     summary: 'Set the note-vault WebDAV credentials (stored encrypted) and switch the vault on or off',
     body: credentialsBody,
-    handler: ({ services, body }) => {
+    handler: async ({ services, body }) => {
       const current = loadCredentials(services);
       const password = body.password ?? current?.password;
       if (password === undefined) throw badRequest("Invalid field 'password': required when no password is set", 'password');
-      saveCredentials(services, { username: body.username, password, enabled: body.enabled });
+      await saveCredentials(services, { username: body.username, password, enabled: body.enabled });
       return publicView(loadCredentials(services));
     },
   }),
@@ -57,8 +57,8 @@ export const vaultRoutes: RouteDef[] = [
     tag: 'vault',
     summary: 'Remove the note-vault credentials (the WebDAV server answers 404 afterwards)',
     status: 204,
-    handler: ({ services }) => {
-      deleteCredentials(services);
+    handler: async ({ services }) => {
+      await deleteCredentials(services);
       return noContent();
     },
   }),
