@@ -6,11 +6,9 @@ import { execute, INTERNAL_AUTH } from '../proxy/execute.js';
 import { recordOutcome, type Outcome } from '../proxy/outcome.js';
 import { planTargets } from '../proxy/plan.js';
 import { AttemptError } from '../proxy/upstream-error.js';
-import { ANTHROPIC_ERROR_STATUS } from '../translate/formats/anthropic/errors.js';
 import { encodeOptionsFor, joinUrl, type Target } from '../providers/target.js';
 import type { Services } from '../services.js';
-import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
-import type { IrUsage } from '../translate/ir.js';
+import { anthropicRequests, anthropicResults, BATCH_PRICE_FACTOR, lineUsage, openaiInput, openaiResults, type NativeResult } from '../families/batch-native/codec.js';
 import type { BatchLine } from './jsonl.js';
 import { errorLine, ownerAuth } from './line-call.js';
 import type { RunHandle } from './runner.js';
@@ -26,8 +24,6 @@ import { newId, nowSeconds, type BatchRow, type NativeState } from './store.js';
 
 /** Anthropic's rule for a request's custom_id. */
 const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
-/** What OpenAI and Anthropic bill for a batched request, relative to the same request sent on its own. */
-const BATCH_PRICE_FACTOR = 0.5;
 /** The metadata key router sets on an OpenAI batch: its own batch id, to find the batch after a crash. */
 const ROUTER_BATCH_KEY = 'router_batch_id';
 /** Clock difference allowed between router and the provider when comparing creation times, seconds. */
@@ -149,20 +145,6 @@ interface Calls {
   start(op: ProviderCall): Promise<any>;
 }
 
-function jsonLines(text: string): any[] {
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as unknown);
-}
-
-/** Usage of a Chat Completions, Responses or embeddings body. */
-function usageOf(body: any): Partial<IrUsage> | undefined {
-  const u = body?.usage;
-  if (!u || typeof u !== 'object') return undefined;
-  return { inputTokens: u.prompt_tokens ?? u.input_tokens ?? 0, outputTokens: u.completion_tokens ?? u.output_tokens ?? 0 };
-}
-
 /** The usage row of one line a provider batch answered. */
 function recordLine(services: Services, batch: BatchRow, auth: AuthInfo, line: BatchLine, target: Target, status: number, body: unknown, error?: string): void {
   const outcome: Outcome & { costFactor: number } = {
@@ -172,7 +154,7 @@ function recordLine(services: Services, batch: BatchRow, auth: AuthInfo, line: B
     auth,
     t0: performance.now(),
     status,
-    usage: status < 400 ? (usageOf(body) ?? { inputTokens: 0, outputTokens: 0 }) : undefined,
+    usage: status < 400 ? (lineUsage(body) ?? { inputTokens: 0, outputTokens: 0 }) : undefined,
     error,
     upstreamMs: 0,
     notes: { batch: batch.id, native: true },
@@ -196,7 +178,7 @@ interface Submitted {
   counts(remote: any): { completed: number; failed: number };
   ended(remote: any): boolean;
   /** Result lines by custom_id: `[ok, line]`. */
-  results(remote: any): Promise<Map<string, { ok: boolean; result: string; status: number; body: unknown }>>;
+  results(remote: any): Promise<Map<string, NativeResult>>;
 }
 
 /**
@@ -223,10 +205,10 @@ function openai(calls: Calls, state: NativeState): Submitted {
   return {
     async submit(lines, targets, batch, save) {
       if (!state.remoteInputFileId) {
-        const jsonl = lines.map((l) => JSON.stringify({ custom_id: l.custom_id, method: 'POST', url: l.url, body: { ...l.body, model: targets.get(l.body.model)!.model } })).join('\n');
+        const jsonl = openaiInput(lines, (model) => targets.get(model)!.model);
         const form = new FormData();
         form.append('purpose', 'batch');
-        form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), `router-${batch.id}.jsonl`);
+        form.append('file', new Blob([jsonl], { type: 'application/jsonl' }), `router-${batch.id}.jsonl`);
         const file = await calls.start({ method: 'POST', path: 'files', body: form });
         state.remoteInputFileId = file.id;
         await save();
@@ -247,19 +229,11 @@ function openai(calls: Calls, state: NativeState): Submitted {
     counts: (remote) => ({ completed: remote.request_counts?.completed ?? 0, failed: remote.request_counts?.failed ?? 0 }),
     ended: (remote) => ['completed', 'failed', 'expired', 'cancelled'].includes(remote.status),
     async results(remote) {
-      const out = new Map<string, { ok: boolean; result: string; status: number; body: unknown }>();
+      const files: string[] = [];
       for (const fileId of [remote.output_file_id, remote.error_file_id]) {
-        if (!fileId) continue;
-        for (const r of jsonLines(await calls.call({ method: 'GET', path: `files/${fileId}/content` }))) {
-          const status = r.response?.status_code ?? 500;
-          const ok = status >= 200 && status < 300 && !r.error;
-          // A line OpenAI cancelled because router's own window closed is written as expired.
-          const error = r.error?.code === 'batch_cancelled' && state.expired ? { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' } : (r.error ?? null);
-          const result = JSON.stringify({ id: newId('batch_req_'), custom_id: r.custom_id, response: r.response ?? null, error });
-          out.set(r.custom_id, { ok, result, status, body: r.response?.body });
-        }
+        if (fileId) files.push(await calls.call({ method: 'GET', path: `files/${fileId}/content` }));
       }
-      return out;
+      return openaiResults(files, state.expired === true, () => newId('batch_req_'));
     },
   };
 }
@@ -269,12 +243,9 @@ function anthropic(calls: Calls, state: NativeState, all: BatchLine[]): Submitte
   return {
     async submit(lines, targets) {
       const body = {
-        requests: lines.map((l) => {
-          const t = targets.get(l.body.model)!;
-          const ir = getClientCodec('openai-chat').decodeRequest(l.body);
-          ir.model = t.model;
-          ir.stream = false;
-          return { custom_id: l.custom_id, params: getUpstreamCodec('anthropic').encodeRequest(ir, encodeOptionsFor(t)) };
+        requests: anthropicRequests(lines, (model) => {
+          const t = targets.get(model)!;
+          return { model: t.model, options: encodeOptionsFor(t) };
         }),
       };
       const remote = await calls.start({ method: 'POST', path: 'messages/batches', body });
@@ -304,32 +275,8 @@ function anthropic(calls: Calls, state: NativeState, all: BatchLine[]): Submitte
     },
     ended: (remote) => remote.processing_status === 'ended',
     async results(remote) {
-      const out = new Map<string, { ok: boolean; result: string; status: number; body: unknown }>();
       const op: ProviderCall = remote.results_url ? { method: 'GET', url: remote.results_url } : { method: 'GET', path: `messages/batches/${state.remoteId}/results` };
-      for (const r of jsonLines(await calls.call(op))) {
-        const id = r.custom_id as string;
-        const result = r.result ?? {};
-        if (result.type === 'succeeded') {
-          const ir = getUpstreamCodec('anthropic').decodeResponse(result.message);
-          const sent = byId.get(id);
-          const request = getClientCodec('openai-chat').decodeRequest(sent ? sent.body : { model: result.message?.model ?? 'unknown', messages: [] });
-          const body = getClientCodec('openai-chat').encodeResponse(ir, request);
-          const line = { id: newId('batch_req_'), custom_id: id, response: { status_code: 200, request_id: result.message?.id ?? '', body }, error: null };
-          out.set(id, { ok: true, result: JSON.stringify(line), status: 200, body });
-        } else if (result.type === 'errored') {
-          const inner = result.error?.error ?? result.error ?? {};
-          const status = ANTHROPIC_ERROR_STATUS[inner.type] ?? 500;
-          const body = { error: { message: inner.message ?? 'The provider reported an error.', type: inner.type ?? 'api_error', code: inner.type ?? 'api_error' } };
-          const line = { id: newId('batch_req_'), custom_id: id, response: { status_code: status, request_id: result.error?.request_id ?? '', body }, error: null };
-          out.set(id, { ok: false, result: JSON.stringify(line), status, body });
-        } else {
-          // Lines router cancelled because its own completion window closed are expired, as OpenAI writes them.
-          const expired = result.type !== 'canceled' || state.expired;
-          const text = expired ? 'This request could not be executed before the completion window expired.' : 'The batch was cancelled before this request ran.';
-          out.set(id, { ok: false, result: errorLine(id, expired ? 'batch_expired' : 'batch_cancelled', text), status: 499, body: undefined });
-        }
-      }
-      return out;
+      return anthropicResults(await calls.call(op), byId, state.expired === true, () => newId('batch_req_'));
     },
   };
 }
