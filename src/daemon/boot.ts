@@ -143,7 +143,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   // Modules reach storage through their ports over one driver (SQLite here; PostgreSQL in cluster mode).
   const storage: SqlDriver = shared?.driver ?? fileStorage;
   // Other nodes' writes: each store on the seam publishes its topic after a write and reloads on a notice.
-  const changes: ChangeFeed = LOCAL_CHANGES;
+  const changes: ChangeFeed = shared ? await shared.startChanges(nodeId) : LOCAL_CHANGES;
   const settings = await SettingsStore.create(new SqlSettingsRepository(storage), {
     keyFile: paths.secretKey,
     changes,

@@ -3,6 +3,8 @@ import { maskConnectionUrl, maskUrlsIn } from '../../shared/mask-url.js';
 import { MigrationError } from '../store/migrate.js';
 import { migratePostgres } from '../store/pg-migrate.js';
 import { isUnavailable, PostgresDriver } from '../store/postgres-driver.js';
+import { PostgresChangeFeed } from '../store/pg-changes.js';
+import { DatabaseUnavailableError } from '../store/driver.js';
 import { opensCheckValue, sealCheckValue, StartRefused, WRONG_KEY_MESSAGE } from './identity.js';
 
 /**
@@ -59,6 +61,7 @@ export class SharedDatabase {
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<(healthy: boolean) => void> = [];
   private closed = false;
+  private feed: PostgresChangeFeed | undefined;
 
   constructor(
     readonly driver: PostgresDriver,
@@ -112,9 +115,30 @@ export class SharedDatabase {
     for (const fn of this.listeners) fn(healthy);
   }
 
+  /**
+   * Starts the change feed on this database (LISTEN/NOTIFY on a connection of its own): its connection
+   * dropping marks the database down at once; its coming back triggers a probe (and the feed reloads every
+   * module, store/pg-changes.ts).
+   */
+  async startChanges(nodeId: string): Promise<PostgresChangeFeed> {
+    const feed = new PostgresChangeFeed({
+      driver: this.driver,
+      nodeId,
+      onError: (what, err) => this.log?.warn(`change feed: ${what} failed`, { error: reason(err) }),
+      onConnection: (up, err) => {
+        if (up) void this.probe();
+        else this.setHealthy(false, err ?? new DatabaseUnavailableError());
+      },
+    });
+    this.feed = feed;
+    await feed.start();
+    return feed;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    await this.feed?.close();
     await this.driver.close().catch(() => undefined);
   }
 }

@@ -75,6 +75,7 @@ class PostgresExecutor implements SqlExecutor {
 /** The PostgreSQL side of the driver seam: a node-postgres pool. */
 export class PostgresDriver extends PostgresExecutor implements SqlDriver {
   private readonly pool: pg.Pool;
+  private readonly opts: PostgresDriverOptions;
 
   constructor(opts: PostgresDriverOptions) {
     const cache = new Map<string, string>();
@@ -95,6 +96,7 @@ export class PostgresDriver extends PostgresExecutor implements SqlDriver {
     });
     super(pool, rewrite);
     this.pool = pool;
+    this.opts = opts;
     // An idle client losing its connection (server restart) must not crash the daemon: the pool replaces it.
     pool.on('error', () => {});
   }
@@ -125,6 +127,14 @@ export class PostgresDriver extends PostgresExecutor implements SqlDriver {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * A connection of its own, outside the pool, to the same database (LISTEN needs one connection held for
+   * good: store/pg-changes.ts). The caller connects, listens for its 'error' and ends it.
+   */
+  dedicatedClient(): pg.Client {
+    return new pg.Client({ connectionString: this.opts.url, application_name: this.opts.applicationName ?? 'router', connectionTimeoutMillis: 5000 });
   }
 
   async close(): Promise<void> {
