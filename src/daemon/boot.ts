@@ -168,7 +168,8 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const events = new EventBus((error, event) =>
     log.error('event listener failed', { event: event.event, error: error instanceof Error ? error.message : String(error) }),
   );
-  const webhooks = new WebhookService({ db, settings, keyFile: paths.secretKey, log });
+  const hot = createHotState({ redisUrl: opts.redisUrl, nodeId, log });
+  const webhooks = new WebhookService({ db, settings, keyFile: paths.secretKey, log, hot });
   events.labelProviders((id) => providerDirectory.label(id));
   webhooks.attach(events);
   // ROUTER_USAGE_DISABLED=1 turns usage recording off (the baseline of bench/usage-overhead.mjs).
@@ -198,7 +199,6 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   }, opts.clock);
   stages.register(reasoningStage(reasoningCache, settings), REASONING_STAGE_ORDER);
   const label = (id: string) => providerDirectory.label(id);
-  const hot = createHotState({ redisUrl: opts.redisUrl, nodeId, log });
   const resilience = new Resilience(db, connections, settings, events, log, label, hot);
   const tracing = tracingFromSettings({ settings, usage, connections, label, version: VERSION, log });
   if (tracing?.capturesContent) stages.register(traceContentStage(tracing), TRACE_CONTENT_STAGE_ORDER);

@@ -85,7 +85,7 @@ describe('CircuitBreakers', () => {
     breakers.recordSuccess('openai');
     expect(breakers.state('openai')).toBe('closed');
     // The streak began at T0; the probe succeeded 30 s later.
-    expect(recovered).toEqual([{ provider: 'openai', from: 'half-open', to: 'closed', consecutiveFailures: 0, downtimeMs: 30_000 }]);
+    expect(recovered).toEqual([{ provider: 'openai', from: 'half-open', to: 'closed', consecutiveFailures: 0, downtimeMs: 30_000, since: T0 }]);
     expect(events.map((e) => e.to)).toEqual(['open', 'half-open', 'closed']);
     expect(breakers.snapshot()).toEqual([]);
   });
@@ -322,7 +322,7 @@ describe('CircuitBreakers: provider and model circuits', () => {
     expect(breakers.check('openai', 'b')).toEqual({ allowed: true, probe: false });
     breakers.recordSuccess('openai', 'a');
     expect(breakers.state('openai', 'a')).toBe('closed');
-    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'half-open', to: 'closed', consecutiveFailures: 0, downtimeMs: 10_000 });
+    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'half-open', to: 'closed', consecutiveFailures: 0, downtimeMs: 10_000, since: T0 });
   });
 
   it("a 5xx answering the provider's half-open probe releases the provider's slot and counts for the model", () => {
@@ -365,7 +365,7 @@ describe('CircuitBreakers: provider and model circuits', () => {
     expect(copy.check('openai', 'a')).toMatchObject({ allowed: false, model: 'a' });
     breakers.reset('openai');
     expect(breakers.snapshot()).toEqual([{ provider: 'groq', model: 'x', state: 'closed', consecutiveFailures: 1, openUntil: 0, since: T0 }]);
-    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0, downtimeMs: 0 });
+    expect(events.at(-1)).toEqual({ provider: 'openai', model: 'a', from: 'open', to: 'closed', consecutiveFailures: 0, downtimeMs: 0, since: now });
   });
 
   it('a circuit restored from an older snapshot (no `since`) recovers without a downtime', () => {

@@ -371,9 +371,11 @@ export class BatchService {
       output_file_id: row.output_file_id,
       error_file_id: row.error_file_id,
     };
-    if (status === 'completed') this.services?.events.emit('batch.completed', data);
-    else if (status === 'failed' || status === 'expired') this.services?.events.emit('batch.failed', data);
+    // A batch ends once, whichever node of a cluster ran or resumed it: webhooks deliver its end once.
+    const once = `batch:${row.id}:${status}`;
+    if (status === 'completed') this.services?.events.emit('batch.completed', data, once);
+    else if (status === 'failed' || status === 'expired') this.services?.events.emit('batch.failed', data, once);
     // Its own name, not batch.failed: a cancel is the owner's decision, and an alert on failures should not fire for it.
-    else if (status === 'cancelled') this.services?.events.emit('batch.cancelled', data);
+    else if (status === 'cancelled') this.services?.events.emit('batch.cancelled', data, once);
   }
 }

@@ -67,15 +67,18 @@ export class EventBus {
     return false;
   }
 
-  /** Emits synchronously to every listener of `name`, then to every any-listener that wants it. Never throws. */
-  emit<N extends EventName>(name: N, data: EventMap[N]): void {
+  /**
+   * Emits synchronously to every listener of `name`, then to every any-listener that wants it. Never throws.
+   * `once` names a happening other cluster nodes may emit too (see RouterEvent.once).
+   */
+  emit<N extends EventName>(name: N, data: EventMap[N], once?: string): void {
     const named = this.byName.get(name);
     if (!named && !this.hasListeners(name)) return;
     const provider = (data as { provider?: unknown }).provider;
     if (this.label && 'provider' in data && (data as { provider_id?: unknown }).provider_id === undefined) {
       data = { ...data, provider: typeof provider === 'string' ? this.label(provider) : provider, provider_id: provider } as EventMap[N];
     }
-    const event = { event: name, timestamp: new Date().toISOString(), data } as RouterEvent<N>;
+    const event = (once === undefined ? { event: name, timestamp: new Date().toISOString(), data } : { event: name, timestamp: new Date().toISOString(), data, once }) as RouterEvent<N>;
     if (named) for (const listener of named) this.call(listener, event);
     for (const a of this.any) if (!a.wants || a.wants(name)) this.call(a.listener as EventListener<N>, event);
   }

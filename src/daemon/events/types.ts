@@ -209,6 +209,12 @@ export interface RouterEvent<N extends EventName = EventName> {
   /** ISO 8601, stamped once at emit (retries resend the same value). */
   timestamp: string;
   data: EventMap[N];
+  /**
+   * Names the happening when several nodes of a cluster may each emit it (the same circuit recovering on
+   * every node, a batch finished by whichever node resumed it): webhooks deliver one event per name across
+   * the cluster (webhooks/service.ts). Absent for events only one node can emit. Never sent to receivers.
+   */
+  once?: string;
 }
 
 /** Any event, discriminated on `event`. */

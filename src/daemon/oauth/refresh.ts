@@ -102,7 +102,11 @@ async function doRefresh(def: ProviderDef, c: Connection, deps: RefreshDeps): Pr
     lastError: null,
     providerSpecificData: { ...current.providerSpecificData, ...renewed.data, lastRefreshedAt: new Date().toISOString() },
   })!;
-  deps.events?.emit('connection.refreshed', { connection_id: c.id, provider: c.provider, name: c.name, expires_at: renewed.expiresAt, rotated });
+  deps.events?.emit(
+    'connection.refreshed',
+    { connection_id: c.id, provider: c.provider, name: c.name, expires_at: renewed.expiresAt, rotated },
+    renewed.expiresAt ? `connection.refreshed:${c.id}:${renewed.expiresAt}` : undefined,
+  );
   return next;
 }
 

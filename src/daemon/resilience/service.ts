@@ -100,7 +100,7 @@ export class Resilience {
         previous_state: breakerState(e.from),
         consecutive_failures: e.consecutiveFailures,
         downtime_seconds: e.downtimeMs === undefined ? null : Math.round(e.downtimeMs / 1000),
-      });
+      }, e.since === undefined ? undefined : `provider.recovered:${e.provider}:${e.model ?? ''}:${e.since}`);
     }
   }
 

@@ -54,6 +54,8 @@ export interface BreakerEvent {
   consecutiveFailures: number;
   /** On a transition to closed: ms since the first failure of the streak that ended (when known). */
   downtimeMs?: number;
+  /** On a transition to closed: epoch ms of the streak's first counted failure (when known), the same on every node sharing the circuit. */
+  since?: number;
 }
 
 /** One circuit's persisted state; `openUntil` is epoch ms (only meaningful when open). */
@@ -374,8 +376,8 @@ export class CircuitBreakers {
   }
 
   /** `{downtimeMs}` for a recovery event, when the streak's start is known. */
-  private downtime(entry: Entry): { downtimeMs?: number } {
-    return entry.since > 0 ? { downtimeMs: Math.max(0, this.now() - entry.since) } : {};
+  private downtime(entry: Entry): { downtimeMs?: number; since?: number } {
+    return entry.since > 0 ? { downtimeMs: Math.max(0, this.now() - entry.since), since: entry.since } : {};
   }
 
   private emit(entry: Entry, change: Omit<BreakerEvent, 'provider' | 'model'>): void {

@@ -3,6 +3,7 @@ import { createAgent } from '../net/upstream.js';
 import { outboundDispatcher } from '../net/outbound-proxy.js';
 import type { EventBus } from '../events/bus.js';
 import type { AnyRouterEvent } from '../events/types.js';
+import type { HotState } from '../hot/port.js';
 import type { Logger } from '../logger.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Db } from '../store/db.js';
@@ -42,7 +43,15 @@ export interface WebhookServiceOptions {
   telegramApiBase?: string;
   /** Deliveries one webhook may have in flight; beyond it new events for that webhook are dropped. */
   maxInFlightPerWebhook?: number;
+  /**
+   * The hot state: when shared (cluster mode), an event several nodes may emit (`event.once`) is delivered
+   * to each webhook by the one node that claims it first.
+   */
+  hot?: HotState;
 }
+
+/** How long a claimed delivery stays claimed: far longer than any node's lag behind another for one event. */
+export const CLAIM_TTL_MS = 24 * 3_600_000;
 
 /**
  * Webhook dispatch: subscribes to the event bus and fans every event out to the enabled webhooks that
@@ -70,6 +79,8 @@ export class WebhookService {
   private readonly history = new Map<string, DeliveryRecord[]>();
   private readonly lastDropLog = new Map<string, number>();
   private readonly shutdown = new AbortController();
+  private readonly hot?: HotState;
+  private lastClaimFailureLog = 0;
   private unsubscribe?: () => void;
 
   constructor(opts: WebhookServiceOptions) {
@@ -79,6 +90,7 @@ export class WebhookService {
     this.policy = { ...DEFAULT_POLICY, ...opts.policy };
     this.telegramApiBase = opts.telegramApiBase;
     this.maxInFlight = opts.maxInFlightPerWebhook ?? 100;
+    this.hot = opts.hot?.shared ? opts.hot : undefined;
     const resolve = opts.resolve ?? systemResolver;
     this.resolve = resolve;
     // Short keep-alive: receivers are called rarely, and idle sockets should not pin a daemon's exit.
@@ -184,9 +196,29 @@ export class WebhookService {
     void guarded.finally(() => this.pending.delete(guarded));
   }
 
+  /**
+   * Whether this node delivers `event` to `rec`: always, unless the event names a happening other nodes of
+   * a cluster may emit too; then only the node whose claim (Redis SET NX) lands first. With Redis
+   * unreachable the event is delivered (a duplicate is preferred to a lost event) and the log says so.
+   */
+  private async claimed(rec: WebhookRecord, event: AnyRouterEvent): Promise<boolean> {
+    if (!this.hot || event.once === undefined) return true;
+    try {
+      return await this.hot.setOnce(`webhook:${rec.id}:${event.once}`, CLAIM_TTL_MS);
+    } catch {
+      const now = Date.now();
+      if (now - this.lastClaimFailureLog > 60_000) {
+        this.lastClaimFailureLog = now;
+        this.log?.warn('webhook delivery not claimed (redis unreachable): other nodes may deliver the same event too', { webhookId: rec.id, event: event.event });
+      }
+      return true;
+    }
+  }
+
   private async deliver(rec: WebhookRecord, event: AnyRouterEvent): Promise<void> {
     const busy = this.inFlight.get(rec.id) ?? 0;
     if (busy >= this.maxInFlight) return this.logDrop(rec.id);
+    if (!(await this.claimed(rec, event))) return;
     this.inFlight.set(rec.id, busy + 1);
     try {
       const { result, attempts } = await withRetries(() => this.attempt(rec, event, 0), this.policy.retryDelaysMs, {
