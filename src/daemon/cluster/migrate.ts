@@ -16,6 +16,8 @@ import { closeDatabase, openDatabase } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { migratePostgres, PG_MIGRATIONS_DIR } from '../store/pg-migrate.js';
 import { PostgresDriver } from '../store/postgres-driver.js';
+import { SqliteDriver } from '../store/sqlite-driver.js';
+import { SqlSettingsRepository } from '../settings/sql-repository.js';
 import { copyTables, nonEmptyTables, type CopiedTable, type SkippedTable } from './copy-tables.js';
 import { checkSharedSealingKey } from './database.js';
 import { checkSealingKey, StartRefused } from './identity.js';
@@ -84,7 +86,12 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       const secrets = rekeySecrets(db, clusterKey, homeKey);
       try {
         // The check value every node opens at start; sealed here with the cluster key when the folder had none.
-        checkSealingKey(db, clusterKey);
+        const storage = new SqliteDriver(db);
+        const sample = async () => {
+          const row = db.prepare('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1').get() as { id: string; secrets_enc: string } | undefined;
+          return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
+        };
+        await checkSealingKey(new SqlSettingsRepository(storage), sample, clusterKey);
       } catch (err) {
         if (err instanceof StartRefused) throw new MigrateRefused(err.message);
         throw err;
