@@ -9,7 +9,7 @@ import { PresetStore } from '../../src/daemon/playground/presets.js';
 import type { PresetRepository } from '../../src/daemon/playground/port.js';
 import type { Preset } from '../../src/daemon/playground/schema.js';
 import { SqlPresetRepository } from '../../src/daemon/playground/sql-repository.js';
-import type { SqlDriver } from '../../src/daemon/store/driver.js';
+import { insertKeyRow } from '../support/port-fixtures.js';
 import { adapterTitle, storageAdapters } from '../support/storage.js';
 
 function preset(over: Partial<Preset> = {}): Preset {
@@ -30,25 +30,6 @@ function preset(over: Partial<Preset> = {}): Preset {
   };
 }
 
-/** An API key row (presets reference api_keys and go with their key). */
-async function keyRow(driver: SqlDriver): Promise<string> {
-  const id = randomUUID();
-  await new SqlKeyRepository(driver).insert({
-    id,
-    name: 'k',
-    maskedKey: 'rk_abcd...wxyz',
-    scopes: ['proxy'],
-    isActive: true,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    lastUsedAt: null,
-    dailyRequestLimit: null,
-    tokenLimits: [],
-    budget: null,
-    keyHash: Buffer.from(randomUUID().replaceAll('-', '').repeat(2), 'hex'),
-  });
-  return id;
-}
-
 for (const adapter of storageAdapters()) {
   describe.skipIf(adapter.unavailable)(adapterTitle('PresetRepository', adapter), () => {
     const open = async () => {
@@ -58,7 +39,7 @@ for (const adapter of storageAdapters()) {
 
     it('stores a preset and reads it back field for field (JSON messages, parameters, tags)', async () => {
       const { driver, repo } = await open();
-      const key = await keyRow(driver);
+      const key = await insertKeyRow(driver);
       const a = preset();
       const b = preset({ system: '', messages: [], parameters: {}, tags: [] });
       await repo.insert(key, a);
@@ -70,8 +51,8 @@ for (const adapter of storageAdapters()) {
 
     it("scopes every call to its owner: a key, another key and the dashboard (null) never see each other's", async () => {
       const { driver, repo } = await open();
-      const k1 = await keyRow(driver);
-      const k2 = await keyRow(driver);
+      const k1 = await insertKeyRow(driver);
+      const k2 = await insertKeyRow(driver);
       const mine = preset();
       const dash = preset();
       await repo.insert(k1, mine);
@@ -101,7 +82,7 @@ for (const adapter of storageAdapters()) {
 
     it('replaces every field but id and createdAt; removes once; a deleted key takes its presets along', async () => {
       const { driver, repo } = await open();
-      const key = await keyRow(driver);
+      const key = await insertKeyRow(driver);
       const a = preset();
       await repo.insert(key, a);
       const body = { name: 'renamed', model: 'anthropic/claude', system: 's', messages: [], parameters: { topP: 0.5 }, tags: ['x'] };

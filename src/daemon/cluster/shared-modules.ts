@@ -23,6 +23,8 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'settings', tables: ['settings'] },
   // File contents and leases are cluster-only tables (one machine keeps contents on disk, runs every batch).
   { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files', 'batch_file_chunks', 'batch_leases'] },
+  { module: 'hooks', tables: ['middleware_hooks'] },
+  { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -33,8 +35,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
-  { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
-  { module: 'hooks', tables: ['middleware_hooks'] },
   { module: 'usage', tables: ['usage_log'] },
   { module: 'memory', tables: ['memories', 'memory_settings', 'memory_key_settings', 'memory_meta'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },

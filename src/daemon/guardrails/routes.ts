@@ -80,7 +80,7 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: 'Replaces the global guardrail configuration (omitted guardrails and fields take their defaults)',
     body: guardrailConfigSchema,
-    handler: ({ services, body }) => ({ guardrails: listGuardrails(services.guardrails.set(body)), config: services.guardrails.get() }),
+    handler: async ({ services, body }) => ({ guardrails: listGuardrails(await services.guardrails.set(body)), config: services.guardrails.get() }),
   }),
   route({
     method: 'PATCH',
@@ -89,7 +89,7 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: 'Changes the given fields of the global guardrail configuration',
     body: guardrailOverrideSchema,
-    handler: ({ services, body }) => ({ guardrails: listGuardrails(services.guardrails.patch(body)), config: services.guardrails.get() }),
+    handler: async ({ services, body }) => ({ guardrails: listGuardrails(await services.guardrails.patch(body)), config: services.guardrails.get() }),
   }),
   route({
     method: 'GET',
@@ -109,9 +109,9 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: "Replaces an API key's guardrail override (a partial configuration laid over the global one; {} removes it)",
     body: guardrailOverrideSchema,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const keyId = keyOr404(services, params.keyId)!;
-      services.guardrails.setOverride(keyId, body);
+      await services.guardrails.setOverride(keyId, body);
       return { keyId, override: services.guardrails.override(keyId) ?? {}, effective: services.guardrails.effective(keyId) };
     },
   }),
@@ -122,8 +122,8 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: "Removes an API key's guardrail override",
     status: 204,
-    handler: ({ services, params }) => {
-      services.guardrails.deleteOverride(keyOr404(services, params.keyId)!);
+    handler: async ({ services, params }) => {
+      await services.guardrails.deleteOverride(keyOr404(services, params.keyId)!);
       return noContent();
     },
   }),

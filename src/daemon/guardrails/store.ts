@@ -1,27 +1,50 @@
-import type { Db } from '../store/db.js';
+import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
 import { guardrailConfigSchema, guardrailOverrideSchema, mergeConfig, type GuardrailConfig, type GuardrailOverride } from './config.js';
 import { GuardrailPolicy } from './policy.js';
+import type { GuardrailRepository } from './port.js';
+
+/** The change-feed topic of the guardrails (docs/storage.md). */
+const TOPIC = 'guardrails';
 
 /**
- * Guardrail configuration with one owner: the global document and per-key overrides, read once into
- * memory and written through to the database. Compiled policies are cached (one for the global config,
- * one per key with an override) and rebuilt only after a change, so a request costs one map lookup.
+ * Guardrail configuration with one owner: the global document and per-key overrides, loaded into memory
+ * from the `GuardrailRepository` port (SQLite or PostgreSQL) and written through it first, the snapshot
+ * changing only once stored. Compiled policies are cached (one for the global config, one per key with an
+ * override) and rebuilt only after a change, so a request costs one map lookup. Writes publish
+ * 'guardrails' on the change feed; a notice from another node reloads.
  */
 export class GuardrailService {
-  private config: GuardrailConfig;
-  private readonly overrides = new Map<string, GuardrailOverride>();
+  private config: GuardrailConfig = guardrailConfigSchema.parse({});
+  private overrides = new Map<string, GuardrailOverride>();
   private global!: GuardrailPolicy;
   private readonly perKey = new Map<string, GuardrailPolicy>();
 
-  constructor(private readonly db: Db) {
-    const row = db.prepare('SELECT config FROM guardrail_config WHERE id = 1').get() as { config: string } | undefined;
+  private constructor(
+    private readonly repo: GuardrailRepository,
+    private readonly changes: ChangeFeed,
+  ) {}
+
+  /** Loads the stored configuration; subscribes to other nodes' changes. */
+  static async create(repo: GuardrailRepository, changes: ChangeFeed = LOCAL_CHANGES): Promise<GuardrailService> {
+    const service = new GuardrailService(repo, changes);
+    await service.reload();
+    // The feed logs a failed reload (and calls again after reconnecting).
+    changes.subscribe(TOPIC, () => service.reload());
+    return service;
+  }
+
+  /** Replaces the snapshot with what storage holds now (boot, or another node wrote). */
+  async reload(): Promise<void> {
+    const stored = await this.repo.load();
     // A stored document that no longer validates (older bounds) falls back to the defaults rather than failing start.
-    const parsed = row ? guardrailConfigSchema.safeParse(JSON.parse(row.config)) : undefined;
-    this.config = parsed?.success ? parsed.data : guardrailConfigSchema.parse({});
-    for (const r of db.prepare('SELECT api_key_id, config FROM guardrail_key_overrides').all() as Array<{ api_key_id: string; config: string }>) {
-      const o = guardrailOverrideSchema.safeParse(JSON.parse(r.config));
-      if (o.success) this.overrides.set(r.api_key_id, o.data);
+    const parsed = stored.config !== undefined ? guardrailConfigSchema.safeParse(stored.config) : undefined;
+    const overrides = new Map<string, GuardrailOverride>();
+    for (const r of stored.overrides) {
+      const o = guardrailOverrideSchema.safeParse(r.config);
+      if (o.success) overrides.set(r.keyId, o.data);
     }
+    this.config = parsed?.success ? parsed.data : guardrailConfigSchema.parse({});
+    this.overrides = overrides;
     this.rebuild();
   }
 
@@ -36,17 +59,16 @@ export class GuardrailService {
   }
 
   /** Replaces the global configuration. */
-  set(config: GuardrailConfig): GuardrailConfig {
-    this.db
-      .prepare('INSERT INTO guardrail_config (id, config, updated_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at')
-      .run(JSON.stringify(config), new Date().toISOString());
+  async set(config: GuardrailConfig): Promise<GuardrailConfig> {
+    await this.repo.saveConfig(config, new Date().toISOString());
     this.config = config;
     this.rebuild();
+    this.changes.publish(TOPIC);
     return config;
   }
 
   /** Lays a partial configuration over the global one and stores the result. */
-  patch(over: GuardrailOverride): GuardrailConfig {
+  patch(over: GuardrailOverride): Promise<GuardrailConfig> {
     return this.set(guardrailConfigSchema.parse(mergeConfig(this.config, over)));
   }
 
@@ -59,21 +81,19 @@ export class GuardrailService {
   }
 
   /** Replaces a key's override; an empty document removes it. */
-  setOverride(keyId: string, over: GuardrailOverride): void {
+  async setOverride(keyId: string, over: GuardrailOverride): Promise<void> {
     if (Object.keys(over).length === 0) return this.deleteOverride(keyId);
-    this.db
-      .prepare(
-        'INSERT INTO guardrail_key_overrides (api_key_id, config, updated_at) VALUES (?, ?, ?) ON CONFLICT(api_key_id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at',
-      )
-      .run(keyId, JSON.stringify(over), new Date().toISOString());
+    await this.repo.saveOverride(keyId, over, new Date().toISOString());
     this.overrides.set(keyId, over);
     this.perKey.delete(keyId);
+    this.changes.publish(TOPIC);
   }
 
-  deleteOverride(keyId: string): void {
-    this.db.prepare('DELETE FROM guardrail_key_overrides WHERE api_key_id = ?').run(keyId);
+  async deleteOverride(keyId: string): Promise<void> {
+    await this.repo.deleteOverride(keyId);
     this.overrides.delete(keyId);
     this.perKey.delete(keyId);
+    this.changes.publish(TOPIC);
   }
 
   /** The effective configuration of a key (the global one when it has no override). */

@@ -19,7 +19,7 @@ export const hookRoutes: RouteDef[] = [
     summary: 'Creates a request hook: a match (route, model, provider, key) and actions from a fixed set',
     status: 201,
     body: hookInputSchema,
-    handler: ({ services, body }) => json(201, services.hooks.create(body)),
+    handler: async ({ services, body }) => json(201, await services.hooks.create(body)),
   }),
   route({
     method: 'GET',
@@ -54,8 +54,8 @@ export const hookRoutes: RouteDef[] = [
     tag: 'hooks',
     summary: 'Deletes a request hook (by id or name)',
     status: 204,
-    handler: ({ services, params }) => {
-      services.hooks.delete(params.id!);
+    handler: async ({ services, params }) => {
+      await services.hooks.delete(params.id!);
       return noContent();
     },
   }),

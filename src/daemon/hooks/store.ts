@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
-import type { Db } from '../store/db.js';
+import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
 import { hookInputSchema, MAX_HOOKS, type Hook, type HookAction, type HookInput, type HookPatch } from './config.js';
-
-interface Row {
-  id: string;
-  name: string;
-  position: number;
-  enabled: number;
-  definition: string;
-  created_at: string;
-  updated_at: string;
-}
+import type { HookRepository, StoredHook } from './port.js';
 
 /** An enabled hook as the request stage reads it: its match and its actions, in run order. */
 export interface CompiledHook {
@@ -24,37 +15,44 @@ export interface CompiledHook {
   actions: readonly HookAction[];
 }
 
+/** The change-feed topic of the hooks (docs/storage.md). */
+const TOPIC = 'hooks';
+
 /**
- * Request hooks with one owner: read once into memory, written through to the database, and compiled
- * (enabled ones, sorted by `order` then creation) after every change, so a request reads one array.
+ * Request hooks with one owner: loaded into memory from the `HookRepository` port (SQLite or PostgreSQL),
+ * written through it, and compiled (enabled ones, sorted by `order` then creation) after every change, so a
+ * request reads one array. Writes publish 'hooks' on the change feed; a notice from another node reloads.
  */
 export class HookService {
   private hooks: Hook[] = [];
   private compiledHooks: readonly CompiledHook[] = [];
 
-  constructor(
-    private readonly db: Db,
+  private constructor(
+    private readonly repo: HookRepository,
+    private readonly changes: ChangeFeed,
     private readonly log?: Logger,
-  ) {
-    this.load();
+  ) {}
+
+  /** Loads the stored hooks; subscribes to other nodes' changes. */
+  static async create(repo: HookRepository, changes: ChangeFeed = LOCAL_CHANGES, log?: Logger): Promise<HookService> {
+    const service = new HookService(repo, changes, log);
+    await service.reload();
+    // The feed logs a failed reload (and calls again after reconnecting).
+    changes.subscribe(TOPIC, () => service.reload());
+    return service;
   }
 
-  private load(): void {
-    const rows = this.db.prepare('SELECT * FROM middleware_hooks ORDER BY position, created_at, rowid').all() as Row[];
+  /** Replaces the snapshot with what storage holds now (boot, after a write, or another node wrote). */
+  async reload(): Promise<void> {
+    const rows = await this.repo.loadAll();
     const hooks: Hook[] = [];
     for (const r of rows) {
-      let def: unknown;
-      try {
-        def = JSON.parse(r.definition);
-      } catch {
-        def = undefined;
-      }
-      const parsed = hookInputSchema.safeParse({ ...(def as object), name: r.name, order: r.position, enabled: r.enabled === 1 });
+      const parsed = hookInputSchema.safeParse({ ...(r.definition as object), name: r.name, order: r.position, enabled: r.enabled });
       if (!parsed.success) {
         this.log?.warn('stored hook no longer validates; skipped', { hook: r.name });
         continue;
       }
-      hooks.push({ ...parsed.data, id: r.id, createdAt: r.created_at, updatedAt: r.updated_at });
+      hooks.push({ ...parsed.data, id: r.id, createdAt: r.createdAt, updatedAt: r.updatedAt });
     }
     this.hooks = hooks;
     this.compiledHooks = hooks
@@ -86,30 +84,23 @@ export class HookService {
     if (this.hooks.some((h) => h.name === name && h.id !== except)) throw new RouterError(409, `A hook named '${name}' exists already.`);
   }
 
-  create(input: HookInput): Hook {
-    const count = (this.db.prepare('SELECT COUNT(*) AS n FROM middleware_hooks').get() as { n: number }).n;
-    if (count >= MAX_HOOKS) throw new RouterError(400, `At most ${MAX_HOOKS} hooks; delete one first.`, { code: 'hook_limit' });
+  async create(input: HookInput): Promise<Hook> {
+    if ((await this.repo.count()) >= MAX_HOOKS) throw new RouterError(400, `At most ${MAX_HOOKS} hooks; delete one first.`, { code: 'hook_limit' });
     this.nameFree(input.name);
     const now = new Date().toISOString();
     const id = randomUUID();
-    this.db
-      .prepare('INSERT INTO middleware_hooks (id, name, position, enabled, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(id, input.name, input.order, input.enabled ? 1 : 0, JSON.stringify({ match: input.match, actions: input.actions }), now, now);
-    this.load();
+    await this.written(() => this.repo.insert({ ...stored(input), id, createdAt: now, updatedAt: now }), input.name, id);
     return this.orThrow(id);
   }
 
-  replace(idOrName: string, input: HookInput): Hook {
+  async replace(idOrName: string, input: HookInput): Promise<Hook> {
     const cur = this.orThrow(idOrName);
     this.nameFree(input.name, cur.id);
-    this.db
-      .prepare('UPDATE middleware_hooks SET name = ?, position = ?, enabled = ?, definition = ?, updated_at = ? WHERE id = ?')
-      .run(input.name, input.order, input.enabled ? 1 : 0, JSON.stringify({ match: input.match, actions: input.actions }), new Date().toISOString(), cur.id);
-    this.load();
+    await this.written(() => this.repo.update({ ...stored(input), id: cur.id, createdAt: cur.createdAt, updatedAt: new Date().toISOString() }), input.name, cur.id);
     return this.orThrow(cur.id);
   }
 
-  patch(idOrName: string, patch: HookPatch): Hook {
+  patch(idOrName: string, patch: HookPatch): Promise<Hook> {
     const cur = this.orThrow(idOrName);
     const { id: _id, createdAt: _c, updatedAt: _u, ...base } = cur;
     const next = hookInputSchema.safeParse({ ...base, ...patch });
@@ -117,9 +108,31 @@ export class HookService {
     return this.replace(cur.id, next.data);
   }
 
-  delete(idOrName: string): void {
+  async delete(idOrName: string): Promise<void> {
     const cur = this.orThrow(idOrName);
-    this.db.prepare('DELETE FROM middleware_hooks WHERE id = ?').run(cur.id);
-    this.load();
+    await this.repo.remove(cur.id);
+    await this.reload();
+    this.changes.publish(TOPIC);
   }
+
+  /**
+   * Runs a write, then reloads and tells the other nodes. A write refused because another node took the
+   * name meanwhile (the UNIQUE column) answers 409 like a name taken here.
+   */
+  private async written(write: () => Promise<unknown>, name: string, id: string): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      await this.reload();
+      this.nameFree(name, id);
+      throw err;
+    }
+    await this.reload();
+    this.changes.publish(TOPIC);
+  }
+}
+
+/** The stored columns of a hook's input. */
+function stored(input: HookInput): Omit<StoredHook, 'id' | 'createdAt' | 'updatedAt'> {
+  return { name: input.name, position: input.order, enabled: input.enabled, definition: { match: input.match, actions: input.actions } };
 }
