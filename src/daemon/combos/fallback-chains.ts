@@ -3,7 +3,8 @@ import { RouterError } from '../http/errors.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { ComboRecord } from './store.js';
-import { checkCombo, comboBody, inUse } from './validate.js';
+import { checkCombo, comboBody, comboReply, inUse } from './validate.js';
+import { NO_CONTENT } from '../http/replies.js';
 
 /**
  * Fallback chains (spec: "combos ... fallback chains" of the management surface) are priority combos: an
@@ -27,6 +28,9 @@ function chainById(services: Services, id: string | undefined): ComboRecord {
   return rec;
 }
 
+/** A chain as the replies show it: a combo without its strategy and the fields chains do not set. */
+const chainReply = comboReply.pick({ id: true, name: true, models: true, targetTimeoutMs: true, affinity: true, createdAt: true, updatedAt: true });
+
 const asCombo = (body: ChainBody) => ({ ...body, strategy: 'priority' as const });
 
 export const fallbackChainRoutes: RouteDef[] = [
@@ -36,6 +40,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'combos',
     summary: 'Fallback chains: the combos with the priority strategy (targets tried in order)',
+    reply: z.object({ chains: z.array(chainReply) }),
     handler: ({ services }) => ({ chains: services.combos.list().filter((c) => c.strategy === 'priority').map(chainView) }),
   }),
   route({
@@ -46,6 +51,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     summary: 'Create a fallback chain (a priority combo): {name, models, targetTimeoutMs?, affinity?}',
     body: chainBody,
     status: 201,
+    reply: chainReply,
     handler: ({ services, body }) => json(201, chainView(services.combos.create(checkCombo(asCombo(body), services)))),
   }),
   route({
@@ -54,6 +60,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'combos',
     summary: 'One fallback chain',
+    reply: chainReply,
     handler: ({ services, params }) => chainView(chainById(services, params.id)),
   }),
   route({
@@ -63,6 +70,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     tag: 'combos',
     summary: 'Replace a fallback chain (it stays a priority combo)',
     body: chainBody,
+    reply: chainReply,
     handler: ({ services, params, body }) => {
       const rec = chainById(services, params.id);
       return chainView(services.combos.update(rec.id, checkCombo(asCombo(body), services, rec.id))!);
@@ -75,6 +83,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     tag: 'combos',
     summary: 'Delete a fallback chain (409 while another combo references it)',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       const rec = chainById(services, params.id);
       const users = services.combos.referrers(rec.name);

@@ -3,7 +3,8 @@ import { RouterError } from '../http/errors.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { ComboRecord } from './store.js';
-import { checkCombo, comboBody, inUse } from './validate.js';
+import { checkCombo, comboBody, comboReply, inUse } from './validate.js';
+import { NO_CONTENT } from '../http/replies.js';
 
 const idParam = z.string().uuid();
 
@@ -25,6 +26,7 @@ export const comboRoutes: RouteDef[] = [
     summary: 'Create a combo (models are <provider>/<model> ids or other combo names)',
     body: comboBody,
     status: 201,
+    reply: comboReply,
     handler: ({ services, body }) => json(201, services.combos.create(checkCombo(body, services))),
   }),
   route({
@@ -33,6 +35,7 @@ export const comboRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'combos',
     summary: 'List combos',
+    reply: z.object({ combos: z.array(comboReply) }),
     handler: ({ services }) => ({ combos: services.combos.list() }),
   }),
   route({
@@ -41,6 +44,7 @@ export const comboRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'combos',
     summary: 'One combo',
+    reply: comboReply,
     handler: ({ services, params }) => comboById(services, params),
   }),
   route({
@@ -50,6 +54,7 @@ export const comboRoutes: RouteDef[] = [
     tag: 'combos',
     summary: 'Replace a combo (same body as create; omitted strategy, targetTimeoutMs, affinity, hedgeAfterMs, midStreamRecovery and contextFit reset to defaults)',
     body: comboBody,
+    reply: comboReply,
     handler: ({ services, params, body }) => {
       const rec = comboById(services, params);
       return services.combos.update(rec.id, checkCombo(body, services, rec.id));
@@ -62,6 +67,7 @@ export const comboRoutes: RouteDef[] = [
     tag: 'combos',
     summary: 'Delete a combo (409 while another combo references it)',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       const rec = comboById(services, params);
       const users = services.combos.referrers(rec.name);

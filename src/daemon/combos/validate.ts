@@ -6,6 +6,7 @@ import { modelIdProblem } from '../providers/model-id.js';
 import type { ProviderDef } from '../providers/types.js';
 import { COMBO_STRATEGIES, DEFAULT_COMBO_STRATEGY } from '../routing/strategies.js';
 import { COMBO_AFFINITIES, MID_STREAM_RECOVERIES } from '../../shared/records.js';
+import { isoTime } from '../http/replies.js';
 import type { ComboInput, ComboLookup, ComboModel, ComboRecord, ComboStore } from './store.js';
 
 /** Characters a combo name may use; `/` is allowed, so names read like model ids (`team/fast`). */
@@ -287,3 +288,18 @@ export function comboContextLength(
   }
   return min;
 }
+
+/** A combo as the replies show it (its targets normalized to objects). */
+export const comboReply = z.object({
+  id: z.string(),
+  name: z.string(),
+  strategy: z.enum(COMBO_STRATEGIES),
+  models: z.array(z.object({ model: z.string(), weight: z.number().optional() })),
+  targetTimeoutMs: z.number().nullable(),
+  affinity: z.enum(COMBO_AFFINITIES),
+  hedgeAfterMs: z.number().nullable(),
+  midStreamRecovery: z.enum(MID_STREAM_RECOVERIES).nullable(),
+  contextFit: z.boolean(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+}) satisfies z.ZodType<ComboRecord>;

@@ -20,6 +20,7 @@ import { extractZip } from '../archive/unzip.js';
 import { readBodyBytes } from '../http/body.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import { mediaTypeEssence } from '../http/request-guard.js';
+import { discoverReply, envImportReply, keychainImportReply, tokenImportReply } from '../providers/replies.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { fileOrigin, fingerprint, type ImportedConnection, importAccount, providerKnown } from './apply.js';
@@ -136,6 +137,7 @@ export const importRoutes: RouteDef[] = [
     tag: 'providers',
     summary: 'Import provider API keys found in the environment (`router setup`): one connection per variable, kept when unchanged; each tested against its upstream; dryRun: say what would change',
     body: envImportBody,
+    reply: envImportReply,
     handler: async ({ services, body }): Promise<EnvImportReply> => ({ results: await importEnvCredentials(services, body.credentials, body.dryRun ?? false) }),
   }),
   route({
@@ -146,6 +148,7 @@ export const importRoutes: RouteDef[] = [
     summary: 'Import one Antigravity token file (the file\'s JSON as the body) as an antigravity connection',
     body: tokenFile,
     status: 201,
+    reply: tokenImportReply,
     handler: ({ services, body }): Response => {
       const parsed = parseAll([{ name: 'token file', doc: body }]);
       requireAntigravity(services);
@@ -160,6 +163,7 @@ export const importRoutes: RouteDef[] = [
     summary: `Import several Antigravity token files ({files: [...]}, at most ${MAX_BULK}); one invalid file imports nothing`,
     body: bulkBody,
     status: 201,
+    reply: tokenImportReply,
     handler: ({ services, body }): Response => {
       const parsed = parseAll(body.files.map((doc, i) => ({ name: `files[${i}]`, doc })));
       requireAntigravity(services);
@@ -176,6 +180,7 @@ export const importRoutes: RouteDef[] = [
     bodyTypes: ZIP_TYPES,
     bodyLimit: MAX_ZIP_BYTES,
     status: 201,
+    reply: tokenImportReply,
     handler: async ({ services, event }): Promise<Response> => {
       if (!(ZIP_TYPES as readonly string[]).includes(mediaTypeEssence(event.req.headers.get('content-type')))) {
         throw new RouterError(415, `Content-Type must be ${ZIP_TYPES.join(' or ')}: the body is the archive.`);
@@ -195,6 +200,7 @@ export const importRoutes: RouteDef[] = [
     tag: 'providers',
     summary: `Import the local Antigravity CLI login (~/${AGY_TOKEN_FILE}); loopback only`,
     status: 201,
+    reply: tokenImportReply,
     handler: async ({ services }): Promise<Response> => {
       const found = await readKnownFile(userHome(), { path: AGY_TOKEN_FILE, parse: parseAntigravity });
       if (found.length === 0) throw new RouterError(404, `No Antigravity CLI login found (~/${AGY_TOKEN_FILE}); sign in with agy first.`);
@@ -208,6 +214,7 @@ export const importRoutes: RouteDef[] = [
     tier: 'spawn',
     tag: 'providers',
     summary: 'List CLI logins importable from this machine (OS credential store and CLI credential files) with fingerprints; loopback only',
+    reply: discoverReply,
     handler: async ({ services }): Promise<DiscoverReply> => ({ accounts: (await discoverSources()).map((s) => listed(services, s)) }),
   }),
   route({
@@ -217,6 +224,7 @@ export const importRoutes: RouteDef[] = [
     tag: 'providers',
     summary: 'Import confirmed accounts ({confirmedAccounts: [{service, account, fingerprint}]}); the store is re-read and only unchanged fingerprints import',
     body: keychainImportBody,
+    reply: keychainImportReply,
     handler: async ({ services, body }): Promise<KeychainImportReply> => {
       if (body.confirmedAccounts) return importConfirmed(services, body.confirmedAccounts);
       if (!services.settings.get().keychainLegacyImport) {

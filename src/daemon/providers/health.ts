@@ -3,6 +3,7 @@ import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { Connection } from './connections.js';
 import { fetchUpstreamModels } from './sync.js';
+import { testAllReply } from './replies.js';
 
 /** Connections tested at once by test-all: enough to be quick, few enough not to look like a flood upstream. */
 const TEST_ALL_CONCURRENCY = 4;
@@ -62,6 +63,7 @@ export const healthRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: `Test every connection against its upstream (${TEST_ALL_CONCURRENCY} at a time): ok, latency, models found, error`,
+    reply: testAllReply,
     handler: async ({ services }) => {
       const connections = services.connections.list();
       const tests = await bounded(connections, TEST_ALL_CONCURRENCY, (c) => testConnection(services, c));

@@ -9,6 +9,7 @@ import { publicConnection, type Connection } from './connections.js';
 import { fetchUpstreamModels } from './sync.js';
 import { testConnection } from './health.js';
 import { modelCatalog } from './available.js';
+import { connectionModelsReply, connectionTestReply, modelsReply, nodeReply, syncModelsReply } from './replies.js';
 import type { AuthKind, ProviderDef } from './types.js';
 
 const secret = z.string().min(1).max(8192);
@@ -147,6 +148,7 @@ export const providerRoutes: RouteDef[] = [
     summary:
       'The model catalog for admin tools: combos, providers with an active connection, local servers that answer a short probe; ?all=true adds every other model, marked unavailable',
     query: z.object({ all: z.enum(['true', 'false']).optional() }).strict(),
+    reply: modelsReply,
     handler: async ({ services, query }) => ({ models: await modelCatalog(services, query.all === 'true') }),
   }),
   route({
@@ -264,6 +266,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'Check a connection against its upstream (lists its models)',
+    reply: connectionTestReply,
     handler: async ({ services, params }) => testConnection(services, connectionOr404(services, params.id)),
   }),
   route({
@@ -272,6 +275,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: "Models of the connection's provider (synced when synced, else the static list)",
+    reply: connectionModelsReply,
     handler: ({ services, params }) => {
       const def = providerOf(services, connectionOr404(services, params.id).provider);
       const synced = services.syncedModels.get(def.id);
@@ -284,6 +288,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: "Fetch the provider's model list upstream; it replaces the static list in the catalog",
+    reply: syncModelsReply,
     handler: async ({ services, params }) => {
       const c = connectionOr404(services, params.id);
       const def = providerOf(services, c.provider);
@@ -301,6 +306,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'Custom provider nodes',
+    reply: z.object({ nodes: z.array(nodeReply) }),
     handler: ({ services }) => ({ nodes: services.nodes.list() }),
   }),
   route({
@@ -311,6 +317,7 @@ export const providerRoutes: RouteDef[] = [
     summary: 'Add a custom OpenAI- or Anthropic-compatible endpoint; its models are <prefix>/<model>',
     body: createNode,
     status: 201,
+    reply: nodeReply,
     handler: ({ services, body }) => {
       if (services.providers.provider(body.prefix)) throw badRequest(`Prefix '${body.prefix}' is already a provider id, alias or prefix.`, 'prefix');
       const node = services.nodes.create(body);
@@ -324,6 +331,7 @@ export const providerRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'providers',
     summary: 'One provider node',
+    reply: nodeReply,
     handler: ({ services, params }) => {
       const node = services.nodes.get(params.id ?? '');
       if (!node) throw new RouterError(404, 'Provider node not found.');
@@ -337,6 +345,7 @@ export const providerRoutes: RouteDef[] = [
     tag: 'providers',
     summary: 'Update a provider node',
     body: updateNode,
+    reply: nodeReply,
     handler: ({ services, params, body }) => {
       const cur = services.nodes.get(params.id ?? '');
       if (!cur) throw new RouterError(404, 'Provider node not found.');
@@ -355,6 +364,7 @@ export const providerRoutes: RouteDef[] = [
     tag: 'providers',
     summary: 'Remove a provider node and its connections (their stored credentials with them)',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       const id = params.id ?? '';
       if (!services.nodes.remove(id)) throw new RouterError(404, 'Provider node not found.');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RouterError, sanitizeMessage } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import { internalChat } from './internal-call.js';
+import { modelTestReply } from '../providers/replies.js';
 
 /** How long a model test may take before it is reported as failed. */
 const MODEL_TEST_TIMEOUT_MS = 60_000;
@@ -21,6 +22,7 @@ export const modelTestRoutes: RouteDef[] = [
     summary:
       'Send a real one-token request to a model or combo through the executor: which target answered, latency, tokens and cost (or the error in words)',
     body: modelTestBody,
+    reply: modelTestReply,
     handler: async ({ services, body }) => {
       const t0 = performance.now();
       try {

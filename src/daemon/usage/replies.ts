@@ -3,6 +3,7 @@ import type { BreakdownRow, LogEntry, Point, ProviderTelemetry, SeriesGroup, Sum
 import type { PriceEntry } from '../../shared/pricing.js';
 import { isoTime } from '../http/replies.js';
 import type { ProcessStats } from './process-stats.js';
+import type { UsageService } from './service.js';
 
 /** Reply schemas of the usage, request log, telemetry and price table routes (RouteDef.reply). */
 
@@ -134,8 +135,9 @@ export const telemetryReply = z.object({
     written: z.number(),
     estimating: z.number(),
     estimationSkipped: z.number(),
-    writer: z.enum(['worker', 'main']),
-  }),
+    writer: z.enum(['worker', 'main', 'postgres']),
+    spooled: z.number(),
+  }) satisfies z.ZodType<ReturnType<UsageService['stats']> & { requestsPerSecond: number; inFlight: number }>,
   process: processStats,
 });
 

@@ -20,24 +20,68 @@ export interface CombosRoutes {
       midStreamRecovery?: ("error" | "continue") | null;
       contextFit?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      strategy: "priority" | "weighted" | "round-robin" | "random" | "least-used" | "cost-optimized" | "latency-optimized";
+      models: Array<{
+        model: string;
+        weight?: number;
+      }>;
+      targetTimeoutMs: number | null;
+      affinity: "off" | "session" | "prefix";
+      hedgeAfterMs: number | null;
+      midStreamRecovery: ("error" | "continue") | null;
+      contextFit: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** List combos (management) */
   'GET /api/combos': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      combos: Array<{
+        id: string;
+        name: string;
+        strategy: "priority" | "weighted" | "round-robin" | "random" | "least-used" | "cost-optimized" | "latency-optimized";
+        models: Array<{
+          model: string;
+          weight?: number;
+        }>;
+        targetTimeoutMs: number | null;
+        affinity: "off" | "session" | "prefix";
+        hedgeAfterMs: number | null;
+        midStreamRecovery: ("error" | "continue") | null;
+        contextFit: boolean;
+        createdAt: string;
+        updatedAt: string;
+      }>;
+    };
   };
   /** One combo (management) */
   'GET /api/combos/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      strategy: "priority" | "weighted" | "round-robin" | "random" | "least-used" | "cost-optimized" | "latency-optimized";
+      models: Array<{
+        model: string;
+        weight?: number;
+      }>;
+      targetTimeoutMs: number | null;
+      affinity: "off" | "session" | "prefix";
+      hedgeAfterMs: number | null;
+      midStreamRecovery: ("error" | "continue") | null;
+      contextFit: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Replace a combo (same body as create; omitted strategy, targetTimeoutMs, affinity, hedgeAfterMs, midStreamRecovery and contextFit reset to defaults) (management) */
   'PUT /api/combos/{id}': {
@@ -56,24 +100,49 @@ export interface CombosRoutes {
       midStreamRecovery?: ("error" | "continue") | null;
       contextFit?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      strategy: "priority" | "weighted" | "round-robin" | "random" | "least-used" | "cost-optimized" | "latency-optimized";
+      models: Array<{
+        model: string;
+        weight?: number;
+      }>;
+      targetTimeoutMs: number | null;
+      affinity: "off" | "session" | "prefix";
+      hedgeAfterMs: number | null;
+      midStreamRecovery: ("error" | "continue") | null;
+      contextFit: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Delete a combo (409 while another combo references it) (management) */
   'DELETE /api/combos/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Fallback chains: the combos with the priority strategy (targets tried in order) (management) */
   'GET /api/fallback-chains': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      chains: Array<{
+        id: string;
+        name: string;
+        models: Array<{
+          model: string;
+          weight?: number;
+        }>;
+        targetTimeoutMs: number | null;
+        affinity: "off" | "session" | "prefix";
+        createdAt: string;
+        updatedAt: string;
+      }>;
+    };
   };
   /** Create a fallback chain (a priority combo): {name, models, targetTimeoutMs?, affinity?} (management) */
   'POST /api/fallback-chains': {
@@ -91,16 +160,36 @@ export interface CombosRoutes {
       midStreamRecovery?: ("error" | "continue") | null;
       contextFit?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      models: Array<{
+        model: string;
+        weight?: number;
+      }>;
+      targetTimeoutMs: number | null;
+      affinity: "off" | "session" | "prefix";
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** One fallback chain (management) */
   'GET /api/fallback-chains/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      models: Array<{
+        model: string;
+        weight?: number;
+      }>;
+      targetTimeoutMs: number | null;
+      affinity: "off" | "session" | "prefix";
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Replace a fallback chain (it stays a priority combo) (management) */
   'PUT /api/fallback-chains/{id}': {
@@ -118,15 +207,24 @@ export interface CombosRoutes {
       midStreamRecovery?: ("error" | "continue") | null;
       contextFit?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      models: Array<{
+        model: string;
+        weight?: number;
+      }>;
+      targetTimeoutMs: number | null;
+      affinity: "off" | "session" | "prefix";
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Delete a fallback chain (409 while another combo references it) (management) */
   'DELETE /api/fallback-chains/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
 }

@@ -16,8 +16,18 @@ export interface ProvidersRoutes {
       }>;
       dryRun?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      results: Array<{
+        variable: string;
+        provider: string;
+        connectionId: string | null;
+        action: "created" | "updated" | "unchanged" | "unsupported";
+        test: {
+          ok: boolean;
+          error?: string;
+        } | null;
+      }>;
+    };
   };
   /** Import one Antigravity token file (the file's JSON as the body) as an antigravity connection (management) */
   'POST /api/providers/agy-auth/import': {
@@ -26,8 +36,16 @@ export interface ProvidersRoutes {
     body: {
       [key: string]: unknown;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      imported: Array<{
+        id: string;
+        provider: string;
+        name: string;
+        created: boolean;
+        expiresAt: string | null;
+      }>;
+      ignored?: Array<string>;
+    };
   };
   /** Import several Antigravity token files ({files: [...]}, at most 100); one invalid file imports nothing (management) */
   'POST /api/providers/agy-auth/import-bulk': {
@@ -38,32 +56,65 @@ export interface ProvidersRoutes {
         [key: string]: unknown;
       }>;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      imported: Array<{
+        id: string;
+        provider: string;
+        name: string;
+        created: boolean;
+        expiresAt: string | null;
+      }>;
+      ignored?: Array<string>;
+    };
   };
   /** Import the Antigravity token files of a zip archive (the archive as the body); unsafe or oversized archives are refused (management) */
   'POST /api/providers/agy-auth/zip-extract': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      imported: Array<{
+        id: string;
+        provider: string;
+        name: string;
+        created: boolean;
+        expiresAt: string | null;
+      }>;
+      ignored?: Array<string>;
+    };
   };
   /** Import the local Antigravity CLI login (~/.gemini/antigravity-cli/antigravity-oauth-token); loopback only (spawn) */
   'POST /api/providers/agy-auth/apply-local': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      imported: Array<{
+        id: string;
+        provider: string;
+        name: string;
+        created: boolean;
+        expiresAt: string | null;
+      }>;
+      ignored?: Array<string>;
+    };
   };
   /** List CLI logins importable from this machine (OS credential store and CLI credential files) with fingerprints; loopback only (spawn) */
   'POST /api/providers/keychain/discover': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      accounts: Array<{
+        service: string;
+        account: string;
+        fingerprint: string;
+        provider: string;
+        kind: "file" | "keychain";
+        expiresAt: string | null;
+        importable: boolean;
+      }>;
+    };
   };
   /** Import confirmed accounts ({confirmedAccounts: [{service, account, fingerprint}]}); the store is re-read and only unchanged fingerprints import (spawn) */
   'POST /api/providers/keychain/import': {
@@ -76,8 +127,25 @@ export interface ProvidersRoutes {
         fingerprint: string;
       }>;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      imported: Array<{
+        service: string;
+        account: string;
+        connection: {
+          id: string;
+          provider: string;
+          name: string;
+          created: boolean;
+          expiresAt: string | null;
+        };
+      }>;
+      skipped: Array<{
+        service: string;
+        account: string;
+        reason: "changed" | "not_found" | "unsupported";
+      }>;
+      deprecated?: string;
+    };
   };
   /** The model catalog for admin tools: combos, providers with an active connection, local servers that answer a short probe; ?all=true adds every other model, marked unavailable (management) */
   'GET /api/models': {
@@ -86,8 +154,16 @@ export interface ProvidersRoutes {
       all?: "true" | "false";
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      models: Array<{
+        id: string;
+        provider: string;
+        contextLength: number | null;
+        source: "static" | "synced" | "local" | "combo";
+        available: boolean;
+        availability: "combo" | "connected" | "local" | "no connection" | "unreachable";
+      }>;
+    };
   };
   /** Every provider with its kind, wire format and auth kinds (management) */
   'GET /api/providers/catalog': {
@@ -258,32 +334,68 @@ export interface ProvidersRoutes {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: boolean;
+      latencyMs: number;
+      models?: number;
+      error?: string;
+    };
   };
   /** Models of the connection's provider (synced when synced, else the static list) (management) */
   'GET /api/providers/{id}/models': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      provider: string;
+      source: "synced" | "static";
+      models: Array<{
+        id: string;
+        contextLength?: number;
+        maxOutputTokens?: number;
+        reasoning?: boolean;
+      }>;
+    };
   };
   /** Fetch the provider's model list upstream; it replaces the static list in the catalog (management) */
   'POST /api/providers/{id}/sync-models': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      provider: string;
+      count: number;
+      models: Array<{
+        id: string;
+        contextLength?: number;
+        maxOutputTokens?: number;
+        reasoning?: boolean;
+      }>;
+    };
   };
   /** Custom provider nodes (management) */
   'GET /api/provider-nodes': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      nodes: Array<{
+        id: string;
+        name: string;
+        prefix: string;
+        type: "openai-compatible" | "anthropic-compatible";
+        baseUrl: string;
+        apiType: "chat" | "responses";
+        completions: boolean;
+        rerankFormat?: "cohere" | "tei";
+        tokenLimitField?: "auto" | "max_tokens" | "max_completion_tokens";
+        customHeaders: {
+          [key: string]: string;
+        };
+        createdAt: string;
+        updatedAt: string;
+      }>;
+    };
   };
   /** Add a custom OpenAI- or Anthropic-compatible endpoint; its models are <prefix>/<model> (management) */
   'POST /api/provider-nodes': {
@@ -302,16 +414,44 @@ export interface ProvidersRoutes {
         [key: string]: string;
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      prefix: string;
+      type: "openai-compatible" | "anthropic-compatible";
+      baseUrl: string;
+      apiType: "chat" | "responses";
+      completions: boolean;
+      rerankFormat?: "cohere" | "tei";
+      tokenLimitField?: "auto" | "max_tokens" | "max_completion_tokens";
+      customHeaders: {
+        [key: string]: string;
+      };
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** One provider node (management) */
   'GET /api/provider-nodes/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      prefix: string;
+      type: "openai-compatible" | "anthropic-compatible";
+      baseUrl: string;
+      apiType: "chat" | "responses";
+      completions: boolean;
+      rerankFormat?: "cohere" | "tei";
+      tokenLimitField?: "auto" | "max_tokens" | "max_completion_tokens";
+      customHeaders: {
+        [key: string]: string;
+      };
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Update a provider node (management) */
   'PUT /api/provider-nodes/{id}': {
@@ -330,24 +470,51 @@ export interface ProvidersRoutes {
         [key: string]: string;
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      prefix: string;
+      type: "openai-compatible" | "anthropic-compatible";
+      baseUrl: string;
+      apiType: "chat" | "responses";
+      completions: boolean;
+      rerankFormat?: "cohere" | "tei";
+      tokenLimitField?: "auto" | "max_tokens" | "max_completion_tokens";
+      customHeaders: {
+        [key: string]: string;
+      };
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Remove a provider node and its connections (their stored credentials with them) (management) */
   'DELETE /api/provider-nodes/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Test every connection against its upstream (4 at a time): ok, latency, models found, error (management) */
   'POST /api/providers/test-all': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: number;
+      failed: number;
+      results: Array<{
+        connectionId: string;
+        id: string;
+        name: string;
+        provider: string;
+        providerId: string;
+        isActive: boolean;
+        ok: boolean;
+        latencyMs: number;
+        models?: number;
+        error?: string;
+      }>;
+    };
   };
   /** Send a real one-token request to a model or combo through the executor: which target answered, latency, tokens and cost (or the error in words) (management) */
   'POST /api/models/test': {
@@ -356,7 +523,30 @@ export interface ProvidersRoutes {
     body: {
       model: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: ({
+      ok: true;
+      model: string;
+      provider: string;
+      served: {
+        model: string;
+        provider: string;
+        providerId: string;
+        connectionId: string | null;
+        connectionName: string | null;
+      };
+      latencyMs: number;
+      upstreamMs: number;
+      tokensIn: number;
+      tokensOut: number;
+      costUsd: number | null;
+      reply: string;
+      traceId: string;
+    }) | ({
+      ok: false;
+      model: string;
+      provider: string | null;
+      latencyMs: number;
+      error: string;
+    });
   };
 }

@@ -223,7 +223,8 @@ export interface UsageRoutes {
         written: number;
         estimating: number;
         estimationSkipped: number;
-        writer: "worker" | "main";
+        writer: "worker" | "main" | "postgres";
+        spooled: number;
       };
       process: {
         rssBytes: number;
