@@ -170,7 +170,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const events = new EventBus((error, event) =>
     log.error('event listener failed', { event: event.event, error: error instanceof Error ? error.message : String(error) }),
   );
-  const hot = createHotState({ redisUrl: opts.redisUrl, nodeId, log });
+  const hot = await createHotState({ redisUrl: opts.redisUrl, nodeId, log });
   const webhooks = new WebhookService({ db, settings, keyFile: paths.secretKey, log, hot });
   events.labelProviders((id) => providerDirectory.label(id));
   webhooks.attach(events);

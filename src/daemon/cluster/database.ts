@@ -2,9 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { maskConnectionUrl, maskUrlsIn } from '../../shared/mask-url.js';
 import { MigrationError } from '../store/migrate.js';
 import { migratePostgres } from '../store/pg-migrate.js';
-import { isUnavailable, PostgresDriver } from '../store/postgres-driver.js';
 import { PostgresChangeFeed } from '../store/pg-changes.js';
-import { DatabaseUnavailableError } from '../store/driver.js';
+import { DatabaseUnavailableError, isUnavailable } from '../store/driver.js';
+import type { PostgresDriver } from '../store/postgres-driver.js';
 import { opensCheckValue, sealCheckValue, StartRefused, WRONG_KEY_MESSAGE } from './identity.js';
 
 /**
@@ -163,6 +163,8 @@ export async function openSharedDatabase(opts: {
   log?: ConstructorParameters<typeof SharedDatabase>[2];
 }): Promise<SharedDatabase> {
   checkDatabaseUrl(opts.url);
+  // node-postgres loads only for a cluster node: one machine never holds it (docs/performance.md).
+  const { PostgresDriver } = await import('../store/postgres-driver.js');
   const driver = new PostgresDriver({ url: opts.url, applicationName: `router ${opts.nodeId}`.slice(0, 63) });
   const db = new SharedDatabase(driver, opts.url, opts.log);
   try {

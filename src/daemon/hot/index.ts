@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { LocalHotState } from './local.js';
 import type { HotState } from './port.js';
-import { RedisHotState } from './redis.js';
 
 export type { HotHealth, HotState, HotWindow, CounterOp, CounterOutcome, HotMessage } from './port.js';
 export { LocalHotState } from './local.js';
@@ -30,9 +29,11 @@ export function checkRedisUrl(url: string): void {
   }
 }
 
-export function createHotState(options: { redisUrl?: string; nodeId?: string; log?: Logger }): HotState {
+export async function createHotState(options: { redisUrl?: string; nodeId?: string; log?: Logger }): Promise<HotState> {
   const nodeId = options.nodeId ?? randomUUID();
   if (!options.redisUrl) return new LocalHotState(nodeId);
   checkRedisUrl(options.redisUrl);
+  // ioredis loads only when a Redis URL is given: one machine never holds it (docs/performance.md).
+  const { RedisHotState } = await import('./redis.js');
   return new RedisHotState({ url: options.redisUrl, nodeId, log: options.log, prefix: process.env.ROUTER_REDIS_PREFIX || undefined });
 }

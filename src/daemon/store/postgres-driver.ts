@@ -1,6 +1,8 @@
 import pg from 'pg';
 import type { SqlDriver, SqlExecutor, SqlResult, SqlValue } from './driver.js';
-import { bindable, DatabaseUnavailableError, toPostgresPlaceholders } from './driver.js';
+import { bindable, DatabaseUnavailableError, isUnavailable, toPostgresPlaceholders } from './driver.js';
+
+export { isUnavailable };
 
 /** Placeholder rewriting is cached per SQL text (statements are few and fixed; multi-row ones vary). */
 const MAX_CACHED = 256;
@@ -27,23 +29,6 @@ export interface PostgresDriverOptions {
 }
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
-
-/**
- * Whether a failure means the database cannot be reached, rather than a statement it refused: a socket error
- * (ECONNREFUSED...), a connection lost or timed out in the pool (node-postgres says so in words, without a
- * code), or a server-side SQLSTATE of class 08 (connection exception), 57P (shutting down, cannot connect
- * now) or 53 (out of resources: too many connections).
- */
-export function isUnavailable(err: unknown): boolean {
-  if (err instanceof DatabaseUnavailableError) return true;
-  const code = (err as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string') {
-    if (/^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('57P') || code.startsWith('53');
-    return true; // a Node system error: ECONNREFUSED, ECONNRESET, ETIMEDOUT, ENOTFOUND, EPIPE...
-  }
-  const message = err instanceof Error ? err.message : '';
-  return /connection terminated|timeout exceeded when trying to connect|connection timeout|Connection refused|not queryable|Client has encountered a connection error/i.test(message);
-}
 
 /** Runs a call on the database, turning a failure to reach it into `DatabaseUnavailableError`. */
 async function reach<T>(call: () => Promise<T>): Promise<T> {
