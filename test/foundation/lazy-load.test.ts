@@ -35,7 +35,7 @@ describe('subsystems load on first use', () => {
     // The recorder works: what every daemon needs is in the list.
     expect(loaded('h3')).toBe(true);
     expect(loaded('better-sqlite3')).toBe(true);
-    for (const pkg of ['@modelcontextprotocol/sdk', '@a2a-js/sdk', 'jose', '@opentelemetry/core', '@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-proto', 'execa', 'yaml']) {
+    for (const pkg of ['@modelcontextprotocol/sdk', '@a2a-js/sdk', 'jose', '@opentelemetry/core', '@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-proto', 'execa', 'yaml', 'pg', 'ioredis']) {
       expect(loaded(pkg), pkg).toBe(false);
     }
   });
