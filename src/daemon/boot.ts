@@ -73,7 +73,7 @@ import { BatchService } from './batches/service.js';
 import { DiskFileContents, SqlFileContents } from './batches/contents.js';
 import { leaseMsFromEnv, LocalLeases, SqlBatchLeases } from './batches/leases.js';
 import { SqlBatchRepository } from './batches/sql-repository.js';
-import { checkSealingKey, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
+import { checkSealingKey, sealedConnectionSample, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
 import { openSharedDatabase, type SharedDatabase } from './cluster/database.js';
 import { localModuleNames } from './cluster/shared-modules.js';
 
@@ -122,11 +122,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     const givenKey = resolveSecretKey(opts.env);
     if (givenKey) {
       setSecretKey(paths.secretKey, givenKey);
-      const sealedSample = async () => {
-        const [row] = await fileStorage.query<{ id: string; secrets_enc: string }>('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1');
-        return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
-      };
-      await checkSealingKey(new SqlSettingsRepository(fileStorage), sealedSample, givenKey);
+      await checkSealingKey(new SqlSettingsRepository(fileStorage), () => sealedConnectionSample(fileStorage), givenKey);
     }
     if (opts.databaseUrl) {
       // Cluster mode: the modules on the storage seam keep their records in the shared PostgreSQL database.

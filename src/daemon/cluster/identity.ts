@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SettingsRepository } from '../settings/port.js';
+import type { SqlExecutor } from '../store/driver.js';
 import { SecretError, decryptWithKey, encryptWithKey } from '../store/secrets.js';
 
 /**
@@ -79,6 +80,12 @@ function fromHex(text: string): Buffer | undefined {
 export interface SealedSample {
   enc: string;
   context: string;
+}
+
+/** The first sealed connection credential of a database (the sample `checkSealingKey` tries the key on). */
+export async function sealedConnectionSample(storage: SqlExecutor): Promise<SealedSample | undefined> {
+  const [row] = await storage.query<{ id: string; secrets_enc: string }>('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1');
+  return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
 }
 
 /** The settings row holding a value sealed with the cluster's key (the settings store skips unknown keys). */

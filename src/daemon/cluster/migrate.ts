@@ -20,7 +20,7 @@ import { SqliteDriver } from '../store/sqlite-driver.js';
 import { SqlSettingsRepository } from '../settings/sql-repository.js';
 import { copyTables, nonEmptyTables, type CopiedTable, type SkippedTable } from './copy-tables.js';
 import { checkSharedSealingKey } from './database.js';
-import { checkSealingKey, StartRefused } from './identity.js';
+import { checkSealingKey, sealedConnectionSample, StartRefused } from './identity.js';
 
 /** A refusal with a one-line message for the user (bad folder, non-empty database, wrong key...). */
 export class MigrateRefused extends Error {
@@ -86,12 +86,8 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       const secrets = rekeySecrets(db, clusterKey, homeKey);
       try {
         // The check value every node opens at start; sealed here with the cluster key when the folder had none.
-        const storage = new SqliteDriver(db);
-        const sample = async () => {
-          const row = db.prepare('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1').get() as { id: string; secrets_enc: string } | undefined;
-          return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
-        };
-        await checkSealingKey(new SqlSettingsRepository(storage), sample, clusterKey);
+        const file = new SqliteDriver(db);
+        await checkSealingKey(new SqlSettingsRepository(file), () => sealedConnectionSample(file), clusterKey);
       } catch (err) {
         if (err instanceof StartRefused) throw new MigrateRefused(err.message);
         throw err;
