@@ -8,6 +8,7 @@ import { listenUrl, statePaths } from '../shared/paths.js';
 import { VERSION } from '../shared/version.js';
 import { PasswordStore } from './auth/password.js';
 import { SessionStore } from './auth/sessions.js';
+import { SqlPasswordRepository, SqlSessionRepository } from './auth/sql-repository.js';
 import { createApp } from './http/app.js';
 import { KeyStore } from './keys/store.js';
 import { SqlKeyRepository } from './keys/sql-repository.js';
@@ -252,8 +253,8 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     translatorHistory: new TranslatorHistory(settings),
     cliToolLog: new CliToolLog(db),
     evals: new EvalService(db),
-    sessions: new SessionStore(db),
-    passwords: new PasswordStore(db),
+    sessions: await SessionStore.create(new SqlSessionRepository(storage), changes, log),
+    passwords: new PasswordStore(new SqlPasswordRepository(storage)),
     memory,
     events,
     webhooks,

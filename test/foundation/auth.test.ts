@@ -46,7 +46,7 @@ beforeAll(async () => {
   const inactive = await services.keys.create('inactive', ['proxy', 'manage']);
   await services.keys.update(inactive.id, { isActive: false });
   inactiveKey = inactive.key;
-  sessionToken = services.sessions.create().token;
+  sessionToken = (await services.sessions.create()).token;
 });
 
 afterAll(() => {

@@ -34,7 +34,7 @@ beforeAll(async () => {
   services = await bootServices({ home: state, host: LO, port: 0 });
   app = buildApp(services);
   manageKey = (await services.keys.create('manage-only', ['manage'])).key;
-  session = services.sessions.create().token;
+  session = (await services.sessions.create()).token;
 });
 
 afterAll(() => {

@@ -23,7 +23,7 @@ beforeAll(async () => {
   app = buildApp(services);
   keyA = (await services.keys.create('a', ['proxy'])).key;
   keyB = (await services.keys.create('b', ['proxy'])).key;
-  cookie = `auth_token=${services.sessions.create().token}`;
+  cookie = `auth_token=${(await services.sessions.create()).token}`;
 });
 
 afterAll(() => {

@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { Db } from '../store/db.js';
+import type { PasswordRepository } from './port.js';
 
 const PARAMS = { N: 16384, r: 8, p: 1 };
 const KEYLEN = 64;
@@ -26,30 +26,28 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** The dashboard password (one per installation). */
+/**
+ * The dashboard password (one per installation), behind the `PasswordRepository` port. No snapshot: only
+ * the login and password routes read it, straight from storage, so every cluster node checks the same one.
+ */
 export class PasswordStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly repo: PasswordRepository) {}
 
-  isSet(): boolean {
-    return this.db.prepare('SELECT 1 FROM auth_password WHERE id = 1').get() !== undefined;
+  async isSet(): Promise<boolean> {
+    return (await this.repo.get()) !== undefined;
   }
 
   async set(password: string): Promise<void> {
-    const hash = await hashPassword(password);
-    this.db
-      .prepare(
-        'INSERT INTO auth_password (id, hash, updated_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET hash = excluded.hash, updated_at = excluded.updated_at',
-      )
-      .run(hash, new Date().toISOString());
+    await this.repo.set(await hashPassword(password), new Date().toISOString());
   }
 
   async verify(password: string): Promise<boolean> {
-    const row = this.db.prepare('SELECT hash FROM auth_password WHERE id = 1').get() as { hash: string } | undefined;
-    if (!row) {
+    const stored = await this.repo.get();
+    if (!stored) {
       // Spend the same time as a real check so "no password set" is not distinguishable by timing.
       await hashPassword(password);
       return false;
     }
-    return verifyPassword(password, row.hash);
+    return verifyPassword(password, stored);
   }
 }

@@ -29,8 +29,8 @@ function throttleKey(event: H3Event, addr: string): string {
  * Opens a dashboard session: the `auth_token` cookie, HttpOnly (scripts never see it), SameSite=Strict (no
  * other site's page sends it), Secure when the request came over TLS.
  */
-function startSession(event: H3Event, services: Services): { ok: true; expiresAt: string } {
-  const session = services.sessions.create();
+async function startSession(event: H3Event, services: Services): Promise<{ ok: true; expiresAt: string }> {
+  const session = await services.sessions.create();
   setCookie(event, SESSION_COOKIE, session.token, {
     httpOnly: true,
     sameSite: 'strict',
@@ -72,9 +72,9 @@ export const authRoutes: RouteDef[] = [
     tag: 'auth',
     summary: 'End the dashboard session',
     reply: OK,
-    handler: ({ event, services }) => {
+    handler: async ({ event, services }) => {
       const token = event.req.headers.get('cookie') ? parseCookies(event)[SESSION_COOKIE] : undefined;
-      if (token) services.sessions.revoke(token);
+      if (token) await services.sessions.revoke(token);
       deleteCookie(event, SESSION_COOKIE, { path: '/' });
       return { ok: true };
     },
@@ -106,7 +106,7 @@ export const authRoutes: RouteDef[] = [
     reply: NO_CONTENT,
     handler: async ({ services, body }) => {
       await services.passwords.set(body.password);
-      services.sessions.revokeAll();
+      await services.sessions.revokeAll();
       return noContent();
     },
   }),
@@ -117,6 +117,6 @@ export const authRoutes: RouteDef[] = [
     tag: 'auth',
     summary: 'Whether login is required and a password is set',
     reply: authStatusReply,
-    handler: ({ services }) => json(200, { requireLogin: services.settings.get().requireLogin, passwordSet: services.passwords.isSet() }),
+    handler: async ({ services }) => json(200, { requireLogin: services.settings.get().requireLogin, passwordSet: await services.passwords.isSet() }),
   }),
 ];

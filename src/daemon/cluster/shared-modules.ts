@@ -25,6 +25,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files', 'batch_file_chunks', 'batch_leases'] },
   { module: 'hooks', tables: ['middleware_hooks'] },
   { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
+  { module: 'sessions', tables: ['sessions', 'auth_password'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -38,7 +39,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'usage', tables: ['usage_log'] },
   { module: 'memory', tables: ['memories', 'memory_settings', 'memory_key_settings', 'memory_meta'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
-  { module: 'sessions', tables: ['sessions', 'auth_password'] },
   { module: 'mcp audit', tables: ['mcp_audit'] },
   { module: 'cli tool log', tables: ['cli_tool_changes'] },
   { module: 'quota counters', tables: ['quota_counters'] },
