@@ -22,6 +22,8 @@ function human(r: ClusterMigrateReport): string {
     lines.push('not copied (still kept on each node):');
     for (const t of r.skipped) lines.push(`  ${t.table.padEnd(width)}  ${String(t.rows).padStart(7)} rows  ${t.reason}`);
   }
+  const f = r.fileContents;
+  lines.push(`batch files: ${f.files} contents copied (${f.bytes} bytes)${f.missing.length ? `, ${f.missing.length} missing from the folder's files/: ${f.missing.slice(0, 5).join(', ')}` : ''}`);
   const s = r.secrets;
   lines.push(
     `secrets: ${s.kept + s.reencrypted} sealed with the cluster key (${r.key === 'given' ? 'the key given' : "the state folder's secret.key"}), ${s.needReentry} unreadable (their owners need new credentials)`,

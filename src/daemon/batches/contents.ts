@@ -1,10 +1,10 @@
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { SqlDriver } from '../store/driver.js';
-import type { ContentWriter, FileContents } from './port.js';
+import type { BatchRepository, ContentWriter, FileContents } from './port.js';
 import { nowSeconds } from './store.js';
 
 /**
@@ -182,5 +182,45 @@ export class SqlFileContents implements FileContents {
       [beforeSec],
     );
     return changes;
+  }
+}
+
+/** What `copyFileContents` moved. */
+export interface CopiedContents {
+  files: number;
+  bytes: number;
+  /** Files with metadata but no content on disk (deleted by hand): listed, their batches cannot read them. */
+  missing: string[];
+}
+
+/**
+ * Copies the content of every file `repo` lists from one machine's `files/` into `target` (cluster
+ * migrate: the metadata rows travel with the tables, the bytes do not). Streams each file in pieces.
+ */
+export async function copyFileContents(repo: BatchRepository, from: DiskFileContents, target: FileContents): Promise<CopiedContents> {
+  const out: CopiedContents = { files: 0, bytes: 0, missing: [] };
+  let after: string | undefined;
+  for (;;) {
+    const page = await repo.listFiles({ limit: 500, order: 'asc', ...(after ? { after } : {}) });
+    for (const file of page.data) {
+      if (!existsSync(from.pathOf(file.id))) {
+        out.missing.push(file.id);
+        continue;
+      }
+      const writer = target.writer(file.id);
+      try {
+        for await (const chunk of createReadStream(from.pathOf(file.id), { highWaterMark: CHUNK_BYTES })) {
+          await writer.write(chunk as Buffer);
+          out.bytes += (chunk as Buffer).length;
+        }
+        await writer.finish();
+      } catch (err) {
+        await writer.abort().catch(() => undefined);
+        throw err;
+      }
+      out.files++;
+    }
+    if (!page.has_more || page.data.length === 0) return out;
+    after = page.data.at(-1)!.id;
   }
 }

@@ -12,6 +12,8 @@ import { maskConnectionUrl } from '../../shared/mask-url.js';
 import { statePaths } from '../../shared/paths.js';
 import { isAlive, readPidFile } from '../../shared/pidfile.js';
 import { rekeySecrets, type RekeyCounts } from '../backups/rekey.js';
+import { copyFileContents, DiskFileContents, SqlFileContents, type CopiedContents } from '../batches/contents.js';
+import { SqlBatchRepository } from '../batches/sql-repository.js';
 import { closeDatabase, openDatabase } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { migratePostgres, PG_MIGRATIONS_DIR } from '../store/pg-migrate.js';
@@ -49,6 +51,8 @@ export interface ClusterMigrateReport {
   skipped: SkippedTable[];
   /** Sealed values: readable with the cluster key already, re-sealed with it, or unreadable (owner needs re-entry). */
   secrets: RekeyCounts;
+  /** Batch API file contents moved from the folder's `files/` into the database (a cluster keeps them there). */
+  fileContents: CopiedContents;
 }
 
 function readKey(file: string): Buffer | undefined {
@@ -99,10 +103,11 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       }
       const { version } = await migratePostgres(pg, opts.pgMigrationsDir ?? PG_MIGRATIONS_DIR);
       const report = await copyTables(db, pg);
+      const fileContents = await copyFileContents(new SqlBatchRepository(new SqliteDriver(db)), new DiskFileContents(join(opts.home, 'files')), new SqlFileContents(pg));
       // The cluster's check value (cluster_meta), sealed with the cluster key: a node started with another
       // key is refused instead of sealing secrets the copied ones cannot share a key with.
       await checkSharedSealingKey(pg, clusterKey);
-      return { database: maskConnectionUrl(opts.databaseUrl), key: opts.secretKey ? 'given' : 'state-folder', schemaVersion: version, ...report, secrets };
+      return { database: maskConnectionUrl(opts.databaseUrl), key: opts.secretKey ? 'given' : 'state-folder', schemaVersion: version, ...report, secrets, fileContents };
     } finally {
       closeDatabase(db);
     }
