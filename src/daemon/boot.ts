@@ -54,6 +54,7 @@ import { TranslatorHistory } from './insights/translator-history.js';
 import { CliToolLog } from './insights/cli-tool-log.js';
 import { EvalService } from './evals/service.js';
 import { MemoryService } from './memory/service.js';
+import { SqlMemoryRepository } from './memory/sql-repository.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
 import { PresetStore } from './playground/presets.js';
 import { SqlPresetRepository } from './playground/sql-repository.js';
@@ -190,7 +191,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
   const skills = new SkillCatalog(join(paths.home, 'skills'));
   stages.register(skillsStage(skills), SKILLS_STAGE_ORDER);
-  const memory = new MemoryService(db, log, paths.secretKey);
+  const memory = await MemoryService.create({ repo: new SqlMemoryRepository(storage), changes, log, keyFile: paths.secretKey });
   stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
   const reasoningCache = new ReasoningCache(() => {
     const s = settings.get();

@@ -176,7 +176,7 @@ describe('retrieval', () => {
     expect(one.memories).toHaveLength(1);
     // Token counts are gpt-tokenizer's of "key: content".
     const { countTokens } = await import('gpt-tokenizer');
-    const m = t.services.memory.get(first.id)!;
+    const m = (await t.services.memory.get(first.id))!;
     expect(first.tokens).toBe(countTokens(`${m.key}: ${m.content}`));
   });
 
@@ -199,7 +199,7 @@ describe('retrieval', () => {
     }
     const seq = (t.services.db.prepare('SELECT seq FROM memories WHERE id = ?').get(e.json.id) as { seq: number }).seq;
     expect(t.services.db.prepare('SELECT count(*) AS n FROM memories_vec WHERE rowid = ?').get(BigInt(seq))).toEqual({ n: 1 });
-    (t.services.memory as unknown as { prune(): void }).prune();
+    await t.services.memory.prune();
     expect(t.services.db.prepare('SELECT count(*) AS n FROM memories WHERE id = ?').get(e.json.id)).toEqual({ n: 0 });
     expect(t.services.db.prepare('SELECT count(*) AS n FROM memories_vec WHERE rowid = ?').get(BigInt(seq))).toEqual({ n: 0 });
   });
@@ -219,17 +219,17 @@ describe('retrieval', () => {
     const c = await t.request('POST', '/api/memory', { key: 'note', content: 'spreadsheet expenses' });
     const row = () => t.services.db.prepare('SELECT seq, embedding_sig FROM memories WHERE id = ?').get(c.json.id) as { seq: number; embedding_sig: string };
     const { seq } = row();
-    const vec = () => t.services.memory.store.vector(seq)!;
-    const before = vec();
+    const vec = async () => (await t.services.memory.store.vector(seq))!;
+    const before = await vec();
     expect(before).toHaveLength(16);
     expect(row().embedding_sig).toBe('static:topic-static:16');
     await t.request('PUT', `/api/memory/${c.json.id}`, { content: 'golden retriever puppy' });
-    const after = vec();
+    const after = await vec();
     expect(Array.from(after)).not.toEqual(Array.from(before));
     const sem = await preview({ query: 'dog', strategy: 'semantic', limit: 100 });
     expect(sem.memories.map((m: any) => m.id)).toContain(c.json.id);
     expect((await t.request('DELETE', `/api/memory/${c.json.id}`)).json).toEqual({ success: true });
-    expect(t.services.memory.store.vector(seq)).toBeUndefined();
+    expect(await t.services.memory.store.vector(seq)).toBeUndefined();
     expect(t.services.db.prepare('SELECT count(*) AS n FROM memories_fts WHERE rowid = ?').get(seq)).toEqual({ n: 0 });
   });
 
@@ -265,7 +265,7 @@ describe('reindex after a signature change', () => {
       let s = (await t.request('GET', '/api/memory/engine-status')).json;
       expect(s.embedding).toMatchObject({ source: 'static', model: 'topic-static-wide', dimensions: 24 });
       expect(s.vectorStore).toMatchObject({ rowCount: 0, needsReindex: total });
-      expect(t.services.memory.store.meta('embedding_signature')).toBe('static:topic-static-wide:24');
+      expect(await t.services.memory.store.meta('embedding_signature')).toBe('static:topic-static-wide:24');
       // Keyword retrieval still works while vectors are missing; semantic finds nothing yet.
       expect((await preview({ query: 'tennis', strategy: 'semantic' })).memories).toEqual([]);
       const r = await t.request('POST', '/api/memory/reindex', {});
@@ -307,12 +307,12 @@ describe('reindex after a signature change', () => {
   it('the signature survives a restart: no reindex when nothing changed', async () => {
     const { bootServices, closeServices } = await import('../../src/daemon/boot.js');
     const { Logger } = await import('../../src/daemon/logger.js');
-    const sigBefore = t.services.memory.store.meta('embedding_signature');
+    const sigBefore = await t.services.memory.store.meta('embedding_signature');
     // A second handle on the same database sees the same signature and vectors.
     const other = await bootServices({ home: t.home, host: '127.0.0.1', port: 0, log: new Logger({}) });
     try {
       await other.memory.ready();
-      expect(other.memory.store.meta('embedding_signature')).toBe(sigBefore);
+      expect(await other.memory.store.meta('embedding_signature')).toBe(sigBefore);
       const st = await other.memory.status();
       expect(st.vectorStore.needsReindex).toBe(0);
       expect(st.vectorStore.rowCount).toBeGreaterThan(0);

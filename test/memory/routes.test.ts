@@ -356,9 +356,9 @@ describe('settings routes', () => {
     // A plain value as older routers stored it: read back, then sealed in place.
     const doc = JSON.parse(stored());
     t.services.db.prepare('UPDATE memory_settings SET value = ? WHERE id = 1').run(JSON.stringify({ ...doc, qdrantApiKey: 'plain-old-789' }));
-    expect(loadMemorySettings(t.services.db, t.services.paths.secretKey).qdrantApiKey).toBe('plain-old-789');
+    expect((await loadMemorySettings(t.services.memory.store, t.services.paths.secretKey)).qdrantApiKey).toBe('plain-old-789');
     expect(stored()).not.toContain('plain-old-789');
-    expect(loadMemorySettings(t.services.db, t.services.paths.secretKey).qdrantApiKey).toBe('plain-old-789');
+    expect((await loadMemorySettings(t.services.memory.store, t.services.paths.secretKey)).qdrantApiKey).toBe('plain-old-789');
     await t.request('PUT', '/api/memory/settings', { qdrantApiKey: null });
     expect(JSON.parse(stored()).qdrantApiKey).toBeNull();
   });

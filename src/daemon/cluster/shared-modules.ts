@@ -26,6 +26,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'hooks', tables: ['middleware_hooks'] },
   { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
   { module: 'sessions', tables: ['sessions', 'auth_password'] },
+  { module: 'memory', tables: ['memories', 'memory_vectors', 'memory_meta', 'memory_settings', 'memory_key_settings'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -37,7 +38,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
   { module: 'usage', tables: ['usage_log'] },
-  { module: 'memory', tables: ['memories', 'memory_settings', 'memory_key_settings', 'memory_meta'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   { module: 'mcp audit', tables: ['mcp_audit'] },
   { module: 'cli tool log', tables: ['cli_tool_changes'] },

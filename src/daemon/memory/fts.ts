@@ -21,10 +21,26 @@ export function terms(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((t) => t.slice(0, MAX_TERM_LENGTH));
 }
 
-/** The MATCH expression, or '' when the text holds no searchable term. */
-export function ftsQuery(text: string): string {
+/** The terms a search looks for: distinct, stopwords dropped unless nothing else is left, at most 64. */
+export function searchTerms(text: string): string[] {
   const all = [...new Set(terms(text))];
   const content = all.filter((t) => !STOPWORDS.has(t));
-  const chosen = (content.length ? content : all).slice(0, MAX_TERMS);
-  return chosen.map((t) => `"${t}"`).join(' OR ');
+  return (content.length ? content : all).slice(0, MAX_TERMS);
+}
+
+/** The FTS5 MATCH expression, or '' when the text holds no searchable term. */
+export function ftsQuery(text: string): string {
+  return searchTerms(text)
+    .map((t) => `"${t}"`)
+    .join(' OR ');
+}
+
+/**
+ * The same terms as a PostgreSQL `to_tsquery` expression (`'a' | 'b'`), or ''. Terms are letters and digits
+ * only, so single-quoting each makes it a plain lexeme whatever the user typed.
+ */
+export function tsQuery(text: string): string {
+  return searchTerms(text)
+    .map((t) => `'${t}'`)
+    .join(' | ');
 }

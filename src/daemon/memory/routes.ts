@@ -154,7 +154,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Providers with an embeddings endpoint and their embedding models',
-    handler: ({ services }) => ({ providers: services.memory.embeddingProviders() }),
+    handler: async ({ services }) => ({ providers: await services.memory.embeddingProviders() }),
   }),
   route({
     method: 'POST',
@@ -212,10 +212,10 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: "Update an API key's memory use in conversations",
     body: keySettingsPatch,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const id = keyOf(services, params);
       const next = { ...services.memory.keySettings.get(id), ...body } as KeySettings;
-      return { apiKeyId: id, ...services.memory.keySettings.set(id, next) };
+      return { apiKeyId: id, ...(await services.memory.setKeySettings(id, next)) };
     },
   }),
   route({
@@ -253,8 +253,8 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'One memory',
-    handler: ({ services, params }) => {
-      const m = services.memory.get(memoryId(params));
+    handler: async ({ services, params }) => {
+      const m = await services.memory.get(memoryId(params));
       if (!m) throw new RouterError(404, 'Memory not found.');
       return m;
     },

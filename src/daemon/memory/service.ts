@@ -1,19 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import type { Db } from '../store/db.js';
+import type { ChangeFeed } from '../store/changes.js';
 import { EmbeddingSelector } from './embedding/selector.js';
 import { isZero } from './embedding/source.js';
 import type { Importer } from './embedding/transformers.js';
-import { EXTRACTION_PROMPT, heuristicExtract, parseExtraction, SUMMARY_PROMPT, type Extracted } from './extract.js';
+import { extractMemories, summarizeEpisodes, type EpisodeContext, type SummarizeOptions, type SummaryResult } from './episodes.js';
 import { VectorIndex } from './vector-index.js';
 import {
   KeySettingsStore,
   loadMemorySettings,
+  parseMemorySettings,
   saveMemorySettings,
+  type KeySettings,
   type MemorySettings,
   type MemorySettingsPatch,
 } from './settings.js';
-import { MemoryStore, partitionOf, publicMemory, type ListFilter, type StoredMemory } from './store.js';
+import type { ListFilter, MemoryRepository } from './port.js';
+import { publicMemory } from './store.js';
+import { partitionOf } from './vector-storage.js';
 import { countTokens, memoryText } from './tokens.js';
 import { applyRerank, fuse, packIntoBudget } from './fusion.js';
 import { ExtractionQueue, type ExtractionJob } from './extraction-queue.js';
@@ -28,12 +33,25 @@ import type {
   Tier,
   VectorStoreKind,
 } from './types.js';
-import { callModel, modelReachable, remoteRerank } from './upstream.js';
+import { modelReachable, remoteRerank } from './upstream.js';
 
 const PRUNE_EVERY_MS = 5 * 60_000;
 const SUMMARIZE_EVERY_MS = 6 * 3600_000;
 /** Scope of the health route's probe entry; never a real key id (those are uuids). */
 export const HEALTH_SCOPE = '__router_health__';
+/** Change topics: entries' vectors (each node's local index follows them), and the settings. */
+export const MEMORY_TOPIC = 'memory';
+export const MEMORY_SETTINGS_TOPIC = 'memory-settings';
+
+export interface MemoryServiceOptions {
+  /** The memory storage port (SQLite file, or PostgreSQL in cluster mode). */
+  repo: MemoryRepository;
+  /** Change notices between cluster nodes (LOCAL_CHANGES on one machine). */
+  changes: ChangeFeed;
+  log: Logger;
+  /** The state folder's secret key file: the Qdrant API key is stored sealed with it. */
+  keyFile: string;
+}
 
 export interface CreateInput {
   type: MemoryType;
@@ -55,26 +73,22 @@ export interface RetrieveOptions {
   dryRun: boolean;
 }
 
-export interface SummarizeOptions {
-  apiKeyId: Scope;
-  olderThanDays?: number;
-  sessionId?: string;
-  dryRun?: boolean;
-}
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
 /**
- * The memory engine: entries (SQLite + FTS5), embeddings (remote / static / transformers sources, an LRU),
+ * The memory engine: entries with a keyword index (FTS5, or a tsvector on PostgreSQL), embeddings (remote / static / transformers sources, an LRU),
  * the embedded vector store (sqlite-vec) and an optional external one (Qdrant), hybrid retrieval with
  * optional rerank, background reindex, pruning, summarization and extraction.
  */
 export class MemoryService {
-  readonly store: MemoryStore;
-  readonly keySettings: KeySettingsStore;
-  private settingsValue: MemorySettings;
+  readonly store: MemoryRepository;
+  private readonly changes: ChangeFeed;
+  private readonly log: Logger;
+  private readonly keyFile: string;
+  private readonly unsubscribe: Array<() => void> = [];
   private services?: Services;
   /** The embedding source in use and its LRU. */
   readonly sources: EmbeddingSelector;
@@ -84,33 +98,72 @@ export class MemoryService {
   private rerankError: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly extraction = new ExtractionQueue(
-    (job) => this.extract(job),
+    (job) => extractMemories(this.episodes(), job),
     (err) => this.log.warn('memory: extraction failed', { error: message(err) }),
   );
   private closed = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly log: Logger,
-    /** The state folder's secret key file: the Qdrant API key is stored sealed with it. */
-    private readonly keyFile: string,
+  /**
+   * Loads the engine's settings and the per-key settings from storage, and follows other nodes' changes.
+   * A node-local vector index (cluster mode) is built when the embedding source is selected (start()), off
+   * the boot: retrieval waits for it through ready().
+   */
+  static async create(opts: MemoryServiceOptions): Promise<MemoryService> {
+    const [settings, keySettings] = await Promise.all([loadMemorySettings(opts.repo, opts.keyFile), KeySettingsStore.create(opts.repo)]);
+    return new MemoryService(opts, settings, keySettings);
+  }
+
+  private constructor(
+    opts: MemoryServiceOptions,
+    private settingsValue: MemorySettings,
+    readonly keySettings: KeySettingsStore,
   ) {
-    this.store = new MemoryStore(db);
-    this.keySettings = new KeySettingsStore(db);
-    this.settingsValue = loadMemorySettings(db, keyFile);
+    this.store = opts.repo;
+    this.changes = opts.changes;
+    this.log = opts.log;
+    this.keyFile = opts.keyFile;
     const settings = () => this.settingsValue;
     const closed = () => this.closed;
+    const changed = () => this.changes.publish(MEMORY_TOPIC);
     this.sources = new EmbeddingSelector({
       store: this.store,
-      log,
+      log: this.log,
       settings,
       services: () => this.services,
       closed,
+      changed,
       onSelected: () => {
         if (this.settingsValue.autoReindex) void this.vectors.schedule();
       },
     });
-    this.vectors = new VectorIndex({ store: this.store, log, sources: this.sources, settings, closed, later: (ms, fn) => this.later(ms, fn) });
+    this.vectors = new VectorIndex({ store: this.store, log: this.log, sources: this.sources, settings, closed, changed, later: (ms, fn) => this.later(ms, fn) });
+    this.unsubscribe.push(
+      this.changes.subscribe(MEMORY_TOPIC, () => void this.reloadVectors()),
+      this.changes.subscribe(MEMORY_SETTINGS_TOPIC, () => void this.reloadSettings()),
+    );
+  }
+
+  /** Another node wrote vectors: this node's index follows (rows and keyword index are shared storage). */
+  async reloadVectors(): Promise<void> {
+    try {
+      await this.store.syncVectors();
+    } catch (err) {
+      this.log.warn('memory: vector index sync failed', { error: message(err) });
+    }
+  }
+
+  /**
+   * Another node changed the engine's or a key's settings: both are read again, and a changed engine
+   * setting takes effect as a local write's does (cache size, external store, embedding source).
+   */
+  async reloadSettings(): Promise<void> {
+    try {
+      const [doc] = await Promise.all([this.store.loadSettings(), this.keySettings.reload()]);
+      const next = parseMemorySettings(doc, this.keyFile).settings;
+      if (JSON.stringify(next) !== JSON.stringify(this.settingsValue)) await this.applySettings(next);
+    } catch (err) {
+      this.log.warn('memory: settings reload failed', { error: message(err) });
+    }
   }
 
   /**
@@ -120,8 +173,8 @@ export class MemoryService {
   start(services: Services): void {
     this.services = services;
     // The tokenizer is loaded on first use (countTokens), not here: it costs ~20 MB an idle daemon never needs.
-    this.prune();
-    this.every(PRUNE_EVERY_MS, () => this.prune());
+    void this.prune();
+    this.every(PRUNE_EVERY_MS, () => void this.prune());
     this.every(SUMMARIZE_EVERY_MS, () => void this.autoSummarize());
     this.refreshing = this.refresh();
   }
@@ -163,9 +216,11 @@ export class MemoryService {
 
   close(): void {
     this.closed = true;
+    for (const off of this.unsubscribe.splice(0)) off();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.extraction.close();
+    this.store.close();
   }
 
   /** Waits for background work in flight (reindex, extraction); tests use it. */
@@ -180,17 +235,30 @@ export class MemoryService {
   // ---------------------------------------------------------------- settings and sources
 
   async updateSettings(patch: MemorySettingsPatch): Promise<MemorySettings> {
+    const next = { ...this.settingsValue, ...patch } as MemorySettings;
+    await saveMemorySettings(this.store, next, this.keyFile);
+    this.changes.publish(MEMORY_SETTINGS_TOPIC);
+    await this.applySettings(next);
+    return next;
+  }
+
+  /** PUT /api/memory/keys/:keyId/settings. */
+  async setKeySettings(apiKeyId: string, s: KeySettings): Promise<KeySettings> {
+    const out = await this.keySettings.set(apiKeyId, s);
+    this.changes.publish(MEMORY_SETTINGS_TOPIC);
+    return out;
+  }
+
+  /** Puts stored settings in effect (a local write, or another node's). */
+  private async applySettings(next: MemorySettings): Promise<void> {
     const prev = this.settingsValue;
-    const next = { ...prev, ...patch } as MemorySettings;
-    saveMemorySettings(this.db, next, this.keyFile);
     this.settingsValue = next;
     if (next.embeddingCacheSize !== prev.embeddingCacheSize) this.sources.cache.resize(next.embeddingCacheSize);
     const externalChanged = (['qdrantUrl', 'qdrantCollection', 'qdrantApiKey', 'qdrantTimeoutMs'] as const).some((k) => next[k] !== prev[k]);
-    if (externalChanged) this.vectors.resetExternal();
+    if (externalChanged) await this.vectors.resetExternal();
     if (next.rerankModel !== prev.rerankModel) this.rerankError = null;
     this.refreshing = this.refreshing.then(() => this.refresh());
     await this.ready();
-    return next;
   }
 
   /** Chooses the embedding source again (after start and every settings change). */
@@ -208,7 +276,7 @@ export class MemoryService {
     const run = this.vectors.reindex(opts.full);
     if (opts.wait) await run;
     const sig = this.sources.activeSig;
-    return { signature: sig, pending: this.store.needsReindex(sig), error: this.vectors.lastError };
+    return { signature: sig, pending: await this.store.needsReindex(sig, new Date()), error: this.vectors.lastError };
   }
 
   // ---------------------------------------------------------------- CRUD
@@ -216,42 +284,51 @@ export class MemoryService {
   async create(input: CreateInput): Promise<MemoryEntry> {
     const tokens = await countTokens(memoryText(input.key, input.content));
     await this.ready();
-    const row = this.store.insert({
-      type: input.type,
-      key: input.key,
-      content: input.content,
-      sessionId: input.sessionId ?? null,
-      apiKeyId: input.apiKeyId ?? null,
-      metadata: input.metadata ?? {},
-      expiresAt: input.expiresAt ?? null,
-      tokens,
-    });
+    const id = randomUUID();
+    await this.store.insert(
+      {
+        id,
+        type: input.type,
+        key: input.key,
+        content: input.content,
+        sessionId: input.sessionId ?? null,
+        apiKeyId: input.apiKeyId ?? null,
+        metadata: input.metadata ?? {},
+        expiresAt: input.expiresAt ?? null,
+        tokens,
+      },
+      new Date(),
+    );
+    const row = (await this.store.getAny(id))!;
     await this.vectors.index([row]);
-    return publicMemory(this.store.getAny(row.id) ?? row);
+    return publicMemory((await this.store.getAny(id)) ?? row);
   }
 
-  get(id: string): MemoryEntry | undefined {
-    const m = this.store.get(id);
+  async get(id: string): Promise<MemoryEntry | undefined> {
+    const m = await this.store.get(id, new Date());
     return m ? publicMemory(m) : undefined;
   }
 
   /** PUT: type, key, content, metadata; the vector is regenerated when a source is available. */
   async update(id: string, patch: { type?: MemoryType; key?: string; content?: string; metadata?: Record<string, unknown> }): Promise<MemoryEntry | undefined> {
-    const cur = this.store.get(id);
+    const cur = await this.store.get(id, new Date());
     if (!cur) return undefined;
     const tokens = await countTokens(memoryText(patch.key ?? cur.key, patch.content ?? cur.content));
     await this.ready();
-    const row = this.store.update(id, { ...patch, tokens });
-    if (!row) return undefined;
+    const fields = { type: patch.type ?? cur.type, key: patch.key ?? cur.key, content: patch.content ?? cur.content, metadata: patch.metadata ?? cur.metadata, tokens };
+    const textChanged = fields.key !== cur.key || fields.content !== cur.content;
+    if (!(await this.store.update(id, fields, textChanged, new Date()))) return undefined;
+    const row = (await this.store.getAny(id))!;
     await this.vectors.index([row]);
-    return publicMemory(this.store.getAny(id) ?? row);
+    return publicMemory((await this.store.getAny(id)) ?? row);
   }
 
   /** DELETE: the row, its vector and, best-effort, its external point. */
   async delete(id: string): Promise<boolean> {
-    const row = this.store.get(id);
+    const row = await this.store.get(id, new Date());
     if (!row) return false;
-    this.store.delete(id);
+    await this.store.deleteMany([row.seq]);
+    this.changes.publish(MEMORY_TOPIC);
     if (this.vectors.external) {
       try {
         await this.vectors.external.delete([id]);
@@ -262,8 +339,8 @@ export class MemoryService {
     return true;
   }
 
-  list(f: ListFilter) {
-    const r = this.store.list(f);
+  async list(f: ListFilter) {
+    const r = await this.store.list(f, new Date());
     const c = this.sources.cache.stats();
     return {
       data: r.data.map(publicMemory),
@@ -278,44 +355,48 @@ export class MemoryService {
     };
   }
 
-  private prune(): void {
+  /** Deletes expired entries, their vectors and (best-effort) their external points. */
+  async prune(): Promise<void> {
     try {
-      const gone = this.store.pruneExpired();
-      if (gone.length && this.vectors.external) this.vectors.external.delete(gone.map((g) => g.id)).catch(() => undefined);
+      const gone = await this.store.expired(new Date());
+      if (gone.length === 0) return;
+      await this.store.deleteMany(gone.map((g) => g.seq));
+      this.changes.publish(MEMORY_TOPIC);
+      if (this.vectors.external) this.vectors.external.delete(gone.map((g) => g.id)).catch(() => undefined);
     } catch (err) {
       this.log.warn('memory: prune failed', { error: message(err) });
     }
   }
 
-  /** GET /api/memory/health: a real create, list, delete round trip in a reserved scope. */
-  health(): { working: boolean; latencyMs: number; error: string | null } {
+  /** GET /api/memory/health: a real create, list, keyword search, delete round trip in a reserved scope. */
+  async health(): Promise<{ working: boolean; latencyMs: number; error: string | null }> {
     const t0 = performance.now();
-    let id: string | undefined;
+    const id = randomUUID();
+    let created = false;
     let error: string | null = null;
     try {
-      const row = this.store.insert({
-        type: 'factual',
-        key: '__health__',
-        content: 'memory health probe',
-        sessionId: null,
-        apiKeyId: HEALTH_SCOPE,
-        metadata: {},
-        expiresAt: null,
-        tokens: 0,
-      });
-      id = row.id;
-      const listed = this.store.list({ apiKeyId: HEALTH_SCOPE, limit: 200, offset: 0 });
-      if (!listed.data.some((m) => m.id === row.id)) throw new Error('created entry was not listed');
-      const found = this.store.ftsSearch('memory health probe', [HEALTH_SCOPE], 5);
+      const now = new Date();
+      await this.store.insert(
+        { id, type: 'factual', key: '__health__', content: 'memory health probe', sessionId: null, apiKeyId: HEALTH_SCOPE, metadata: {}, expiresAt: null, tokens: 0 },
+        now,
+      );
+      created = true;
+      const row = await this.store.getAny(id);
+      if (!row) throw new Error('created entry could not be read back');
+      const listed = await this.store.list({ apiKeyId: HEALTH_SCOPE, limit: 200, offset: 0 }, now);
+      if (!listed.data.some((m) => m.id === id)) throw new Error('created entry was not listed');
+      const found = await this.store.ftsSearch('memory health probe', [HEALTH_SCOPE], 5, now);
       if (!found.some((f) => f.seq === row.seq)) throw new Error('created entry was not found by the keyword index');
-      if (!this.store.delete(row.id)) throw new Error('created entry could not be deleted');
-      id = undefined;
+      await this.store.deleteMany([row.seq]);
+      if (await this.store.getAny(id)) throw new Error('created entry could not be deleted');
+      created = false;
     } catch (err) {
       error = message(err);
     } finally {
-      if (id) {
+      if (created) {
         try {
-          this.store.delete(id);
+          const left = await this.store.getAny(id);
+          if (left) await this.store.deleteMany([left.seq]);
         } catch {
           // reported above
         }
@@ -361,7 +442,7 @@ export class MemoryService {
             try {
               await this.vectors.ensureExternal(this.sources.activeSig!, source.dimensions);
               const found = await ext.search(qv, [...new Set(o.scopes.map(partitionOf))], pool * 2);
-              const rows = this.store.byIds(found.map((f) => f.id), now);
+              const rows = await this.store.byIds(found.map((f) => f.id), now);
               hits = found.filter((f) => rows.has(f.id)).map((f) => ({ seq: rows.get(f.id)!.seq, similarity: f.score }));
               vectorStore = 'external-vec';
               vecTier = 'external-vec';
@@ -372,18 +453,18 @@ export class MemoryService {
         }
         if (!hits) {
           vectorStore = 'embedded-vec';
-          const knn = isZero(qv) ? [] : this.store.knn(qv, o.scopes, pool * 2);
-          const live = this.store.bySeqs(knn.map((k) => k.seq), now);
+          const knn = isZero(qv) ? [] : await this.store.knn(qv, o.scopes, pool * 2);
+          const live = await this.store.bySeqs(knn.map((k) => k.seq), now);
           hits = knn.filter((k) => live.has(k.seq));
         }
         for (const h of hits) if (h.similarity >= this.settingsValue.minSimilarity && !vecHits.has(h.seq)) vecHits.set(h.seq, h.similarity);
       }
     }
     const ftsHits = new Map<number, number>();
-    if (strategyUsed !== 'semantic') for (const f of this.store.ftsSearch(o.query, o.scopes, pool, now)) ftsHits.set(f.seq, f.score);
+    if (strategyUsed !== 'semantic') for (const f of await this.store.ftsSearch(o.query, o.scopes, pool, now)) ftsHits.set(f.seq, f.score);
 
     let ordered = fuse(strategyUsed, ftsHits, vecHits, vecTier);
-    const rows = this.store.bySeqs(ordered.map((c) => c.seq), now);
+    const rows = await this.store.bySeqs(ordered.map((c) => c.seq), now);
     ordered = ordered.filter((c) => rows.has(c.seq));
 
     let rerankApplied = false;
@@ -407,7 +488,7 @@ export class MemoryService {
     }
 
     const { memories, picked, used } = packIntoBudget(ordered, rows, o.limit, o.maxTokens);
-    if (!o.dryRun && picked.length) this.store.touchHits(picked, now);
+    if (!o.dryRun && picked.length) await this.store.touchHits(picked, now);
     return {
       memories,
       resolution: {
@@ -431,13 +512,13 @@ export class MemoryService {
     const ext = this.vectors.external;
     if (ext) await ext.check();
     const extHealth = ext?.health();
-    const storedSig = this.store.meta('embedding_signature') ?? null;
+    const storedSig = (await this.store.meta('embedding_signature')) ?? null;
     const backend: VectorStoreKind = !this.sources.active ? 'none' : ext && extHealth?.healthy ? 'external-vec' : 'embedded-vec';
     let vsReason: string;
     if (!this.sources.active) vsReason = 'no embedding source: keyword search only';
     else if (ext && !extHealth?.healthy) vsReason = `external vector store unavailable (${extHealth?.error ?? 'unknown'}); embedded store used`;
     else if (backend === 'external-vec') vsReason = `Qdrant collection ${ext!.collection} at ${ext!.url}`;
-    else vsReason = 'sqlite-vec (vec0) in the router database';
+    else vsReason = this.store.vectorBackend;
     if (this.vectors.lastError) vsReason += `; last reindex error: ${this.vectors.lastError}`;
     let rerank: EngineStatus['rerank'];
     if (!s.rerankModel) rerank = { enabled: false, provider: null, model: null, available: false, reason: 'no rerank model configured (rerankModel)' };
@@ -454,7 +535,7 @@ export class MemoryService {
       };
     }
     return {
-      keyword: { available: this.ftsAvailable(), backend: 'FTS5' },
+      keyword: { available: await this.store.ftsAvailable(), backend: this.store.keywordBackend },
       embedding: {
         source: this.sources.active?.kind ?? null,
         model: this.sources.active?.model ?? null,
@@ -465,9 +546,9 @@ export class MemoryService {
       },
       vectorStore: {
         backend,
-        available: this.sources.active !== null && this.store.hasVecTable(),
-        rowCount: this.store.vecRowCount(),
-        needsReindex: this.store.needsReindex(this.sources.activeSig ?? storedSig),
+        available: this.sources.active !== null && (await this.store.hasVectorIndex()),
+        rowCount: await this.store.vecRowCount(),
+        needsReindex: await this.store.needsReindex(this.sources.activeSig ?? storedSig, new Date()),
         reason: vsReason,
       },
       externalVector: {
@@ -478,15 +559,6 @@ export class MemoryService {
       },
       rerank,
     };
-  }
-
-  private ftsAvailable(): boolean {
-    try {
-      this.db.prepare("SELECT 1 FROM memories_fts WHERE memories_fts MATCH '\"x\"' LIMIT 1").all();
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /** GET /api/memory/embedding-providers: providers with an embeddings endpoint and their embedding models. */
@@ -501,92 +573,19 @@ export class MemoryService {
     if (!this.closed) this.extraction.push(job);
   }
 
-  private async extract(job: ExtractionJob): Promise<void> {
-    const s = this.settingsValue;
-    let found: Extracted[];
-    if (s.extractionModel && this.services) {
-      const reply = await callModel(this.services, s.extractionModel, EXTRACTION_PROMPT, `User:\n${job.userText.slice(0, 8000)}\n\nAssistant:\n${job.assistantText.slice(0, 8000)}`);
-      found = parseExtraction(reply);
-    } else found = heuristicExtract(job.userText);
-    const meta = { source: 'extraction', traceId: job.traceId, model: job.model };
-    for (const f of found) {
-      if (this.closed) return;
-      const existing = this.store.findByKey(job.apiKeyId, f.key);
-      if (existing && existing.content.trim().toLowerCase() === f.content.trim().toLowerCase()) continue;
-      if (existing && existing.type === f.type) await this.update(existing.id, { content: f.content, metadata: { ...existing.metadata, ...meta } });
-      else await this.create({ ...f, apiKeyId: job.apiKeyId, sessionId: job.sessionId, metadata: meta });
-    }
-    if (s.extractEpisodes && job.userText.trim() && !this.closed) {
-      const clip = (t: string) => (t.length > 600 ? `${t.slice(0, 600)}...` : t);
-      await this.create({
-        type: 'episodic',
-        key: `exchange ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`,
-        content: `User: ${clip(job.userText.trim())}\nAssistant: ${clip(job.assistantText.trim())}`,
-        apiKeyId: job.apiKeyId,
-        sessionId: job.sessionId,
-        metadata: meta,
-      });
-    }
+  /** POST /api/memory/summarize (episodes.ts). */
+  summarize(o: SummarizeOptions): Promise<SummaryResult> {
+    return summarizeEpisodes(this.episodes(), o);
   }
 
-  /**
-   * Folds old episodic memories of one scope (per session) into `semantic` summaries written by the
-   * summarization model; the originals are archived (still listed, no longer retrieved).
-   */
-  async summarize(o: SummarizeOptions): Promise<{ summaries: MemoryEntry[]; archived: number; groups: Array<{ sessionId: string | null; count: number }> }> {
-    const model = this.settingsValue.summarizationModel;
-    if (!model) throw new Error('no summarization model configured (summarizationModel)');
-    if (!this.services) throw new Error('engine not started');
-    const days = o.olderThanDays ?? this.settingsValue.summarizeOlderThanDays;
-    const before = new Date(Date.now() - days * 86_400_000);
-    const rows = this.store.episodicBefore(o.apiKeyId, before, o.sessionId);
-    const bySession = new Map<string | null, StoredMemory[]>();
-    for (const r of rows) bySession.set(r.sessionId, [...(bySession.get(r.sessionId) ?? []), r]);
-    const chunks: StoredMemory[][] = [];
-    for (const list of bySession.values()) {
-      let cur: StoredMemory[] = [];
-      let tokens = 0;
-      for (const r of list) {
-        if (cur.length && (tokens + r.tokens > 6000 || cur.length >= 100)) {
-          chunks.push(cur);
-          cur = [];
-          tokens = 0;
-        }
-        cur.push(r);
-        tokens += r.tokens;
-      }
-      if (cur.length) chunks.push(cur);
-    }
-    const groups = chunks.filter((c) => c.length >= 2);
-    const plan = groups.map((g) => ({ sessionId: g[0]!.sessionId, count: g.length }));
-    if (o.dryRun) return { summaries: [], archived: 0, groups: plan };
-    const summaries: MemoryEntry[] = [];
-    let archived = 0;
-    for (const g of groups) {
-      const listing = g.map((m) => `- [${m.createdAt}] ${m.key}: ${m.content}`).join('\n');
-      const text = (await callModel(this.services, model, SUMMARY_PROMPT, listing, 1024)).trim();
-      if (!text || this.closed) continue;
-      const from = g[0]!.createdAt;
-      const to = g.at(-1)!.createdAt;
-      const entry = await this.create({
-        type: 'semantic',
-        key: `summary of ${g.length} episodes ${from.slice(0, 10)}..${to.slice(0, 10)}`,
-        content: text,
-        sessionId: g[0]!.sessionId,
-        apiKeyId: o.apiKeyId,
-        metadata: { source: 'summarization', model, summaryOf: g.map((m) => m.id), from, to },
-      });
-      this.store.archive(g.map((m) => m.seq));
-      archived += g.length;
-      summaries.push(entry);
-    }
-    return { summaries, archived, groups: plan };
+  private episodes(): EpisodeContext {
+    return { engine: this, services: this.services, closed: () => this.closed };
   }
 
   private async autoSummarize(): Promise<void> {
     const s = this.settingsValue;
     if (!s.autoSummarize || !s.summarizationModel) return;
-    for (const scope of this.store.episodicScopes()) {
+    for (const scope of await this.store.episodicScopes()) {
       if (this.closed || scope === HEALTH_SCOPE) return;
       try {
         await this.summarize({ apiKeyId: scope });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Db } from '../store/db.js';
 import { decryptSecret, encryptSecret } from '../store/secrets.js';
+import type { MemoryRepository } from './port.js';
 import { EMBEDDING_SOURCES, STRATEGIES } from './types.js';
 
 /**
@@ -99,30 +99,37 @@ function openQdrantKey(value: unknown, keyFile: string): unknown {
   }
 }
 
-/**
- * The stored settings, field by field. A Qdrant API key written in plain text by an older router is sealed
- * in place on this first read (migration of existing values).
- */
-export function loadMemorySettings(db: Db, keyFile: string): MemorySettings {
-  const row = db.prepare('SELECT value FROM memory_settings WHERE id = 1').get() as { value: string } | undefined;
-  const stored = row ? (JSON.parse(row.value) as Record<string, unknown>) : {};
-  const plain = typeof stored.qdrantApiKey === 'string' && stored.qdrantApiKey !== '';
+/** The settings a stored document holds, field by field (a field that no longer validates gets its default). */
+export function parseMemorySettings(doc: string | undefined, keyFile: string): { settings: MemorySettings; plainKey: boolean } {
+  const stored = doc ? (JSON.parse(doc) as Record<string, unknown>) : {};
+  const plainKey = typeof stored.qdrantApiKey === 'string' && stored.qdrantApiKey !== '';
   stored.qdrantApiKey = openQdrantKey(stored.qdrantApiKey, keyFile);
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(memorySettingsSchema.shape)) {
     const parsed = (field as z.ZodType).safeParse(stored[key]);
     out[key] = parsed.success ? parsed.data : (field as z.ZodType).parse(undefined);
   }
-  if (plain) saveMemorySettings(db, out as MemorySettings, keyFile);
-  return out as MemorySettings;
+  return { settings: out as MemorySettings, plainKey };
 }
 
-/** Writes the settings; the Qdrant API key sealed (AES-256-GCM, store/secrets.ts), never in plain text. */
-export function saveMemorySettings(db: Db, s: MemorySettings, keyFile: string): void {
+/** The document stored for the settings: the Qdrant API key sealed (AES-256-GCM, store/secrets.ts), never plain. */
+export function sealMemorySettings(s: MemorySettings, keyFile: string): string {
   const sealed = s.qdrantApiKey ? { ...s, qdrantApiKey: { enc: encryptSecret(s.qdrantApiKey, keyFile, QDRANT_KEY_CONTEXT) } } : s;
-  db.prepare(
-    'INSERT INTO memory_settings (id, value, updated_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-  ).run(JSON.stringify(sealed), new Date().toISOString());
+  return JSON.stringify(sealed);
+}
+
+/**
+ * The stored settings. A Qdrant API key written in plain text by an older router is sealed in place on this
+ * first read (migration of existing values).
+ */
+export async function loadMemorySettings(repo: MemoryRepository, keyFile: string): Promise<MemorySettings> {
+  const { settings, plainKey } = parseMemorySettings(await repo.loadSettings(), keyFile);
+  if (plainKey) await saveMemorySettings(repo, settings, keyFile);
+  return settings;
+}
+
+export async function saveMemorySettings(repo: MemoryRepository, s: MemorySettings, keyFile: string): Promise<void> {
+  await repo.saveSettings(sealMemorySettings(s, keyFile), new Date());
 }
 
 /** Per-API-key use of memory in conversations (GET/PUT /api/memory/keys/:keyId/settings). */
@@ -142,22 +149,23 @@ export const keySettingsSchema = z.object({
 export type KeySettings = z.infer<typeof keySettingsSchema>;
 export const keySettingsPatch = patchOf(keySettingsSchema);
 
-interface KeyRow {
-  api_key_id: string;
-  inject: number;
-  extract: number;
-  inject_max_tokens: number;
-  inject_limit: number;
-  strategy: KeySettings['strategy'];
-  scope: KeySettings['scope'];
-}
-
-/** Per-key settings, cached in memory (the request path reads them on every call). */
+/**
+ * Per-key settings, kept in memory (the request path reads them on every call). Writes reach the port
+ * first and the snapshot once stored; `reload()` replaces the snapshot (another node wrote).
+ */
 export class KeySettingsStore {
-  private readonly byKey = new Map<string, KeySettings>();
+  private byKey = new Map<string, KeySettings>();
 
-  constructor(private readonly db: Db) {
-    for (const r of db.prepare('SELECT * FROM memory_key_settings').all() as KeyRow[]) this.byKey.set(r.api_key_id, fromRow(r));
+  private constructor(private readonly repo: MemoryRepository) {}
+
+  static async create(repo: MemoryRepository): Promise<KeySettingsStore> {
+    const store = new KeySettingsStore(repo);
+    await store.reload();
+    return store;
+  }
+
+  async reload(): Promise<void> {
+    this.byKey = new Map((await this.repo.loadKeySettings()).map((r) => [r.apiKeyId, r.settings]));
   }
 
   /** The stored settings, or the defaults. */
@@ -170,16 +178,8 @@ export class KeySettingsStore {
     return this.byKey.get(apiKeyId);
   }
 
-  set(apiKeyId: string, s: KeySettings): KeySettings {
-    this.db
-      .prepare(
-        `INSERT INTO memory_key_settings (api_key_id, inject, extract, inject_max_tokens, inject_limit, strategy, scope, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(api_key_id) DO UPDATE SET inject = excluded.inject, extract = excluded.extract,
-           inject_max_tokens = excluded.inject_max_tokens, inject_limit = excluded.inject_limit,
-           strategy = excluded.strategy, scope = excluded.scope, updated_at = excluded.updated_at`,
-      )
-      .run(apiKeyId, s.inject ? 1 : 0, s.extract ? 1 : 0, s.injectMaxTokens, s.injectLimit, s.strategy, s.scope, new Date().toISOString());
+  async set(apiKeyId: string, s: KeySettings): Promise<KeySettings> {
+    await this.repo.saveKeySettings(apiKeyId, s, new Date());
     this.byKey.set(apiKeyId, s);
     return s;
   }
@@ -188,15 +188,4 @@ export class KeySettingsStore {
   forget(apiKeyId: string): void {
     this.byKey.delete(apiKeyId);
   }
-}
-
-function fromRow(r: KeyRow): KeySettings {
-  return {
-    inject: r.inject === 1,
-    extract: r.extract === 1,
-    injectMaxTokens: r.inject_max_tokens,
-    injectLimit: r.inject_limit,
-    strategy: r.strategy,
-    scope: r.scope,
-  };
 }

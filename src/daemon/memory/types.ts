@@ -29,7 +29,8 @@ export interface CacheStats {
 }
 
 export interface EngineStatus {
-  keyword: { available: boolean; backend: 'FTS5' };
+  /** FTS5 in the SQLite file; a tsvector column with a GIN index on PostgreSQL (cluster mode). */
+  keyword: { available: boolean; backend: 'FTS5' | 'tsvector' };
   embedding: {
     source: EmbeddingSourceKind | null;
     model: string | null;

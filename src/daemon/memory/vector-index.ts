@@ -3,7 +3,8 @@ import type { EmbeddingSelector } from './embedding/selector.js';
 import { isZero } from './embedding/source.js';
 import { QdrantStore, type ExternalPoint } from './external.js';
 import type { MemorySettings } from './settings.js';
-import { partitionOf, type MemoryStore, type StoredMemory } from './store.js';
+import type { MemoryRepository, StoredMemory } from './port.js';
+import { partitionOf } from './vector-storage.js';
 import { memoryText } from './tokens.js';
 
 const BATCH = 64;
@@ -15,8 +16,10 @@ function message(err: unknown): string {
 
 /** What the index reads from the engine that owns it. */
 export interface VectorIndexDeps {
-  store: MemoryStore;
+  store: MemoryRepository;
   log: Logger;
+  /** Tells the other nodes that vectors changed (the engine publishes the 'memory' topic). */
+  changed(): void;
   sources: EmbeddingSelector;
   settings(): MemorySettings;
   closed(): boolean;
@@ -52,11 +55,11 @@ export class VectorIndex {
   }
 
   /** The external store's settings changed: a new client, and every row is pushed again. */
-  resetExternal(): void {
+  async resetExternal(): Promise<void> {
     this.external = this.buildExternal();
     this.externalSig = null;
-    this.deps.store.clearExternalSigs();
-    this.deps.store.setMeta('external_signature', null);
+    await this.deps.store.clearExternalSigs();
+    await this.deps.store.setMeta('external_signature', null, new Date());
   }
 
   /** Makes sure the external collection fits the active signature (recreated when it does not). */
@@ -66,12 +69,12 @@ export class VectorIndex {
     if (this.externalSig === sig) return true;
     const { store } = this.deps;
     const wanted = `${ext.url}|${ext.collection}|${sig}`;
-    const recorded = store.meta('external_signature');
+    const recorded = await store.meta('external_signature');
     await ext.ensureCollection(dims, recorded !== wanted);
     if (this.deps.closed()) return false;
     if (recorded !== wanted) {
-      store.clearExternalSigs();
-      store.setMeta('external_signature', wanted);
+      await store.clearExternalSigs();
+      await store.setMeta('external_signature', wanted, new Date());
     }
     this.externalSig = sig;
     return true;
@@ -86,7 +89,7 @@ export class VectorIndex {
       if (v) points.push({ id: r.id, vector: v, payload: { scope: partitionOf(r.apiKeyId), seq: r.seq } });
     }
     await this.external.upsert(points);
-    if (!this.deps.closed()) this.deps.store.setExternalSig(rows.map((r) => r.seq), sig);
+    if (!this.deps.closed()) await this.deps.store.setExternalSig(rows.map((r) => r.seq), sig);
   }
 
   /** Embeds rows now with the active source; failures leave them pending for the background reindex. */
@@ -99,15 +102,19 @@ export class VectorIndex {
     try {
       const vecs = await sources.embed(rows.map((r) => memoryText(r.key, r.content)), source);
       if (this.deps.closed() || sig !== sources.activeSig) return;
-      rows.forEach((r, i) => {
-        const v = vecs[i]!;
-        if (!store.getAny(r.id)) return; // deleted meanwhile
-        if (isZero(v)) store.markEmbedded(r.seq, sig);
-        else {
-          store.upsertVector(r.seq, r.apiKeyId, v, sig);
-          vectors.set(r.seq, v);
+      try {
+        for (const [i, r] of rows.entries()) {
+          const v = vecs[i]!;
+          if (!(await store.getAny(r.id))) continue; // deleted meanwhile
+          if (isZero(v)) await store.markEmbedded(r.seq, sig);
+          else {
+            await store.upsertVector(r.seq, r.apiKeyId, v, sig);
+            vectors.set(r.seq, v);
+          }
         }
-      });
+      } finally {
+        this.deps.changed();
+      }
     } catch (err) {
       this.lastError = message(err);
       if (this.deps.settings().autoReindex) this.deps.later(RETRY_MS, () => this.schedule());
@@ -147,7 +154,7 @@ export class VectorIndex {
     for (;;) {
       await new Promise((r) => setImmediate(r));
       if (this.deps.closed() || sig !== sources.activeSig) return;
-      const rows = store.pendingEmbedding(sig, BATCH);
+      const rows = await store.pendingEmbedding(sig, BATCH, new Date());
       if (rows.length === 0) break;
       this.lastError = null;
       await this.index(rows);
@@ -162,16 +169,16 @@ export class VectorIndex {
       for (;;) {
         await new Promise((r) => setImmediate(r));
         if (this.deps.closed() || sig !== sources.activeSig) return;
-        const rows = store.pendingExternal(sig, BATCH);
+        const rows = await store.pendingExternal(sig, BATCH, new Date());
         if (rows.length === 0) break;
         const vectors = new Map<number, Float32Array>();
         for (const r of rows) {
-          const v = store.vector(r.seq);
+          const v = await store.vector(r.seq);
           if (v) vectors.set(r.seq, v);
         }
         const withVec = rows.filter((r) => vectors.has(r.seq));
         // Rows without a stored vector (nothing embeddable) are marked so they are not retried forever.
-        store.setExternalSig(rows.filter((r) => !vectors.has(r.seq)).map((r) => r.seq), sig);
+        await store.setExternalSig(rows.filter((r) => !vectors.has(r.seq)).map((r) => r.seq), sig);
         await this.pushExternal(withVec, vectors, sig, source.dimensions);
       }
     } catch (err) {
@@ -181,9 +188,9 @@ export class VectorIndex {
   }
 
   /** POST /api/memory/reindex: optionally from scratch (every row embedded again). */
-  reindex(full: boolean): Promise<void> {
+  async reindex(full: boolean): Promise<void> {
     if (full) {
-      this.deps.store.clearEmbeddingSigs();
+      await this.deps.store.clearEmbeddingSigs();
       this.externalSig = null;
     }
     return this.schedule();

@@ -86,10 +86,10 @@ export interface Note {
 }
 
 /** Every note of a type folder, names assigned oldest memory first (so a newer duplicate never takes a name). */
-export function notesOf(services: Services, type: MemoryType): Note[] {
+export async function notesOf(services: Services, type: MemoryType): Promise<Note[]> {
   const all: MemoryEntry[] = [];
   for (let offset = 0; ; offset += 200) {
-    const page = services.memory.list({ apiKeyId: null, type, limit: 200, offset });
+    const page = await services.memory.list({ apiKeyId: null, type, limit: 200, offset });
     all.push(...page.data);
     if (page.data.length < 200) break;
   }

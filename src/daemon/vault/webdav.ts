@@ -91,22 +91,22 @@ function folderEntry(type: MemoryType, notes: readonly Note[]): Entry {
 }
 
 /** PROPFIND: every property of the resource and, with Depth 1 (or infinity), of its children. */
-function propfind(event: H3Event, services: Services, path: VaultPath): Response {
+async function propfind(event: H3Event, services: Services, path: VaultPath): Promise<Response> {
   const depthHeader = (event.req.headers.get('depth') ?? 'infinity').trim().toLowerCase();
   if (depthHeader !== '0' && depthHeader !== '1' && depthHeader !== 'infinity') throw badRequest("Depth must be '0', '1' or 'infinity'.");
   const depth = depthHeader === 'infinity' ? 2 : Number(depthHeader);
   const entries: Entry[] = [];
   if (path.kind === 'root') {
-    const folders = MEMORY_TYPES.map((type) => ({ type, notes: notesOf(services, type) }));
+    const folders = await Promise.all(MEMORY_TYPES.map(async (type) => ({ type, notes: await notesOf(services, type) })));
     entries.push({ href: `${WEBDAV_PREFIX}/`, name: 'vault', collection: true, modified: latest(folders.flatMap((f) => f.notes)) });
     if (depth >= 1) for (const f of folders) entries.push(folderEntry(f.type, f.notes));
     if (depth >= 2) for (const f of folders) for (const n of f.notes) entries.push(noteEntry(f.type, n));
   } else if (path.kind === 'folder') {
-    const notes = notesOf(services, path.type);
+    const notes = await notesOf(services, path.type);
     entries.push(folderEntry(path.type, notes));
     if (depth >= 1) for (const n of notes) entries.push(noteEntry(path.type, n));
   } else if (path.kind === 'note') {
-    const note = findNote(notesOf(services, path.type), path.name);
+    const note = findNote(await notesOf(services, path.type), path.name);
     if (!note) throw notFound();
     entries.push(noteEntry(path.type, note));
   } else throw notFound();
@@ -114,10 +114,10 @@ function propfind(event: H3Event, services: Services, path: VaultPath): Response
   return reply(207, xml, { 'content-type': 'application/xml; charset=utf-8' });
 }
 
-function getNote(services: Services, path: VaultPath): Response {
+async function getNote(services: Services, path: VaultPath): Promise<Response> {
   if (path.kind === 'root' || path.kind === 'folder') throw new RouterError(405, 'A folder has no content: list it with PROPFIND.', { headers: { allow: 'OPTIONS, PROPFIND, MKCOL' } });
   if (path.kind !== 'note') throw notFound();
-  const note = findNote(notesOf(services, path.type), path.name);
+  const note = findNote(await notesOf(services, path.type), path.name);
   if (!note) throw notFound();
   const text = renderNote(note.memory);
   return reply(200, text, {
@@ -156,7 +156,7 @@ async function putNote(event: H3Event, services: Services, path: VaultPath): Pro
     throw badRequest('A note must be UTF-8 text.');
   }
   const parsed = parseNote(text);
-  const existing = findNote(notesOf(services, path.type), path.name);
+  const existing = findNote(await notesOf(services, path.type), path.name);
   preconditions(event, existing);
   if (existing) {
     const patch: { content: string; key?: string; metadata: Record<string, unknown> } = { content: parsed.content, metadata: noteMetadata(parsed, existing.memory.metadata) };
@@ -174,7 +174,7 @@ async function putNote(event: H3Event, services: Services, path: VaultPath): Pro
 async function deleteNote(event: H3Event, services: Services, path: VaultPath): Promise<Response> {
   if (path.kind === 'root' || path.kind === 'folder') throw new RouterError(403, 'The vault and its type folders cannot be deleted.');
   if (path.kind !== 'note') throw notFound();
-  const note = findNote(notesOf(services, path.type), path.name);
+  const note = findNote(await notesOf(services, path.type), path.name);
   if (!note) throw notFound();
   preconditions(event, note);
   if (!(await services.memory.delete(note.memory.id))) throw notFound();
@@ -200,9 +200,9 @@ async function moveNote(event: H3Event, services: Services, path: VaultPath): Pr
   }
   const dest = parseVaultPath(destPath);
   if (dest.kind !== 'note') throw new RouterError(403, `A note can only be moved to a Markdown file in a type folder (${MEMORY_TYPES.join(', ')}).`);
-  const source = findNote(notesOf(services, path.type), path.name);
+  const source = findNote(await notesOf(services, path.type), path.name);
   if (!source) throw notFound();
-  const target = findNote(notesOf(services, dest.type), dest.name);
+  const target = findNote(await notesOf(services, dest.type), dest.name);
   if (target && target.memory.id === source.memory.id) return reply(204, null);
   if (target && (event.req.headers.get('overwrite') ?? 'T').trim().toUpperCase() === 'F') {
     throw new RouterError(412, 'The destination note exists and Overwrite is F.');

@@ -1,7 +1,7 @@
 import type { Logger } from '../../logger.js';
 import type { Services } from '../../services.js';
 import type { MemorySettings } from '../settings.js';
-import type { MemoryStore } from '../store.js';
+import type { MemoryRepository } from '../port.js';
 import type { EmbeddingSourceKind } from '../types.js';
 import { modelReachable, remoteEmbed } from '../upstream.js';
 import { EmbeddingCache } from './cache.js';
@@ -27,7 +27,9 @@ function message(err: unknown): string {
 
 /** What the selector reads from the engine that owns it. */
 export interface SelectorDeps {
-  store: MemoryStore;
+  store: MemoryRepository;
+  /** Tells the other nodes that vectors changed (a reset). */
+  changed(): void;
   log: Logger;
   settings(): MemorySettings;
   services(): Services | undefined;
@@ -73,11 +75,11 @@ export class EmbeddingSelector {
         if (!reach.ok) return { kind, available: false, model: s.remoteModel, reason: reach.reason };
         const model = s.remoteModel;
         const dimsKey = `remote_dims:${model}:${s.remoteDimensions ?? ''}`;
-        let dims = Number(store.meta(dimsKey) ?? 0);
+        let dims = Number((await store.meta(dimsKey)) ?? 0);
         if (!dims) {
           dims = (await remoteEmbed(services, model, ['dimension probe'], s.remoteDimensions))[0]!.length;
           if (!dims) throw new Error('remote model returned an empty vector');
-          store.setMeta(dimsKey, String(dims));
+          await store.setMeta(dimsKey, String(dims), new Date());
         }
         const source: EmbeddingSource = {
           kind: 'remote',
@@ -123,18 +125,20 @@ export class EmbeddingSelector {
     }
     if (this.deps.closed() || seq !== this.seq) return;
     this.probes = probes;
-    this.active = chosen;
     if (!chosen) {
+      this.active = null;
       this.activeSig = null;
       return;
     }
     const sig = signatureOf(chosen);
-    this.activeSig = sig;
     const { store, log } = this.deps;
-    if (store.meta('embedding_signature') !== sig || !store.hasVecTable()) {
-      store.resetVectors(sig, chosen.dimensions);
+    if (await store.adoptSignature(sig, chosen.dimensions)) {
+      this.deps.changed();
       log.info('memory: embedding signature changed, vectors will be reindexed', { signature: sig });
     }
+    if (this.deps.closed() || seq !== this.seq) return;
+    this.active = chosen;
+    this.activeSig = sig;
     this.deps.onSelected();
   }
 
@@ -164,7 +168,7 @@ export class EmbeddingSelector {
   }
 
   /** GET /api/memory/embedding-providers: providers with an embeddings endpoint and their embedding models. */
-  providers(): Array<{ provider: string; hasKey: boolean; models: Array<{ id: string; name: string; dimensions: number | null }> }> {
+  async providers(): Promise<Array<{ provider: string; hasKey: boolean; models: Array<{ id: string; name: string; dimensions: number | null }> }>> {
     const services = this.deps.services();
     if (!services) return [];
     const remote = this.deps.settings().remoteModel;
@@ -177,10 +181,11 @@ export class EmbeddingSelector {
         const split = services.providers.split(remote);
         if (split && split.def.id === def.id) ids.add(split.model);
       }
-      const models = [...ids].map((id) => {
-        const probed = Number(this.deps.store.meta(`remote_dims:${pub}/${id}:`) ?? 0);
-        return { id: `${pub}/${id}`, name: id, dimensions: probed || KNOWN_DIMENSIONS[id] || null };
-      });
+      const models = [];
+      for (const id of ids) {
+        const probed = Number((await this.deps.store.meta(`remote_dims:${pub}/${id}:`)) ?? 0);
+        models.push({ id: `${pub}/${id}`, name: id, dimensions: probed || KNOWN_DIMENSIONS[id] || null });
+      }
       out.push({ provider: pub, hasKey: services.connections.active(def.id).length > 0, models });
     }
     return out;
