@@ -11,7 +11,13 @@ import { loadMemorySettings, saveMemorySettings } from '../../src/daemon/memory/
 import { SqlMemoryRepository } from '../../src/daemon/memory/sql-repository.js';
 import type { ChangeFeed } from '../../src/daemon/store/changes.js';
 import { LOCAL_CHANGES } from '../../src/daemon/store/changes.js';
+import { copyTables } from '../../src/daemon/cluster/copy-tables.js';
+import { copyFileVectors } from '../../src/daemon/memory/vector-storage.js';
+import { closeDatabase, openDatabase } from '../../src/daemon/store/db.js';
 import type { SqlDriver } from '../../src/daemon/store/driver.js';
+import { migrate } from '../../src/daemon/store/migrate.js';
+import type { PostgresDriver } from '../../src/daemon/store/postgres-driver.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 import { adapterTitle, storageAdapters } from '../support/storage.js';
 import { loadCorpus, writeStaticModel } from './helpers.js';
 
@@ -298,6 +304,32 @@ for (const adapter of storageAdapters()) {
       expect(b.keySettings.peek(keyId)).toBeUndefined();
       await a.setKeySettings(keyId, { ...a.keySettings.get(keyId), inject: true });
       await until(async () => b.keySettings.peek(keyId)?.inject === true, 'key settings on B');
+    });
+
+    it('cluster migrate: vectors of a single machine become shared rows; the cluster needs no reindex', async () => {
+      const fileDir = mkdtempSync(join(tmpdir(), 'router-memory-file-'));
+      const db = openDatabase(join(fileDir, 'router.db'));
+      try {
+        migrate(db);
+        const single = await engine(new SqliteDriver(db));
+        await single.updateSettings({ staticModelPath: modelDir, embeddingOrder: ['static'] });
+        const dog = await single.create({ type: 'factual', key: 'dog', content: 'Has a golden retriever puppy.' });
+        const deleted = await single.create({ type: 'factual', key: 'gone', content: 'a puppy too' });
+        await single.create({ type: 'factual', key: 'nothing', content: 'zzzz qqqq' }); // embedded, no vector
+        await single.delete(deleted.id);
+        await single.idle();
+        const storage = await adapter.open();
+        await copyTables(db, storage.driver as PostgresDriver);
+        expect(await copyFileVectors(db, storage.driver)).toBe(1);
+        const node = await engine(storage.driver);
+        await node.updateSettings({});
+        expect((await node.status()).vectorStore).toMatchObject({ rowCount: 1, needsReindex: 0 });
+        const r = await node.retrieve({ query: 'my dog', strategy: 'semantic', limit: 5, maxTokens: 4000, scopes: [null], dryRun: true });
+        expect(r.memories.map((m) => m.id)).toEqual([dog.id]);
+      } finally {
+        closeDatabase(db);
+        rmSync(fileDir, { recursive: true, force: true });
+      }
     });
 
     it('index rebuild time at N vectors (measured; ROUTER_MEMORY_REBUILD_N to change N)', async () => {

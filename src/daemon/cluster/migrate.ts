@@ -21,6 +21,7 @@ import { PostgresDriver } from '../store/postgres-driver.js';
 import { SqliteDriver } from '../store/sqlite-driver.js';
 import { SqlSettingsRepository } from '../settings/sql-repository.js';
 import { copyTables, nonEmptyTables, type CopiedTable, type SkippedTable } from './copy-tables.js';
+import { copyFileVectors } from '../memory/vector-storage.js';
 import { checkSharedSealingKey } from './database.js';
 import { checkSealingKey, sealedConnectionSample, StartRefused } from './identity.js';
 
@@ -104,6 +105,9 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       const { version } = await migratePostgres(pg, opts.pgMigrationsDir ?? PG_MIGRATIONS_DIR);
       const report = await copyTables(db, pg);
       const fileContents = await copyFileContents(new SqlBatchRepository(new SqliteDriver(db)), new DiskFileContents(join(opts.home, 'files')), new SqlFileContents(pg));
+      // Memory vectors live in a sqlite-vec table on one machine and as rows in a cluster.
+      const vectors = await copyFileVectors(db, pg);
+      if (vectors > 0) report.copied.push({ table: 'memory_vectors', rows: vectors });
       // The cluster's check value (cluster_meta), sealed with the cluster key: a node started with another
       // key is refused instead of sealing secrets the copied ones cannot share a key with.
       await checkSharedSealingKey(pg, clusterKey);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Db } from '../store/db.js';
 import type { SqlDriver, SqlExecutor, SqlValue } from '../store/driver.js';
 import { LocalVecIndex } from './local-vec-index.js';
 import type { Scope } from './types.js';
@@ -279,4 +280,32 @@ export class SharedVectorStorage implements VectorStorage {
       });
     }
   }
+}
+
+/**
+ * `router cluster migrate`: the vectors of a single machine's file (its vec0 table) become shared
+ * `memory_vectors` rows, so the entries the copy marks as embedded keep their vectors and no node has to
+ * embed them again. Run after the rows were copied (same seq numbers); vectors of missing rows are left out.
+ * Returns how many were copied.
+ */
+export async function copyFileVectors(file: Db, pg: SqlExecutor): Promise<number> {
+  const signature = (file.prepare(META_GET).get(SIGNATURE_KEY) as { value: string } | undefined)?.value;
+  if (!signature || !file.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(VEC_TABLE)) return 0;
+  const rows = new Set((file.prepare('SELECT seq FROM memories').all() as Array<{ seq: number }>).map((r) => r.seq));
+  let batch: SqlValue[][] = [];
+  let copied = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await pg.run(`INSERT INTO memory_vectors (seq, scope, signature, embedding, rev) VALUES ${batch.map(() => '(?, ?, ?, ?, ?)').join(', ')}`, batch.flat());
+    copied += batch.length;
+    batch = [];
+  };
+  for (const r of file.prepare(`SELECT rowid, scope, embedding FROM ${VEC_TABLE}`).iterate() as Iterable<{ rowid: number | bigint; scope: string; embedding: Buffer }>) {
+    const seq = Number(r.rowid);
+    if (!rows.has(seq)) continue;
+    batch.push([seq, r.scope, signature, r.embedding, randomUUID()]);
+    if (batch.length >= 200) await flush();
+  }
+  await flush();
+  return copied;
 }
