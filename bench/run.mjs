@@ -18,6 +18,7 @@
 //   --router-root DIR  run the router from another checkout/build (its dist/ and bin/), e.g. to compare a fix
 //   --compare REF      the request-path guard instead of the scenarios: this build against git REF's, CPU per
 //                      request and RSS in both orders (bench/guard.mjs; docs/performance.md "Request-path guard")
+//   --cluster N        the cluster bench instead: one node vs N nodes on PostgreSQL + Redis (bench/cluster.mjs)
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,12 @@ if (process.argv.includes('--compare')) {
   const { spawnSync } = await import('node:child_process');
   const guard = spawnSync(process.execPath, [join(ROOT, 'bench/guard.mjs'), ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(guard.status ?? 1);
+}
+if (process.argv.includes('--cluster')) {
+  // One node vs a cluster on PostgreSQL + Redis (bench/cluster.mjs; docs/performance.md "Cluster mode").
+  const { spawnSync } = await import('node:child_process');
+  const cluster = spawnSync(process.execPath, [join(ROOT, 'bench/cluster.mjs'), ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(cluster.status ?? 1);
 }
 const LIB = join(ROOT, 'bench/lib');
 const ALL = ['a', 'b', 'c', 'd', 'e', 'f'];
