@@ -52,6 +52,7 @@ import { OAuthLogins } from './oauth/flows.js';
 import { TrafficCapture } from './inspect/capture.js';
 import { TranslatorHistory } from './insights/translator-history.js';
 import { CliToolLog } from './insights/cli-tool-log.js';
+import { SqlCliToolLogRepository } from './insights/cli-tool-sql.js';
 import { EvalService } from './evals/service.js';
 import { MemoryService } from './memory/service.js';
 import { SqlMemoryRepository } from './memory/sql-repository.js';
@@ -252,7 +253,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     oauth: new OAuthLogins(() => services),
     capture: new TrafficCapture(settings),
     translatorHistory: new TranslatorHistory(settings),
-    cliToolLog: new CliToolLog(db),
+    cliToolLog: new CliToolLog(new SqlCliToolLogRepository(storage)),
     evals: new EvalService(db),
     sessions: await SessionStore.create(new SqlSessionRepository(storage), changes, log),
     passwords: new PasswordStore(new SqlPasswordRepository(storage)),

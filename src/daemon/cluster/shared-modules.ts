@@ -27,6 +27,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'guardrails', tables: ['guardrail_config', 'guardrail_key_overrides'] },
   { module: 'sessions', tables: ['sessions', 'auth_password'] },
   { module: 'memory', tables: ['memories', 'memory_vectors', 'memory_meta', 'memory_settings', 'memory_key_settings'] },
+  { module: 'cli tool log', tables: ['cli_tool_changes'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -40,7 +41,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'usage', tables: ['usage_log'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   { module: 'mcp audit', tables: ['mcp_audit'] },
-  { module: 'cli tool log', tables: ['cli_tool_changes'] },
   { module: 'quota counters', tables: ['quota_counters'] },
   { module: 'resilience state', tables: ['resilience_state'] },
   { module: 'response cache', tables: ['response_cache'] },

@@ -226,7 +226,7 @@ export const insightRoutes: RouteDef[] = [
     tag: 'observability',
     summary: 'What `router config-tool` changed in coding agents\' settings and when (tool, files, action, backup), newest first; paged by cursor',
     query: cliLogsQuery,
-    handler: ({ services, query }) => services.cliToolLog.list({ tool: query.tool, limit: query.limit, before: query.cursor === undefined ? undefined : Number(query.cursor) }),
+    handler: async ({ services, query }) => services.cliToolLog.list({ tool: query.tool, limit: query.limit, before: query.cursor === undefined ? undefined : Number(query.cursor) }),
   }),
   route({
     method: 'POST',
@@ -236,6 +236,6 @@ export const insightRoutes: RouteDef[] = [
     summary: 'Record a change `router config-tool` made (the CLI calls this after writing or restoring a tool\'s settings)',
     status: 201,
     body: cliChangeBody,
-    handler: ({ services, body }) => json(201, services.cliToolLog.record(body)),
+    handler: async ({ services, body }) => json(201, await services.cliToolLog.record(body)),
   }),
 ];
