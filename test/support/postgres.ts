@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -27,6 +27,10 @@ export interface PostgresServer {
   createDatabase(name?: string): Promise<string>;
   /** Stops the server (fast shutdown) and deletes its folder. */
   stop(): Promise<void>;
+  /** Takes the server down abruptly (immediate shutdown: sessions cut, no checkpoint), keeping its data. */
+  down(): Promise<void>;
+  /** Starts it again after `down()`, on the same port with the same data; resolves once it accepts connections. */
+  up(): Promise<void>;
 }
 
 let counter = 0;
@@ -62,45 +66,68 @@ export async function startPostgres(): Promise<PostgresServer> {
   const port = await freePort();
   const settings = ['listen_addresses=127.0.0.1', `unix_socket_directories=${dir}`, 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=100'];
   const [cmd, args] = asPostgres('postgres', ['-D', data, '-p', String(port), ...settings.flatMap((s) => ['-c', s])]);
-  const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let child!: ChildProcess;
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let exited!: Promise<void>;
+  const spawnServer = () => {
+    child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    const c = child;
+    exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+  };
+  spawnServer();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const stop = async (): Promise<void> => {
+  const halt = async (signal: NodeJS.Signals): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
+      child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     }
+  };
+  const stop = async (): Promise<void> => {
+    await halt('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
     rmSync(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      await stop();
-      throw new Error(`postgres exited during start: ${stderr}`);
-    }
-    const client = new pg.Client({ connectionString: url });
-    try {
-      await client.connect();
-      await client.end();
-      break;
-    } catch {
-      await client.end().catch(() => undefined);
-      if (Date.now() > deadline) {
+  const ready = async (): Promise<void> => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) {
         await stop();
-        throw new Error(`postgres did not accept connections within 30 s: ${stderr}`);
+        throw new Error(`postgres exited during start: ${stderr}`);
       }
-      await new Promise((r) => setTimeout(r, 100));
+      const client = new pg.Client({ connectionString: url });
+      try {
+        await client.connect();
+        await client.end();
+        break;
+      } catch {
+        await client.end().catch(() => undefined);
+        if (Date.now() > deadline) {
+          await stop();
+          throw new Error(`postgres did not accept connections within 30 s: ${stderr}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
-  }
+  };
+  await ready();
   return {
     url,
     port,
+    async down() {
+      // Immediate shutdown, like a crash for the clients. The signal goes to the postmaster itself (its pid
+      // in postmaster.pid): runuser, our child when we are root, does not pass SIGQUIT on.
+      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGQUIT');
+      await halt('SIGINT');
+    },
+    async up() {
+      spawnServer();
+      await ready();
+    },
     async createDatabase(name = `t${process.pid}_${++counter}`) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
