@@ -31,6 +31,7 @@ import { McpService } from './mcp/server.js';
 import { CatalogService } from './catalog/service.js';
 import { UsageService } from './usage/service.js';
 import { SqlUsageRepository } from './usage/sql-repository.js';
+import { SpoolingUsageWriter, USAGE_QUEUE_FILE } from './usage/spooling-writer.js';
 import { LiveHub } from './live/hub.js';
 import { ResponsesSocketServer } from './responses-ws/server.js';
 import { ConnectionStore } from './providers/connections.js';
@@ -79,7 +80,6 @@ import { SqlBatchRepository } from './batches/sql-repository.js';
 import { checkSealingKey, sealedConnectionSample, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
 import { openSharedDatabase, type SharedDatabase } from './cluster/database.js';
 import { localModuleNames } from './cluster/shared-modules.js';
-import { NodeRegistry, SqlNodeRegistry } from './cluster/registry.js';
 
 export interface BootOptions {
   home: string;
@@ -181,7 +181,11 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const updatedProviders = catalog.storedDataProviders();
   if (updatedProviders) providerDirectory.setDataProviders(updatedProviders);
   catalog.onChange(() => providerDirectory.setDataProviders(catalog.storedDataProviders() ?? []));
-  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog, repo: new SqlUsageRepository(new SqliteDriver(db)) });
+  // Usage rows: the writer worker on the embedded file; in cluster mode batched inserts into the shared
+  // database, queued on disk in the state folder while it is unreachable (usage/spooling-writer.ts).
+  const usageRepo = new SqlUsageRepository(storage);
+  const usageWriter = storage.dialect === 'postgres' ? new SpoolingUsageWriter({ repo: usageRepo, file: join(paths.home, USAGE_QUEUE_FILE), log, nodeId }) : undefined;
+  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog, repo: usageRepo, writer: usageWriter });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });
   const cacheModes = new CacheKeyModes(db);
@@ -208,7 +212,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     const def = providerDirectory.provider(providerId);
     return def !== undefined && providerDirectory.models(def).some((m) => m.id === model);
   };
-  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped), hot: () => hot.health(), database: shared && (() => shared.health()) }).attach();
+  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped), hot: () => hot.health() }).attach();
   const services: Services = {
     db,
     paths,
@@ -268,13 +272,6 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     cliToken,
     nodeId,
     sharedDatabase: shared,
-    clusterNodes:
-      shared &&
-      new NodeRegistry(
-        new SqlNodeRegistry(shared.driver),
-        () => ({ nodeId, url: services.listen.url, version: VERSION }),
-        (err) => shared.failed(err),
-      ),
     changes,
     log,
     routeTable: ROUTES,
@@ -347,7 +344,6 @@ export function closeServices(services: Services): void {
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
   services.events.clear();
-  services.clusterNodes?.stop();
   void services.sharedDatabase?.close();
   closeDatabase(services.db);
 }

@@ -67,6 +67,9 @@ function listen(app: ReturnType<typeof buildApp>, services: Services, host: stri
   });
 }
 
+/** Longest wait at shutdown for the last usage rows to be stored. */
+const USAGE_FLUSH_MS = 3_000;
+
 /** Stops accepting, lets in-flight requests finish within `graceMs`, then closes the database. */
 async function shutdown(node: NodeServer, services: Services, graceMs: number): Promise<void> {
   // Upgraded (live WebSocket) sockets are not HTTP connections: close() would wait for them forever.
@@ -86,6 +89,9 @@ async function shutdown(node: NodeServer, services: Services, graceMs: number): 
   await Promise.all([closed, batches]);
   clearInterval(sweep);
   clearTimeout(timer);
+  // Usage rows go out while the database is open (cluster mode: to the shared database, which may take a
+  // round trip; what has not arrived within the bound is queued on disk by close()).
+  await Promise.race([services.usage.flush(), new Promise((resolve) => setTimeout(resolve, USAGE_FLUSH_MS).unref())]);
   closeServices(services);
 }
 
@@ -182,8 +188,6 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   if (services.settings.get().allowPrivateWebhookDestinations) {
     log.warn('allowPrivateWebhookDestinations is on: webhooks may target private and loopback addresses');
   }
-  // Cluster mode: this node joins the registry now that its address is known (heartbeat every 5 s).
-  await services.clusterNodes?.start();
   services.tokenRefresher.start();
   services.backups.start();
   const flushTimer = setInterval(() => {

@@ -13,6 +13,8 @@ export interface ModuleStorage {
   module: string;
   /** Its tables. */
   tables: readonly string[];
+  /** Why a local module stays per node even in cluster mode (docs/storage.md); absent: not ported yet. */
+  perNode?: string;
 }
 
 /** On the seam: in the shared PostgreSQL database in cluster mode (the SQLite file on one machine). */
@@ -28,6 +30,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'sessions', tables: ['sessions', 'auth_password'] },
   { module: 'memory', tables: ['memories', 'memory_vectors', 'memory_meta', 'memory_settings', 'memory_key_settings'] },
   { module: 'cli tool log', tables: ['cli_tool_changes'] },
+  { module: 'usage', tables: ['usage_log'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -38,12 +41,11 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
-  { module: 'usage', tables: ['usage_log'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   { module: 'mcp audit', tables: ['mcp_audit'] },
-  { module: 'quota counters', tables: ['quota_counters'] },
-  { module: 'resilience state', tables: ['resilience_state'] },
-  { module: 'response cache', tables: ['response_cache'] },
+  { module: 'quota counters', tables: ['quota_counters'], perNode: "a node's own counters, restored at its start; cluster-wide limits count in Redis" },
+  { module: 'resilience state', tables: ['resilience_state'], perNode: "a node's breakers and cooldowns, restored at its start; shared ones live in Redis" },
+  { module: 'response cache', tables: ['response_cache'], perNode: 'read on the request path: each node caches for itself' },
 ];
 
 export const sharedModuleNames = (): string[] => SHARED_MODULES.map((m) => m.module);

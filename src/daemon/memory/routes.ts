@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { badRequest, RouterError, publicReason } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
-import { keySettingsPatch, memorySettingsPatch, memorySettingsSchema, publicMemorySettings, type KeySettings, type MemorySettingsPatch } from './settings.js';
-import { embeddingProvidersReply, engineStatusReply, keySettingsReply, memoryEntry, memoryHealthReply, memoryListReply, reindexReply, retrieveReply, summarizeReply } from './replies.js';
+import { keySettingsPatch, memorySettingsPatch, publicMemorySettings, type KeySettings, type MemorySettingsPatch } from './settings.js';
 import { MEMORY_TYPES, STRATEGIES, type Scope } from './types.js';
 
 const memoryType = z.enum(MEMORY_TYPES);
@@ -108,7 +107,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'List memories (newest first; apiKeyId omitted = global pool) with paging and stats',
     query: listQuery,
-    reply: memoryListReply,
     handler: ({ services, query }) => {
       const limit = query.limit ?? 50;
       const page = query.page ?? 1;
@@ -131,7 +129,6 @@ export const memoryRoutes: RouteDef[] = [
     summary: 'Create a memory (embedded at once when an embedding source is available)',
     body: createBody,
     status: 201,
-    reply: memoryEntry,
     handler: async ({ services, body }) => json(201, await services.memory.create({ ...body, apiKeyId: scopeOf(body.apiKeyId) })),
   }),
   route({
@@ -141,7 +138,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Memory store health: a real create, list and delete round trip',
-    reply: memoryHealthReply,
     handler: ({ services }) => services.memory.health(),
   }),
   route({
@@ -150,7 +146,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Keyword index, embedding source, vector stores, rerank',
-    reply: engineStatusReply,
     handler: ({ services }) => services.memory.status(),
   }),
   route({
@@ -159,7 +154,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Providers with an embeddings endpoint and their embedding models',
-    reply: embeddingProvidersReply,
     handler: async ({ services }) => ({ providers: await services.memory.embeddingProviders() }),
   }),
   route({
@@ -169,7 +163,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Dry-run retrieval: what a query would retrieve, and how; modifies nothing',
     body: previewBody,
-    reply: retrieveReply,
     handler: ({ services, body }) =>
       services.memory.retrieve({
         query: body.query,
@@ -186,7 +179,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Memory engine settings (embedding sources, external vector store, rerank, summarization, extraction)',
-    reply: memorySettingsSchema,
     handler: ({ services }) => publicMemorySettings(services.memory.settings),
   }),
   route({
@@ -196,7 +188,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Update memory engine settings; answers once the embedding source reflects them',
     body: memorySettingsPatch,
-    reply: memorySettingsSchema,
     handler: async ({ services, body }) => {
       const patch = { ...body } as MemorySettingsPatch;
       // A masked key echoed back from GET keeps the stored one.
@@ -212,7 +203,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: "An API key's memory use in conversations (inject, extract, budget)",
-    reply: keySettingsReply,
     handler: ({ services, params }) => ({ apiKeyId: keyOf(services, params), ...services.memory.keySettings.get(keyOf(services, params)) }),
   }),
   route({
@@ -222,7 +212,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: "Update an API key's memory use in conversations",
     body: keySettingsPatch,
-    reply: keySettingsReply,
     handler: async ({ services, params, body }) => {
       const id = keyOf(services, params);
       const next = { ...services.memory.keySettings.get(id), ...body } as KeySettings;
@@ -236,7 +225,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Embed memories whose vector is missing or stale (all with full: true)',
     body: reindexBody,
-    reply: reindexReply,
     handler: async ({ services, body }) => {
       const r = await services.memory.reindex(body);
       return body.wait ? r : json(202, r);
@@ -249,7 +237,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Summarize old episodic memories of a scope with the summarization model; originals are archived',
     body: summarizeBody,
-    reply: summarizeReply,
     handler: async ({ services, body }) => {
       if (!services.memory.settings.summarizationModel) throw badRequest('No summarization model is configured (PUT /api/memory/settings summarizationModel).', 'summarizationModel');
       try {
@@ -266,7 +253,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'One memory',
-    reply: memoryEntry,
     handler: async ({ services, params }) => {
       const m = await services.memory.get(memoryId(params));
       if (!m) throw new RouterError(404, 'Memory not found.');
@@ -280,7 +266,6 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Update type, key, content or metadata of a memory; its vector is regenerated',
     body: updateBody,
-    reply: memoryEntry,
     handler: async ({ services, params, body }) => {
       const m = await services.memory.update(memoryId(params), body);
       if (!m) throw new RouterError(404, 'Memory not found.');
@@ -293,7 +278,6 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Delete a memory, its vector and (best-effort) its external point',
-    reply: z.object({ success: z.literal(true) }),
     handler: async ({ services, params }) => {
       if (!(await services.memory.delete(memoryId(params)))) throw new RouterError(404, 'Memory not found.');
       return { success: true };

@@ -13,39 +13,16 @@ export interface PlaygroundRoutes {
       prompt?: string;
       tone?: "concise" | "detailed";
     };
-    reply: {
-      improvedSystem: string;
-      improvedPrompt: string;
-      tokensIn: number;
-      tokensOut: number;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** The caller's presets, newest first (client) */
   'GET /api/playground/presets': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    reply: {
-      presets: Array<{
-        id: string;
-        name: string;
-        model: string;
-        system: string;
-        messages: Array<{
-          role: "system" | "user" | "assistant";
-          content: string;
-        }>;
-        parameters: {
-          temperature?: number;
-          topP?: number;
-          maxTokens?: number;
-          stop?: Array<string>;
-        };
-        tags: Array<string>;
-        createdAt: string;
-        updatedAt: string;
-      }>;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** Save a preset (owned by the calling key) (client) */
   'POST /api/playground/presets': {
@@ -70,50 +47,16 @@ export interface PlaygroundRoutes {
       createdAt?: string;
       updatedAt?: string;
     };
-    reply: {
-      id: string;
-      name: string;
-      model: string;
-      system: string;
-      messages: Array<{
-        role: "system" | "user" | "assistant";
-        content: string;
-      }>;
-      parameters: {
-        temperature?: number;
-        topP?: number;
-        maxTokens?: number;
-        stop?: Array<string>;
-      };
-      tags: Array<string>;
-      createdAt: string;
-      updatedAt: string;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** One preset (client) */
   'GET /api/playground/presets/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    reply: {
-      id: string;
-      name: string;
-      model: string;
-      system: string;
-      messages: Array<{
-        role: "system" | "user" | "assistant";
-        content: string;
-      }>;
-      parameters: {
-        temperature?: number;
-        topP?: number;
-        maxTokens?: number;
-        stop?: Array<string>;
-      };
-      tags: Array<string>;
-      createdAt: string;
-      updatedAt: string;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** Replace a preset (same body as create; omitted fields reset to their defaults) (client) */
   'PUT /api/playground/presets/{id}': {
@@ -138,31 +81,15 @@ export interface PlaygroundRoutes {
       createdAt?: string;
       updatedAt?: string;
     };
-    reply: {
-      id: string;
-      name: string;
-      model: string;
-      system: string;
-      messages: Array<{
-        role: "system" | "user" | "assistant";
-        content: string;
-      }>;
-      parameters: {
-        temperature?: number;
-        topP?: number;
-        maxTokens?: number;
-        stop?: Array<string>;
-      };
-      tags: Array<string>;
-      createdAt: string;
-      updatedAt: string;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** Delete a preset (client) */
   'DELETE /api/playground/presets/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    reply: undefined;
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
 }

@@ -8,42 +8,24 @@ export interface SkillsRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    reply: {
-      skills: Array<{
-        name: string;
-        description: string;
-        files: Array<string>;
-        bytes: number;
-        keys: Array<string>;
-      }>;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** Import a skill: JSON {path, keys?, replace?} naming a local folder (loopback callers), or a zip archive as the body (?keys=id,id&replace=true) (management) */
   'POST /api/skills': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    reply: {
-      name: string;
-      description: string;
-      files: Array<string>;
-      bytes: number;
-      keys: Array<string>;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** One skill with its instructions (SKILL.md's body) (management) */
   'GET /api/skills/{name}': {
     params: { name: string };
     query?: undefined;
     body?: undefined;
-    reply: {
-      name: string;
-      description: string;
-      files: Array<string>;
-      bytes: number;
-      keys: Array<string>;
-      body: string;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** Set the API keys whose requests get the skill's instructions (management) */
   'PATCH /api/skills/{name}': {
@@ -52,19 +34,15 @@ export interface SkillsRoutes {
     body: {
       keys: Array<string>;
     };
-    reply: {
-      name: string;
-      description: string;
-      files: Array<string>;
-      bytes: number;
-      keys: Array<string>;
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
   /** Remove a skill and its files (management) */
   'DELETE /api/skills/{name}': {
     params: { name: string };
     query?: undefined;
     body?: undefined;
-    reply: undefined;
+    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
+    reply: any;
   };
 }
