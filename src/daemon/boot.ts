@@ -80,6 +80,7 @@ import { SqlBatchRepository } from './batches/sql-repository.js';
 import { checkSealingKey, sealedConnectionSample, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
 import { openSharedDatabase, type SharedDatabase } from './cluster/database.js';
 import { localModuleNames } from './cluster/shared-modules.js';
+import { NodeRegistry, SqlNodeRegistry } from './cluster/registry.js';
 
 export interface BootOptions {
   home: string;
@@ -212,7 +213,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     const def = providerDirectory.provider(providerId);
     return def !== undefined && providerDirectory.models(def).some((m) => m.id === model);
   };
-  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped), hot: () => hot.health() }).attach();
+  const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped), hot: () => hot.health(), database: shared && (() => shared.health()) }).attach();
   const services: Services = {
     db,
     paths,
@@ -272,6 +273,13 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     cliToken,
     nodeId,
     sharedDatabase: shared,
+    clusterNodes:
+      shared &&
+      new NodeRegistry(
+        new SqlNodeRegistry(shared.driver),
+        () => ({ nodeId, url: services.listen.url, version: VERSION }),
+        (err) => shared.failed(err),
+      ),
     changes,
     log,
     routeTable: ROUTES,
@@ -344,6 +352,7 @@ export function closeServices(services: Services): void {
   // Stop deliveries before the database closes: in-flight ones must not record into a closed handle.
   services.webhooks.close();
   services.events.clear();
+  services.clusterNodes?.stop();
   void services.sharedDatabase?.close();
   closeDatabase(services.db);
 }

@@ -188,6 +188,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<StartOutcome> {
   if (services.settings.get().allowPrivateWebhookDestinations) {
     log.warn('allowPrivateWebhookDestinations is on: webhooks may target private and loopback addresses');
   }
+  // Cluster mode: this node joins the registry now that its address is known (heartbeat every 5 s).
+  await services.clusterNodes?.start();
   services.tokenRefresher.start();
   services.backups.start();
   const flushTimer = setInterval(() => {

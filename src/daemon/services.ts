@@ -41,6 +41,7 @@ import type { BatchService } from './batches/service.js';
 import type { CatalogService } from './catalog/service.js';
 import type { HotState } from './hot/port.js';
 import type { SharedDatabase } from './cluster/database.js';
+import type { NodeRegistry } from './cluster/registry.js';
 import type { ChangeFeed } from './store/changes.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
@@ -122,6 +123,8 @@ export interface Services {
   nodeId: string;
   /** Cluster mode's shared PostgreSQL database (driver and health); undefined on one machine. */
   sharedDatabase?: SharedDatabase;
+  /** Cluster mode's node registry (heartbeat, GET /api/cluster nodes); undefined on one machine. */
+  clusterNodes?: NodeRegistry;
   /** Change notices between the nodes (LOCAL_CHANGES on one machine): stores publish, and reload on others'. */
   changes: ChangeFeed;
   /** The CLI token this daemon accepts (derived once at start). */

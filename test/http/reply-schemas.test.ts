@@ -18,21 +18,14 @@ import { type RouterProcess, startRouter } from '../support/router-daemon.js';
 const PENDING_TAGS = new Set([
   'a2a',
   'agents',
-  'backups',
   'batch',
-  'cache',
   'dashboard',
   'evals',
-  'guardrails',
-  'hooks',
   'live',
   'mcp',
-  'memory',
   'oauth',
   'observability',
-  'playground',
   'proxy',
-  'skills',
   'vault',
 ]);
 

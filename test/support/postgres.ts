@@ -27,23 +27,13 @@ export interface PostgresServer {
   createDatabase(name?: string): Promise<string>;
   /** Stops the server (fast shutdown) and deletes its folder. */
   stop(): Promise<void>;
-  /** Stops the server (fast shutdown: clients are cut off) and keeps its data folder: `resume()` starts it again. */
-  pause(): Promise<void>;
-  /** Starts a paused server again on the same port and data folder; resolves once it accepts connections. */
-  resume(): Promise<void>;
+  /** Takes the server down abruptly (immediate shutdown: sessions cut, no checkpoint), keeping its data. */
+  down(): Promise<void>;
+  /** Starts it again after `down()`, on the same port with the same data; resolves once it accepts connections. */
+  up(): Promise<void>;
 }
 
 let counter = 0;
-
-/** The running server's process id (first line of postmaster.pid), or undefined. */
-function postmasterPid(data: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Runs a PostgreSQL binary as the postgres OS user when we are root (initdb and postgres refuse root). */
 function asPostgres(bin: string, args: string[]): [string, string[]] {
@@ -75,47 +65,36 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
   const port = await freePort();
   const settings = ['listen_addresses=127.0.0.1', `unix_socket_directories=${dir}`, 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=100'];
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
+  const [cmd, args] = asPostgres('postgres', ['-D', data, '-p', String(port), ...settings.flatMap((s) => ['-c', s])]);
+  let child!: ChildProcess;
   let stderr = '';
-  const halt = async (): Promise<void> => {
+  let exited!: Promise<void>;
+  const spawnServer = () => {
+    child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
     const c = child;
-    if (c && c.exitCode === null && c.signalCode === null) {
-      // Fast shutdown (ends sessions, no checkpoint wait for clients), sent to the postmaster itself: as root
-      // the child is runuser, which does not pass the signal on (the server would outlive it).
-      const postmaster = postmasterPid(data);
-      const signal = (sig: NodeJS.Signals) => {
-        try {
-          if (postmaster) process.kill(postmaster, sig);
-        } catch {
-          // already gone
-        }
-        c.kill(sig);
-      };
-      signal('SIGINT');
-      const timer = setTimeout(() => signal('SIGKILL'), 10_000);
+    exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+  };
+  spawnServer();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const halt = async (signal: NodeJS.Signals): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     }
   };
   const stop = async (): Promise<void> => {
-    await halt();
+    await halt('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
     rmSync(dir, { recursive: true, force: true });
   };
-  /** Starts the server on the data folder and waits until it accepts connections. */
-  const launch = async (): Promise<void> => {
-    const [cmd, args] = asPostgres('postgres', ['-D', data, '-p', String(port), ...settings.flatMap((s) => ['-c', s])]);
-    const c: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child = c;
-    stderr = '';
-    c.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+  const ready = async (): Promise<void> => {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      if (c.exitCode !== null) {
+      if (child.exitCode !== null) {
         await stop();
         throw new Error(`postgres exited during start: ${stderr}`);
       }
@@ -123,7 +102,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       try {
         await client.connect();
         await client.end();
-        return;
+        break;
       } catch {
         await client.end().catch(() => undefined);
         if (Date.now() > deadline) {
@@ -134,10 +113,21 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
     }
   };
-  await launch();
+  await ready();
   return {
     url,
     port,
+    async down() {
+      // Immediate shutdown, like a crash for the clients. The signal goes to the postmaster itself (its pid
+      // in postmaster.pid): runuser, our child when we are root, does not pass SIGQUIT on.
+      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGQUIT');
+      await halt('SIGINT');
+    },
+    async up() {
+      spawnServer();
+      await ready();
+    },
     async createDatabase(name = `t${process.pid}_${++counter}`) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -149,7 +139,5 @@ export async function startPostgres(): Promise<PostgresServer> {
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
     stop,
-    pause: halt,
-    resume: launch,
   };
 }

@@ -115,7 +115,7 @@ describe.skipIf(missing)(`usage in cluster mode${missing ? ` (skipped: ${missing
   it('PostgreSQL stopped: requests are served, rows wait on disk, and arrive once each when it is back, across a node restart', async () => {
     const [a, b] = cluster.nodes as [ClusterNodeProcess, ClusterNodeProcess];
     const before = await loggedTraces(b);
-    await cluster.pg.pause();
+    await cluster.pg.down();
     let during: string[];
     let stopped: string[];
     try {
@@ -127,7 +127,7 @@ describe.skipIf(missing)(`usage in cluster mode${missing ? ` (skipped: ${missing
       await b.stop();
       expect(queued(b)).toBe(4);
     } finally {
-      await cluster.pg.resume();
+      await cluster.pg.up();
     }
     const after = await send(a, 3);
     const restarted = await cluster.startNode({ nodeId: b.nodeId, home: b.home });

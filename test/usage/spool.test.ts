@@ -105,7 +105,7 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
     try {
       const before = await traffic(usage, 40);
       await eventually(async () => ((await traces()).length === 40 ? true : undefined), 10_000);
-      await server.pause();
+      await server.down();
       let during: string[];
       try {
         during = await traffic(usage, 60);
@@ -113,7 +113,7 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
         await eventually(() => (queuedRows(file) === 60 && usage.stats().spooled === 60 ? true : undefined), 15_000);
         expect(lines).toContain('warn: shared database unreachable: usage rows are queued on disk until it answers again');
       } finally {
-        await server.resume();
+        await server.up();
       }
       const after = await traffic(usage, 40);
       await eventually(async () => ((await traces()).length >= 140 ? true : undefined), 20_000);
@@ -131,7 +131,7 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
   it('a node stopped with rows queued stores them at its next start, never twice (some had committed)', async () => {
     const { repo, traces } = await database();
     const file = join(home, 'queue-b.jsonl');
-    await server.pause();
+    await server.down();
     let sent: string[];
     try {
       const first = node(repo, file);
@@ -144,7 +144,7 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
       first.usage.close();
       expect(queuedRows(file)).toBe(31);
     } finally {
-      await server.resume();
+      await server.up();
     }
     // The first queued batch had in fact committed before the node lost the answer: store it as it was.
     const firstLine = readFileSync(file, 'utf8').split('\n')[0]!;
@@ -163,7 +163,7 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
   it('drops a batch a crash cut in the middle of its line, and keeps the queue usable', async () => {
     const { repo, traces } = await database();
     const file = join(home, 'queue-c.jsonl');
-    await server.pause();
+    await server.down();
     let kept: string[];
     try {
       const first = node(repo, file);
@@ -171,7 +171,7 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
       await first.usage.flush();
       first.usage.close();
     } finally {
-      await server.resume();
+      await server.up();
     }
     const whole = readFileSync(file, 'utf8');
     writeFileSync(file, `${whole}{"rows":[{"rec":{"ts":1,"trace`);

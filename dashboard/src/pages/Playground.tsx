@@ -52,7 +52,7 @@ async function streamChat(model: string, system: string, prompt: string, signal:
 /** Chat with any model or combo, streaming; compare two side by side; presets; improve the prompt. */
 export function Playground() {
   const models = useData(() => api('GET /api/models').then((r) => ((r.models ?? []) as Array<{ id: string }>).map((m) => m.id)));
-  const presets = useData(() => api('GET /api/playground/presets').then((r) => (r.presets ?? r.data ?? []) as Array<Record<string, any>>));
+  const presets = useData(() => api('GET /api/playground/presets').then((r) => r.presets));
   const [model, setModel] = useState('');
   const [compare, setCompare] = useState('');
   const [system, setSystem] = useState('');

@@ -2,10 +2,11 @@ import { createReadStream, createWriteStream, renameSync, statSync } from 'node:
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { BACKUP_PASSPHRASE_HEADER, type ImportReply } from '../../shared/wire.js';
+import { BACKUP_PASSPHRASE_HEADER, type BackupRecord, type ImportReply } from '../../shared/wire.js';
 import { HEADER } from '../../shared/headers.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
+import { isoTime, NO_CONTENT, rawReply } from '../http/replies.js';
 import { mediaTypeEssence } from '../http/request-guard.js';
 import type { Services } from '../services.js';
 import { buildExport, prepareImport } from './archive.js';
@@ -81,6 +82,23 @@ function passphraseOf(event: Parameters<RouteDef['handler']>[0]['event']): strin
 }
 
 /** Database backups, export and import (docs/operations.md). */
+const backupReply = z.object({
+  id: z.string(),
+  createdAt: isoTime,
+  size: z.number(),
+  reason: z.enum(['manual', 'daily', 'pre-migration', 'pre-import']),
+}) satisfies z.ZodType<BackupRecord>;
+const importReply = z.object({
+  ok: z.literal(true),
+  safetyBackup: backupReply,
+  fromMigration: z.number(),
+  migration: z.number(),
+  secrets: z.object({ kept: z.number(), reencrypted: z.number(), needReentry: z.number() }),
+  restarting: z.literal(true),
+}) satisfies z.ZodType<ImportReply>;
+/** The export: a SQLite database file (its secrets sealed under the passphrase, when one is given). */
+const exportReply = rawReply('application/vnd.sqlite3');
+
 export const backupRoutes: RouteDef[] = [
   route({
     method: 'GET',
@@ -88,6 +106,7 @@ export const backupRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'backups',
     summary: 'List database backups in the state folder (id, createdAt, size, reason), newest first',
+    reply: z.object({ backups: z.array(backupReply) }),
     handler: ({ services }) => ({ backups: backupsOf(services).list() }),
   }),
   route({
@@ -97,6 +116,7 @@ export const backupRoutes: RouteDef[] = [
     tag: 'backups',
     summary: 'Back up the database now (online and consistent while the daemon serves)',
     status: 201,
+    reply: backupReply,
     handler: async ({ services }) => json(201, await backupsOf(services).create('manual')),
   }),
   route({
@@ -106,6 +126,7 @@ export const backupRoutes: RouteDef[] = [
     tag: 'backups',
     summary: 'Remove one backup',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       if (!backupsOf(services).store.remove(params.id ?? '')) throw new RouterError(404, 'Backup not found.');
       return noContent();
@@ -118,6 +139,7 @@ export const backupRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'backups',
     summary: 'Download a consistent snapshot of the database as one SQLite file (secrets stay encrypted; no key)',
+    reply: exportReply,
     handler: async ({ services }) => download(await exportFile(services), services),
   }),
   route({
@@ -127,6 +149,7 @@ export const backupRoutes: RouteDef[] = [
     tag: 'backups',
     summary: 'Download a snapshot; with a passphrase it carries the secret key, wrapped with it (scrypt + AES-GCM)',
     body: exportBody,
+    reply: exportReply,
     handler: async ({ services, body }) => download(await exportFile(services, body.passphrase), services),
   }),
   route({
@@ -139,6 +162,7 @@ export const backupRoutes: RouteDef[] = [
     rawBody: true,
     bodyTypes: IMPORT_TYPES,
     bodyLimit: MAX_IMPORT_BYTES,
+    reply: importReply,
     handler: async ({ services, event }): Promise<ImportReply> => {
       if (!(IMPORT_TYPES as readonly string[]).includes(mediaTypeEssence(event.req.headers.get('content-type')))) {
         throw new RouterError(415, `Content-Type must be ${IMPORT_TYPES.join(' or ')}: the body is the database file.`);

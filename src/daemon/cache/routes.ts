@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
+import { isoTime } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { settingsPatchSchema, type SettingsPatch } from '../settings/store.js';
@@ -27,7 +28,27 @@ const S = settingsPatchSchema.shape;
 const cachePatch = z.strictObject({ enabled: S.cacheEnabled, ttlSeconds: S.cacheTtlSeconds, maxEntries: S.cacheMaxEntries, maxBytes: S.cacheMaxBytes });
 const SETTING_OF = { enabled: 'cacheEnabled', ttlSeconds: 'cacheTtlSeconds', maxEntries: 'cacheMaxEntries', maxBytes: 'cacheMaxBytes' } as const;
 
-const modeBody = z.strictObject({ mode: z.enum(CACHE_KEY_MODES as [CacheKeyMode, ...CacheKeyMode[]]) });
+const cacheStatusReply = z.object({
+  enabled: z.boolean(),
+  ttlSeconds: z.number(),
+  maxEntries: z.number(),
+  maxBytes: z.number(),
+  entries: z.number(),
+  bytes: z.number(),
+  hits: z.number(),
+  misses: z.number(),
+  stores: z.number(),
+  evictions: z.number(),
+  expirations: z.number(),
+  tooLarge: z.number(),
+  savedTokens: z.number(),
+  hitRate: z.number(),
+  since: isoTime,
+}) satisfies z.ZodType<ReturnType<typeof cacheStatus>>;
+
+const mode = z.enum(CACHE_KEY_MODES as [CacheKeyMode, ...CacheKeyMode[]]);
+const modeBody = z.strictObject({ mode });
+const keyModeReply = z.object({ keyId: z.string(), mode });
 
 function keyById(services: Services, id: string | undefined) {
   const key = id ? services.keys.get(id) : undefined;
@@ -43,6 +64,7 @@ export const cacheRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'cache',
     summary: 'Response cache: hit/miss counters since start, entries and bytes held, settings',
+    reply: cacheStatusReply,
     handler: ({ services }) => cacheStatus(services),
   }),
   route({
@@ -52,6 +74,7 @@ export const cacheRoutes: RouteDef[] = [
     tag: 'cache',
     summary: 'Change the cache settings (enabled, ttlSeconds, maxEntries, maxBytes); same bounds as /api/settings',
     body: cachePatch,
+    reply: cacheStatusReply,
     handler: async ({ services, body }) => {
       const patch: SettingsPatch = {};
       for (const [name, setting] of Object.entries(SETTING_OF)) {
@@ -68,6 +91,7 @@ export const cacheRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'cache',
     summary: 'Purge every cached reply',
+    reply: z.object({ purged: z.number() }),
     handler: ({ services }) => ({ purged: services.cache.purge() }),
   }),
   route({
@@ -76,6 +100,7 @@ export const cacheRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'cache',
     summary: "An API key's cache mode (off, request, always)",
+    reply: keyModeReply,
     handler: ({ services, params }) => {
       const key = keyById(services, params.id);
       return { keyId: key.id, mode: services.cacheModes.get(key.id) };
@@ -88,6 +113,7 @@ export const cacheRoutes: RouteDef[] = [
     tag: 'cache',
     summary: "Set an API key's cache mode: off (never), request (requests that opt in; default), always (unless a request opts out)",
     body: modeBody,
+    reply: keyModeReply,
     handler: ({ services, params, body }) => {
       const key = keyById(services, params.id);
       services.cacheModes.set(key.id, body.mode);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RouterError, publicReason } from '../http/errors.js';
+import { NO_CONTENT } from '../http/replies.js';
 import { noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import { DESCRIPTIONS, guardrailConfigSchema, guardrailOverrideSchema, type GuardrailConfig } from './config.js';
@@ -58,6 +59,36 @@ async function tryModeration(services: Services, cfg: ModerationSettings, text: 
   }
 }
 
+const guardrailList = z.array(
+  z.object({ name: z.enum(GUARDRAIL_NAMES), description: z.string(), mode: z.string(), applyTo: z.string(), settings: z.record(z.string(), z.unknown()) }),
+) satisfies z.ZodType<ReturnType<typeof listGuardrails>>;
+const configReply = z.object({ guardrails: guardrailList, config: guardrailConfigSchema });
+const keyReply = z.object({ keyId: z.string(), override: guardrailOverrideSchema, effective: guardrailConfigSchema });
+const action = z.enum(['log', 'redact', 'block']);
+const testReply = z.object({
+  direction: z.enum(['request', 'response']),
+  keyId: z.string().nullable(),
+  blocked: z.object({ guardrail: z.enum(GUARDRAIL_NAMES), kind: z.string(), message: z.string() }).nullable(),
+  findings: z.array(
+    z.object({
+      guardrail: z.enum(GUARDRAIL_NAMES),
+      kind: z.string(),
+      action,
+      span: z.object({ start: z.number(), end: z.number() }),
+      /** Masked; null for maxInputSize. */
+      sample: z.string().nullable(),
+      score: z.number().optional(),
+    }),
+  ),
+  text: z.string(),
+  moderation: z
+    .union([
+      z.object({ model: z.string(), checked: z.literal(true), flagged: z.boolean() }),
+      z.object({ model: z.string(), checked: z.literal(false), error: z.string() }),
+    ])
+    .nullable(),
+});
+
 /** Guardrails: list and configure (globally and per API key), and try a text against them. */
 export const guardrailRoutes: RouteDef[] = [
   route({
@@ -66,6 +97,7 @@ export const guardrailRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'guardrails',
     summary: 'Lists guardrails with their modes and settings, the global configuration and the per-key overrides',
+    reply: configReply.extend({ keyOverrides: z.array(z.object({ keyId: z.string(), override: guardrailOverrideSchema })) }),
     handler: ({ services }) => ({
       guardrails: listGuardrails(services.guardrails.get()),
       config: services.guardrails.get(),
@@ -80,6 +112,7 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: 'Replaces the global guardrail configuration (omitted guardrails and fields take their defaults)',
     body: guardrailConfigSchema,
+    reply: configReply,
     handler: async ({ services, body }) => ({ guardrails: listGuardrails(await services.guardrails.set(body)), config: services.guardrails.get() }),
   }),
   route({
@@ -89,6 +122,7 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: 'Changes the given fields of the global guardrail configuration',
     body: guardrailOverrideSchema,
+    reply: configReply,
     handler: async ({ services, body }) => ({ guardrails: listGuardrails(await services.guardrails.patch(body)), config: services.guardrails.get() }),
   }),
   route({
@@ -97,6 +131,7 @@ export const guardrailRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'guardrails',
     summary: "An API key's guardrail override and the effective configuration for its requests",
+    reply: keyReply,
     handler: ({ services, params }) => {
       const keyId = keyOr404(services, params.keyId)!;
       return { keyId, override: services.guardrails.override(keyId) ?? {}, effective: services.guardrails.effective(keyId) };
@@ -109,6 +144,7 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: "Replaces an API key's guardrail override (a partial configuration laid over the global one; {} removes it)",
     body: guardrailOverrideSchema,
+    reply: keyReply,
     handler: async ({ services, params, body }) => {
       const keyId = keyOr404(services, params.keyId)!;
       await services.guardrails.setOverride(keyId, body);
@@ -122,6 +158,7 @@ export const guardrailRoutes: RouteDef[] = [
     tag: 'guardrails',
     summary: "Removes an API key's guardrail override",
     status: 204,
+    reply: NO_CONTENT,
     handler: async ({ services, params }) => {
       await services.guardrails.deleteOverride(keyOr404(services, params.keyId)!);
       return noContent();
@@ -135,6 +172,7 @@ export const guardrailRoutes: RouteDef[] = [
     summary:
       'Runs a text through the configured guardrails (global, or as a given key sees them), the moderation model included when on, and returns findings and the transformed text',
     body: testBody,
+    reply: testReply,
     handler: async ({ services, body }) => {
       const keyId = keyOr404(services, body.keyId);
       const policy = services.guardrails.policyFor(keyId);

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { badRequest, RouterError, publicReason } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
-import { keySettingsPatch, memorySettingsPatch, publicMemorySettings, type KeySettings, type MemorySettingsPatch } from './settings.js';
+import { keySettingsPatch, memorySettingsPatch, memorySettingsSchema, publicMemorySettings, type KeySettings, type MemorySettingsPatch } from './settings.js';
+import { embeddingProvidersReply, engineStatusReply, keySettingsReply, memoryEntry, memoryHealthReply, memoryListReply, reindexReply, retrieveReply, summarizeReply } from './replies.js';
 import { MEMORY_TYPES, STRATEGIES, type Scope } from './types.js';
 
 const memoryType = z.enum(MEMORY_TYPES);
@@ -107,6 +108,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'List memories (newest first; apiKeyId omitted = global pool) with paging and stats',
     query: listQuery,
+    reply: memoryListReply,
     handler: ({ services, query }) => {
       const limit = query.limit ?? 50;
       const page = query.page ?? 1;
@@ -129,6 +131,7 @@ export const memoryRoutes: RouteDef[] = [
     summary: 'Create a memory (embedded at once when an embedding source is available)',
     body: createBody,
     status: 201,
+    reply: memoryEntry,
     handler: async ({ services, body }) => json(201, await services.memory.create({ ...body, apiKeyId: scopeOf(body.apiKeyId) })),
   }),
   route({
@@ -138,6 +141,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Memory store health: a real create, list and delete round trip',
+    reply: memoryHealthReply,
     handler: ({ services }) => services.memory.health(),
   }),
   route({
@@ -146,6 +150,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Keyword index, embedding source, vector stores, rerank',
+    reply: engineStatusReply,
     handler: ({ services }) => services.memory.status(),
   }),
   route({
@@ -154,6 +159,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Providers with an embeddings endpoint and their embedding models',
+    reply: embeddingProvidersReply,
     handler: async ({ services }) => ({ providers: await services.memory.embeddingProviders() }),
   }),
   route({
@@ -163,6 +169,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Dry-run retrieval: what a query would retrieve, and how; modifies nothing',
     body: previewBody,
+    reply: retrieveReply,
     handler: ({ services, body }) =>
       services.memory.retrieve({
         query: body.query,
@@ -179,6 +186,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Memory engine settings (embedding sources, external vector store, rerank, summarization, extraction)',
+    reply: memorySettingsSchema,
     handler: ({ services }) => publicMemorySettings(services.memory.settings),
   }),
   route({
@@ -188,6 +196,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Update memory engine settings; answers once the embedding source reflects them',
     body: memorySettingsPatch,
+    reply: memorySettingsSchema,
     handler: async ({ services, body }) => {
       const patch = { ...body } as MemorySettingsPatch;
       // A masked key echoed back from GET keeps the stored one.
@@ -203,6 +212,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: "An API key's memory use in conversations (inject, extract, budget)",
+    reply: keySettingsReply,
     handler: ({ services, params }) => ({ apiKeyId: keyOf(services, params), ...services.memory.keySettings.get(keyOf(services, params)) }),
   }),
   route({
@@ -212,6 +222,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: "Update an API key's memory use in conversations",
     body: keySettingsPatch,
+    reply: keySettingsReply,
     handler: async ({ services, params, body }) => {
       const id = keyOf(services, params);
       const next = { ...services.memory.keySettings.get(id), ...body } as KeySettings;
@@ -225,6 +236,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Embed memories whose vector is missing or stale (all with full: true)',
     body: reindexBody,
+    reply: reindexReply,
     handler: async ({ services, body }) => {
       const r = await services.memory.reindex(body);
       return body.wait ? r : json(202, r);
@@ -237,6 +249,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Summarize old episodic memories of a scope with the summarization model; originals are archived',
     body: summarizeBody,
+    reply: summarizeReply,
     handler: async ({ services, body }) => {
       if (!services.memory.settings.summarizationModel) throw badRequest('No summarization model is configured (PUT /api/memory/settings summarizationModel).', 'summarizationModel');
       try {
@@ -253,6 +266,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'One memory',
+    reply: memoryEntry,
     handler: async ({ services, params }) => {
       const m = await services.memory.get(memoryId(params));
       if (!m) throw new RouterError(404, 'Memory not found.');
@@ -266,6 +280,7 @@ export const memoryRoutes: RouteDef[] = [
     tag: 'memory',
     summary: 'Update type, key, content or metadata of a memory; its vector is regenerated',
     body: updateBody,
+    reply: memoryEntry,
     handler: async ({ services, params, body }) => {
       const m = await services.memory.update(memoryId(params), body);
       if (!m) throw new RouterError(404, 'Memory not found.');
@@ -278,6 +293,7 @@ export const memoryRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'memory',
     summary: 'Delete a memory, its vector and (best-effort) its external point',
+    reply: z.object({ success: z.literal(true) }),
     handler: async ({ services, params }) => {
       if (!(await services.memory.delete(memoryId(params)))) throw new RouterError(404, 'Memory not found.');
       return { success: true };

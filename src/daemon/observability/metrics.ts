@@ -33,6 +33,8 @@ export interface MetricsSources {
   knownModel?: (providerId: string, model: string) => boolean;
   /** Health of the hot shared state (Redis in cluster mode); absent: no gauges. */
   hot?: () => HotHealth;
+  /** Health of the shared database (PostgreSQL in cluster mode); absent on one machine: no gauges. */
+  database?: () => { healthy: boolean; latencyMs: number | null };
 }
 
 /** The cells one usage record adds to, looked up once per label combination (the record's raw fields). */
@@ -255,6 +257,16 @@ export class Metrics {
         if (ms !== null) f.cell().value = ms;
       });
       gauge('router_cluster_live_nodes', 'Routers seen alive through the hot state (1 on one machine).', [], (f) => (f.cell().value = hot().liveNodes));
+    }
+    const database = src.database;
+    if (database) {
+      gauge('router_database_up', 'Shared database reachable (1) or not (0: requests served from the last known configuration, management writes answer 503).', ['kind'], (f) => {
+        f.cell('postgres').value = database().healthy ? 1 : 0;
+      });
+      gauge('router_database_latency_ms', 'Last probe round trip to the shared database, ms (absent while it is down).', [], (f) => {
+        const ms = database().latencyMs;
+        if (ms !== null) f.cell().value = ms;
+      });
     }
     gauge('router_inflight_requests', 'Proxied HTTP requests in flight.', [], (f) => (f.cell().value = src.usage.inflight.count));
     gauge('router_open_streams', 'Proxied replies whose headers are sent and whose body still flows (streams).', [], (f) => (f.cell().value = src.usage.inflight.openStreams()));

@@ -3,7 +3,8 @@ import { RouterError } from '../http/errors.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http/routes.js';
 import { improvePrompt, IMPROVE_ENDPOINT } from './improve.js';
 import type { PresetOwner } from './presets.js';
-import { improveBody, presetBody } from './schema.js';
+import { improveBody, improvedReply, presetBody, presetReply } from './schema.js';
+import { NO_CONTENT } from '../http/replies.js';
 
 const idParam = z.uuid();
 
@@ -36,6 +37,7 @@ export const playgroundRoutes: RouteDef[] = [
     tag: 'playground',
     summary: "Improve a system prompt and/or prompt with the given model (runs through Chat Completions: the caller's quotas and usage apply)",
     body: improveBody,
+    reply: improvedReply,
     handler: (ctx) => improvePrompt(ctx, ctx.body),
   }),
   route({
@@ -44,6 +46,7 @@ export const playgroundRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'playground',
     summary: "The caller's presets, newest first",
+    reply: z.object({ presets: z.array(presetReply) }),
     handler: async (ctx) => ({ presets: await ctx.services.presets.list(ownerOf(ctx)) }),
   }),
   route({
@@ -54,6 +57,7 @@ export const playgroundRoutes: RouteDef[] = [
     summary: 'Save a preset (owned by the calling key)',
     body: presetBody,
     status: 201,
+    reply: presetReply,
     handler: async (ctx) => json(201, await ctx.services.presets.create(ownerOf(ctx), ctx.body)),
   }),
   route({
@@ -62,6 +66,7 @@ export const playgroundRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'playground',
     summary: 'One preset',
+    reply: presetReply,
     handler: async (ctx) => found(await ctx.services.presets.get(ownerOf(ctx), presetId(ctx))),
   }),
   route({
@@ -71,6 +76,7 @@ export const playgroundRoutes: RouteDef[] = [
     tag: 'playground',
     summary: 'Replace a preset (same body as create; omitted fields reset to their defaults)',
     body: presetBody,
+    reply: presetReply,
     handler: async (ctx) => found(await ctx.services.presets.replace(ownerOf(ctx), presetId(ctx), ctx.body)),
   }),
   route({
@@ -80,6 +86,7 @@ export const playgroundRoutes: RouteDef[] = [
     tag: 'playground',
     summary: 'Delete a preset',
     status: 204,
+    reply: NO_CONTENT,
     handler: async (ctx) => {
       found(await ctx.services.presets.remove(ownerOf(ctx), presetId(ctx)));
       return noContent();

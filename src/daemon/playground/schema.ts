@@ -62,3 +62,19 @@ export const improveBody = z
     path: ['prompt'],
   });
 export type ImproveBody = z.infer<typeof improveBody>;
+
+/** A preset as the replies show it. */
+export const presetReply = z.object({
+  id: z.string(),
+  name: z.string(),
+  model: z.string(),
+  system: z.string(),
+  messages: z.array(presetMessage),
+  parameters: presetParameters,
+  tags: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+}) satisfies z.ZodType<Preset>;
+
+/** The reply of POST /api/playground/improve-prompt. */
+export const improvedReply = z.object({ improvedSystem: z.string(), improvedPrompt: z.string(), tokensIn: z.number(), tokensOut: z.number() });

@@ -4,9 +4,10 @@ import { extractZip } from '../archive/unzip.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import { readBodyBytes, readJsonBody, validate } from '../http/body.js';
 import { mediaTypeEssence } from '../http/request-guard.js';
+import { NO_CONTENT } from '../http/replies.js';
 import { noContent, route, type RouteDef, type RouteContext } from '../http/routes.js';
 import type { Services } from '../services.js';
-import { readSkillFolder, SKILL_LIMITS, type Skill, type SkillCatalog } from './catalog.js';
+import { readSkillFolder, SKILL_LIMITS, type Skill, type SkillCatalog, type SkillSummary } from './catalog.js';
 
 const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'] as const;
 /** The upload limit: the compressed archive is never larger than what it holds. */
@@ -21,6 +22,11 @@ const importBody = z.strictObject({
   replace: z.boolean().optional(),
 });
 const patchBody = z.strictObject({ keys: keysSchema });
+/** A skill as listed: everything but its instructions. */
+const summaryReply = z.object({ name: z.string(), description: z.string(), files: z.array(z.string()), bytes: z.number(), keys: z.array(z.string()) }) satisfies z.ZodType<SkillSummary>;
+/** One skill: its instructions (SKILL.md after the front matter) too. */
+const skillReply = summaryReply.extend({ body: z.string() }) satisfies z.ZodType<Skill>;
+
 const zipQuery = z.object({ keys: z.string().max(100_000).optional(), replace: z.enum(['true', 'false']).optional() });
 
 function catalogOf(services: Services): SkillCatalog {
@@ -69,6 +75,7 @@ export const skillRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'skills',
     summary: 'List the Agent Skills in the catalog (name, description, files, keys they are injected for)',
+    reply: z.object({ skills: z.array(summaryReply) }),
     handler: ({ services }) => ({ skills: catalogOf(services).list() }),
   }),
   route({
@@ -81,6 +88,7 @@ export const skillRoutes: RouteDef[] = [
     bodyTypes: ZIP_TYPES,
     bodyLimit: MAX_UPLOAD_BYTES,
     status: 201,
+    reply: summaryReply,
     handler: importSkill,
   }),
   route({
@@ -89,6 +97,7 @@ export const skillRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'skills',
     summary: "One skill with its instructions (SKILL.md's body)",
+    reply: skillReply,
     handler: ({ services, params }) => {
       const s = catalogOf(services).get(params.name!);
       if (!s) throw new RouterError(404, `No skill named '${params.name}'.`);
@@ -102,6 +111,7 @@ export const skillRoutes: RouteDef[] = [
     tag: 'skills',
     summary: "Set the API keys whose requests get the skill's instructions",
     body: patchBody,
+    reply: summaryReply,
     handler: ({ services, params, body }) => {
       checkKeys(services, body.keys);
       const s = catalogOf(services).setKeys(params.name!, body.keys);
@@ -116,6 +126,7 @@ export const skillRoutes: RouteDef[] = [
     tag: 'skills',
     summary: 'Remove a skill and its files',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       if (!catalogOf(services).remove(params.name!)) throw new RouterError(404, `No skill named '${params.name}'.`);
       return noContent();

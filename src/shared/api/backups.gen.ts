@@ -8,32 +8,40 @@ export interface BackupsRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      backups: Array<{
+        id: string;
+        createdAt: string;
+        size: number;
+        reason: "manual" | "daily" | "pre-migration" | "pre-import";
+      }>;
+    };
   };
   /** Back up the database now (online and consistent while the daemon serves) (management) */
   'POST /api/db-backups': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      createdAt: string;
+      size: number;
+      reason: "manual" | "daily" | "pre-migration" | "pre-import";
+    };
   };
   /** Remove one backup (management) */
   'DELETE /api/db-backups/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Download a consistent snapshot of the database as one SQLite file (secrets stay encrypted; no key) (management) */
   'GET /api/db-backups/export': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** Download a snapshot; with a passphrase it carries the secret key, wrapped with it (scrypt + AES-GCM) (local) */
   'POST /api/db-backups/export': {
@@ -42,15 +50,29 @@ export interface BackupsRoutes {
     body: {
       passphrase?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** Replace the database with an uploaded export or backup (the file as the body); validated, a safety backup first, applied atomically, then the daemon restarts (local) */
   'POST /api/db-backups/import': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      ok: true;
+      safetyBackup: {
+        id: string;
+        createdAt: string;
+        size: number;
+        reason: "manual" | "daily" | "pre-migration" | "pre-import";
+      };
+      fromMigration: number;
+      migration: number;
+      secrets: {
+        kept: number;
+        reencrypted: number;
+        needReentry: number;
+      };
+      restarting: true;
+    };
   };
 }

@@ -8,8 +8,23 @@ export interface CacheRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      enabled: boolean;
+      ttlSeconds: number;
+      maxEntries: number;
+      maxBytes: number;
+      entries: number;
+      bytes: number;
+      hits: number;
+      misses: number;
+      stores: number;
+      evictions: number;
+      expirations: number;
+      tooLarge: number;
+      savedTokens: number;
+      hitRate: number;
+      since: string;
+    };
   };
   /** Change the cache settings (enabled, ttlSeconds, maxEntries, maxBytes); same bounds as /api/settings (management) */
   'PATCH /api/cache': {
@@ -21,24 +36,42 @@ export interface CacheRoutes {
       maxEntries?: number;
       maxBytes?: number;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      enabled: boolean;
+      ttlSeconds: number;
+      maxEntries: number;
+      maxBytes: number;
+      entries: number;
+      bytes: number;
+      hits: number;
+      misses: number;
+      stores: number;
+      evictions: number;
+      expirations: number;
+      tooLarge: number;
+      savedTokens: number;
+      hitRate: number;
+      since: string;
+    };
   };
   /** Purge every cached reply (management) */
   'DELETE /api/cache': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      purged: number;
+    };
   };
   /** An API key's cache mode (off, request, always) (management) */
   'GET /api/cache/keys/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      keyId: string;
+      mode: "off" | "request" | "always";
+    };
   };
   /** Set an API key's cache mode: off (never), request (requests that opt in; default), always (unless a request opts out) (management) */
   'PUT /api/cache/keys/{id}': {
@@ -47,8 +80,10 @@ export interface CacheRoutes {
     body: {
       mode: "off" | "request" | "always";
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      keyId: string;
+      mode: "off" | "request" | "always";
+    };
   };
   /** Reasoning cache statistics and entries, most recently used first (reasoning summarized; ?full=1 for the whole text and signatures) (management) */
   'GET /api/cache/reasoning': {
@@ -57,23 +92,63 @@ export interface CacheRoutes {
       full?: "0" | "1" | "true" | "false";
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      stats: {
+        entries: number;
+        bytes: number;
+        maxEntries: number;
+        maxBytes: number;
+        ttlSeconds: number;
+        hits: number;
+        misses: number;
+        stores: number;
+        evictions: number;
+      };
+      entries: Array<{
+        id: string;
+        issuer: "anthropic" | "gemini" | "openai";
+        provider: string;
+        model: string;
+        toolCallIds: Array<string>;
+        bytes: number;
+        createdAt: string;
+        lastUsedAt: string;
+        hits: number;
+        parts: Array<({
+          type: "thinking";
+          text: string;
+          signature?: string;
+          issuer?: "anthropic" | "gemini" | "openai";
+        }) | {
+          type: "redacted_thinking";
+          data: string;
+        } | {
+          type: "thinking";
+          textChars: number;
+          signed: boolean;
+        } | {
+          type: "redacted_thinking";
+          dataChars: number;
+        }>;
+      }>;
+    };
   };
   /** Clears the reasoning cache (management) */
   'DELETE /api/cache/reasoning': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      cleared: number;
+    };
   };
   /** Removes one reasoning cache entry (management) */
   'DELETE /api/cache/reasoning/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      cleared: number;
+    };
   };
 }

@@ -8,8 +8,86 @@ export interface GuardrailsRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      guardrails: Array<{
+        name: "maxInputSize" | "blockedTerms" | "secrets" | "pii" | "promptInjection" | "moderation";
+        description: string;
+        mode: string;
+        applyTo: string;
+        settings: {
+          [key: string]: unknown;
+        };
+      }>;
+      config: {
+        pii: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          threshold: number;
+        };
+        blockedTerms: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          terms: Array<string>;
+          caseSensitive: boolean;
+          wholeWord: boolean;
+        };
+        maxInputSize: {
+          mode: "off" | "log" | "block";
+          maxChars: number;
+        };
+        moderation: {
+          mode: "off" | "log" | "block";
+          model: string;
+          categories: Array<string>;
+        };
+      };
+      keyOverrides: Array<{
+        keyId: string;
+        override: {
+          pii?: {
+            mode?: "off" | "log" | "redact" | "block";
+            applyTo?: "request" | "response" | "both";
+            kinds?: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+          };
+          secrets?: {
+            mode?: "off" | "log" | "redact" | "block";
+            applyTo?: "request" | "response" | "both";
+            kinds?: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+          };
+          promptInjection?: {
+            mode?: "off" | "log" | "redact" | "block";
+            applyTo?: "request" | "response" | "both";
+            threshold?: number;
+          };
+          blockedTerms?: {
+            mode?: "off" | "log" | "redact" | "block";
+            applyTo?: "request" | "response" | "both";
+            terms?: Array<string>;
+            caseSensitive?: boolean;
+            wholeWord?: boolean;
+          };
+          maxInputSize?: {
+            mode?: "off" | "log" | "block";
+            maxChars?: number;
+          };
+          moderation?: {
+            mode?: "off" | "log" | "block";
+            model?: string;
+            categories?: Array<string>;
+          };
+        };
+      }>;
+    };
   };
   /** Replaces the global guardrail configuration (omitted guardrails and fields take their defaults) (management) */
   'PUT /api/guardrails': {
@@ -48,8 +126,50 @@ export interface GuardrailsRoutes {
         categories?: Array<string>;
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      guardrails: Array<{
+        name: "maxInputSize" | "blockedTerms" | "secrets" | "pii" | "promptInjection" | "moderation";
+        description: string;
+        mode: string;
+        applyTo: string;
+        settings: {
+          [key: string]: unknown;
+        };
+      }>;
+      config: {
+        pii: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          threshold: number;
+        };
+        blockedTerms: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          terms: Array<string>;
+          caseSensitive: boolean;
+          wholeWord: boolean;
+        };
+        maxInputSize: {
+          mode: "off" | "log" | "block";
+          maxChars: number;
+        };
+        moderation: {
+          mode: "off" | "log" | "block";
+          model: string;
+          categories: Array<string>;
+        };
+      };
+    };
   };
   /** Changes the given fields of the global guardrail configuration (management) */
   'PATCH /api/guardrails': {
@@ -88,16 +208,125 @@ export interface GuardrailsRoutes {
         categories?: Array<string>;
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      guardrails: Array<{
+        name: "maxInputSize" | "blockedTerms" | "secrets" | "pii" | "promptInjection" | "moderation";
+        description: string;
+        mode: string;
+        applyTo: string;
+        settings: {
+          [key: string]: unknown;
+        };
+      }>;
+      config: {
+        pii: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          threshold: number;
+        };
+        blockedTerms: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          terms: Array<string>;
+          caseSensitive: boolean;
+          wholeWord: boolean;
+        };
+        maxInputSize: {
+          mode: "off" | "log" | "block";
+          maxChars: number;
+        };
+        moderation: {
+          mode: "off" | "log" | "block";
+          model: string;
+          categories: Array<string>;
+        };
+      };
+    };
   };
   /** An API key's guardrail override and the effective configuration for its requests (management) */
   'GET /api/guardrails/keys/{keyId}': {
     params: { keyId: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      keyId: string;
+      override: {
+        pii?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          kinds?: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          kinds?: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          threshold?: number;
+        };
+        blockedTerms?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          terms?: Array<string>;
+          caseSensitive?: boolean;
+          wholeWord?: boolean;
+        };
+        maxInputSize?: {
+          mode?: "off" | "log" | "block";
+          maxChars?: number;
+        };
+        moderation?: {
+          mode?: "off" | "log" | "block";
+          model?: string;
+          categories?: Array<string>;
+        };
+      };
+      effective: {
+        pii: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          threshold: number;
+        };
+        blockedTerms: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          terms: Array<string>;
+          caseSensitive: boolean;
+          wholeWord: boolean;
+        };
+        maxInputSize: {
+          mode: "off" | "log" | "block";
+          maxChars: number;
+        };
+        moderation: {
+          mode: "off" | "log" | "block";
+          model: string;
+          categories: Array<string>;
+        };
+      };
+    };
   };
   /** Replaces an API key's guardrail override (a partial configuration laid over the global one; {} removes it) (management) */
   'PUT /api/guardrails/keys/{keyId}': {
@@ -136,16 +365,82 @@ export interface GuardrailsRoutes {
         categories?: Array<string>;
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      keyId: string;
+      override: {
+        pii?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          kinds?: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          kinds?: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          threshold?: number;
+        };
+        blockedTerms?: {
+          mode?: "off" | "log" | "redact" | "block";
+          applyTo?: "request" | "response" | "both";
+          terms?: Array<string>;
+          caseSensitive?: boolean;
+          wholeWord?: boolean;
+        };
+        maxInputSize?: {
+          mode?: "off" | "log" | "block";
+          maxChars?: number;
+        };
+        moderation?: {
+          mode?: "off" | "log" | "block";
+          model?: string;
+          categories?: Array<string>;
+        };
+      };
+      effective: {
+        pii: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"email" | "phone" | "card" | "iban" | "us_ssn" | "uk_nino">;
+        };
+        secrets: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          kinds: Array<"openai_key" | "anthropic_key" | "aws_access_key_id" | "aws_secret_access_key" | "github_token" | "google_api_key" | "slack_token" | "stripe_key" | "jwt" | "private_key">;
+        };
+        promptInjection: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          threshold: number;
+        };
+        blockedTerms: {
+          mode: "off" | "log" | "redact" | "block";
+          applyTo: "request" | "response" | "both";
+          terms: Array<string>;
+          caseSensitive: boolean;
+          wholeWord: boolean;
+        };
+        maxInputSize: {
+          mode: "off" | "log" | "block";
+          maxChars: number;
+        };
+        moderation: {
+          mode: "off" | "log" | "block";
+          model: string;
+          categories: Array<string>;
+        };
+      };
+    };
   };
   /** Removes an API key's guardrail override (management) */
   'DELETE /api/guardrails/keys/{keyId}': {
     params: { keyId: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Runs a text through the configured guardrails (global, or as a given key sees them), the moderation model included when on, and returns findings and the transformed text (management) */
   'POST /api/guardrails/test': {
@@ -156,7 +451,35 @@ export interface GuardrailsRoutes {
       direction?: "request" | "response";
       keyId?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      direction: "request" | "response";
+      keyId: string | null;
+      blocked: ({
+        guardrail: "maxInputSize" | "blockedTerms" | "secrets" | "pii" | "promptInjection" | "moderation";
+        kind: string;
+        message: string;
+      }) | null;
+      findings: Array<{
+        guardrail: "maxInputSize" | "blockedTerms" | "secrets" | "pii" | "promptInjection" | "moderation";
+        kind: string;
+        action: "log" | "redact" | "block";
+        span: {
+          start: number;
+          end: number;
+        };
+        sample: string | null;
+        score?: number;
+      }>;
+      text: string;
+      moderation: ({
+        model: string;
+        checked: true;
+        flagged: boolean;
+      } | {
+        model: string;
+        checked: false;
+        error: string;
+      }) | null;
+    };
   };
 }

@@ -8,8 +8,48 @@ export interface HooksRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      hooks: Array<{
+        name: string;
+        enabled: boolean;
+        order: number;
+        match: {
+          route?: string;
+          model?: string;
+          provider?: string;
+          key?: string;
+        };
+        actions: Array<{
+          type: "set_header";
+          name: unknown;
+          value: string;
+        } | {
+          type: "remove_header";
+          name: unknown;
+        } | {
+          type: "rewrite_model";
+          to: string;
+        } | {
+          type: "drop_field";
+          field: string;
+        } | {
+          type: "set_field";
+          field: string;
+          value: unknown;
+        } | {
+          type: "tag";
+          tag: string;
+        } | {
+          type: "reply_header";
+          name: unknown;
+          value: string;
+        }>;
+        id: string;
+        createdAt: string;
+        updatedAt: string;
+      }>;
+      max: number;
+    };
   };
   /** Creates a request hook: a match (route, model, provider, key) and actions from a fixed set (management) */
   'POST /api/middleware/hooks': {
@@ -51,16 +91,90 @@ export interface HooksRoutes {
         value: string;
       }>;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      enabled: boolean;
+      order: number;
+      match: {
+        route?: string;
+        model?: string;
+        provider?: string;
+        key?: string;
+      };
+      actions: Array<{
+        type: "set_header";
+        name: unknown;
+        value: string;
+      } | {
+        type: "remove_header";
+        name: unknown;
+      } | {
+        type: "rewrite_model";
+        to: string;
+      } | {
+        type: "drop_field";
+        field: string;
+      } | {
+        type: "set_field";
+        field: string;
+        value: unknown;
+      } | {
+        type: "tag";
+        tag: string;
+      } | {
+        type: "reply_header";
+        name: unknown;
+        value: string;
+      }>;
+      id: string;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** One request hook, by id or name (management) */
   'GET /api/middleware/hooks/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      enabled: boolean;
+      order: number;
+      match: {
+        route?: string;
+        model?: string;
+        provider?: string;
+        key?: string;
+      };
+      actions: Array<{
+        type: "set_header";
+        name: unknown;
+        value: string;
+      } | {
+        type: "remove_header";
+        name: unknown;
+      } | {
+        type: "rewrite_model";
+        to: string;
+      } | {
+        type: "drop_field";
+        field: string;
+      } | {
+        type: "set_field";
+        field: string;
+        value: unknown;
+      } | {
+        type: "tag";
+        tag: string;
+      } | {
+        type: "reply_header";
+        name: unknown;
+        value: string;
+      }>;
+      id: string;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Replaces a request hook (by id or name) (management) */
   'PUT /api/middleware/hooks/{id}': {
@@ -102,8 +216,45 @@ export interface HooksRoutes {
         value: string;
       }>;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      enabled: boolean;
+      order: number;
+      match: {
+        route?: string;
+        model?: string;
+        provider?: string;
+        key?: string;
+      };
+      actions: Array<{
+        type: "set_header";
+        name: unknown;
+        value: string;
+      } | {
+        type: "remove_header";
+        name: unknown;
+      } | {
+        type: "rewrite_model";
+        to: string;
+      } | {
+        type: "drop_field";
+        field: string;
+      } | {
+        type: "set_field";
+        field: string;
+        value: unknown;
+      } | {
+        type: "tag";
+        tag: string;
+      } | {
+        type: "reply_header";
+        name: unknown;
+        value: string;
+      }>;
+      id: string;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Changes the given fields of a request hook (by id or name) (management) */
   'PATCH /api/middleware/hooks/{id}': {
@@ -145,15 +296,51 @@ export interface HooksRoutes {
         value: string;
       }>;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      enabled: boolean;
+      order: number;
+      match: {
+        route?: string;
+        model?: string;
+        provider?: string;
+        key?: string;
+      };
+      actions: Array<{
+        type: "set_header";
+        name: unknown;
+        value: string;
+      } | {
+        type: "remove_header";
+        name: unknown;
+      } | {
+        type: "rewrite_model";
+        to: string;
+      } | {
+        type: "drop_field";
+        field: string;
+      } | {
+        type: "set_field";
+        field: string;
+        value: unknown;
+      } | {
+        type: "tag";
+        tag: string;
+      } | {
+        type: "reply_header";
+        name: unknown;
+        value: string;
+      }>;
+      id: string;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Deletes a request hook (by id or name) (management) */
   'DELETE /api/middleware/hooks/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
 }

@@ -16,8 +16,37 @@ export interface MemoryRoutes {
       offset?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      data: Array<{
+        id: string;
+        type: "factual" | "episodic" | "procedural" | "semantic";
+        key: string;
+        content: string;
+        sessionId: string | null;
+        apiKeyId: string | null;
+        metadata: {
+          [key: string]: unknown;
+        };
+        expiresAt: string | null;
+        tokens: number;
+        hitCount: number;
+        lastHitAt: string | null;
+        archived: boolean;
+        createdAt: string;
+        updatedAt: string;
+      }>;
+      total: number;
+      totalPages: number;
+      stats: {
+        total: number;
+        tokensUsed: number;
+        hitRate: number;
+        cacheStats: {
+          hits: number;
+          misses: number;
+        };
+      };
+    };
   };
   /** Create a memory (embedded at once when an embedding source is available) (management) */
   'POST /api/memory': {
@@ -34,32 +63,96 @@ export interface MemoryRoutes {
       };
       expiresAt?: string | null;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      type: "factual" | "episodic" | "procedural" | "semantic";
+      key: string;
+      content: string;
+      sessionId: string | null;
+      apiKeyId: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      expiresAt: string | null;
+      tokens: number;
+      hitCount: number;
+      lastHitAt: string | null;
+      archived: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Memory store health: a real create, list and delete round trip (management) */
   'GET /api/memory/health': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      working: boolean;
+      latencyMs: number;
+      error: string | null;
+    };
   };
   /** Keyword index, embedding source, vector stores, rerank (management) */
   'GET /api/memory/engine-status': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      keyword: {
+        available: boolean;
+        backend: "FTS5";
+      };
+      embedding: {
+        source: ("remote" | "static" | "transformers") | null;
+        model: string | null;
+        dimensions: number | null;
+        available: boolean;
+        reason: string;
+        cacheStats: {
+          hits: number;
+          misses: number;
+          size: number;
+        };
+      };
+      vectorStore: {
+        backend: "embedded-vec" | "external-vec" | "none";
+        available: boolean;
+        rowCount: number;
+        needsReindex: number;
+        reason: string;
+      };
+      externalVector: {
+        enabled: boolean;
+        healthy: boolean | null;
+        latencyMs: number | null;
+        error: string | null;
+      };
+      rerank: {
+        enabled: boolean;
+        provider: string | null;
+        model: string | null;
+        available: boolean;
+        reason: string;
+      };
+    };
   };
   /** Providers with an embeddings endpoint and their embedding models (management) */
   'GET /api/memory/embedding-providers': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      providers: Array<{
+        provider: string;
+        hasKey: boolean;
+        models: Array<{
+          id: string;
+          name: string;
+          dimensions: number | null;
+        }>;
+      }>;
+    };
   };
   /** Dry-run retrieval: what a query would retrieve, and how; modifies nothing (management) */
   'POST /api/memory/retrieve-preview': {
@@ -72,16 +165,57 @@ export interface MemoryRoutes {
       apiKeyId?: string | null;
       limit?: number;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      memories: Array<{
+        id: string;
+        type: "factual" | "episodic" | "procedural" | "semantic";
+        key: string;
+        content: string;
+        score: number;
+        tokens: number;
+        tier: "fts5" | "vector" | "hybrid-rrf" | "external-vec";
+        vecScore: number | null;
+        ftsScore: number | null;
+      }>;
+      resolution: {
+        embeddingSource: ("remote" | "static" | "transformers") | null;
+        embeddingModel: string | null;
+        vectorStore: "embedded-vec" | "external-vec" | "none";
+        strategyUsed: "exact" | "semantic" | "hybrid";
+        rerankApplied: boolean;
+        fallbackReason: string | null;
+      };
+      totalTokensUsed: number;
+      budgetMaxTokens: number;
+    };
   };
   /** Memory engine settings (embedding sources, external vector store, rerank, summarization, extraction) (management) */
   'GET /api/memory/settings': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      embeddingOrder: Array<"remote" | "static" | "transformers">;
+      remoteModel: string | null;
+      remoteDimensions: number | null;
+      staticModelPath: string | null;
+      transformersModelPath: string | null;
+      embeddingCacheSize: number;
+      minSimilarity: number;
+      autoReindex: boolean;
+      qdrantUrl: string | null;
+      qdrantCollection: string;
+      qdrantApiKey: string | null;
+      qdrantTimeoutMs: number;
+      rerankModel: string | null;
+      rerankCandidates: number;
+      summarizationModel: string | null;
+      summarizeOlderThanDays: number;
+      autoSummarize: boolean;
+      extractionModel: string | null;
+      extractEpisodes: boolean;
+      defaultStrategy: "exact" | "semantic" | "hybrid";
+    };
   };
   /** Update memory engine settings; answers once the embedding source reflects them (management) */
   'PUT /api/memory/settings': {
@@ -109,16 +243,43 @@ export interface MemoryRoutes {
       extractEpisodes?: boolean;
       defaultStrategy?: "exact" | "semantic" | "hybrid";
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      embeddingOrder: Array<"remote" | "static" | "transformers">;
+      remoteModel: string | null;
+      remoteDimensions: number | null;
+      staticModelPath: string | null;
+      transformersModelPath: string | null;
+      embeddingCacheSize: number;
+      minSimilarity: number;
+      autoReindex: boolean;
+      qdrantUrl: string | null;
+      qdrantCollection: string;
+      qdrantApiKey: string | null;
+      qdrantTimeoutMs: number;
+      rerankModel: string | null;
+      rerankCandidates: number;
+      summarizationModel: string | null;
+      summarizeOlderThanDays: number;
+      autoSummarize: boolean;
+      extractionModel: string | null;
+      extractEpisodes: boolean;
+      defaultStrategy: "exact" | "semantic" | "hybrid";
+    };
   };
   /** An API key's memory use in conversations (inject, extract, budget) (management) */
   'GET /api/memory/keys/{keyId}/settings': {
     params: { keyId: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      inject: boolean;
+      extract: boolean;
+      injectMaxTokens: number;
+      injectLimit: number;
+      strategy: "exact" | "semantic" | "hybrid";
+      scope: "key" | "global" | "both";
+      apiKeyId: string;
+    };
   };
   /** Update an API key's memory use in conversations (management) */
   'PUT /api/memory/keys/{keyId}/settings': {
@@ -132,8 +293,15 @@ export interface MemoryRoutes {
       strategy?: "exact" | "semantic" | "hybrid";
       scope?: "key" | "global" | "both";
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      inject: boolean;
+      extract: boolean;
+      injectMaxTokens: number;
+      injectLimit: number;
+      strategy: "exact" | "semantic" | "hybrid";
+      scope: "key" | "global" | "both";
+      apiKeyId: string;
+    };
   };
   /** Embed memories whose vector is missing or stale (all with full: true) (management) */
   'POST /api/memory/reindex': {
@@ -143,8 +311,11 @@ export interface MemoryRoutes {
       full?: boolean;
       wait?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      signature: string | null;
+      pending: number;
+      error: string | null;
+    };
   };
   /** Summarize old episodic memories of a scope with the summarization model; originals are archived (management) */
   'POST /api/memory/summarize': {
@@ -156,16 +327,55 @@ export interface MemoryRoutes {
       olderThanDays?: number;
       dryRun?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      summaries: Array<{
+        id: string;
+        type: "factual" | "episodic" | "procedural" | "semantic";
+        key: string;
+        content: string;
+        sessionId: string | null;
+        apiKeyId: string | null;
+        metadata: {
+          [key: string]: unknown;
+        };
+        expiresAt: string | null;
+        tokens: number;
+        hitCount: number;
+        lastHitAt: string | null;
+        archived: boolean;
+        createdAt: string;
+        updatedAt: string;
+      }>;
+      archived: number;
+      groups: Array<{
+        sessionId: string | null;
+        count: number;
+      }>;
+    };
   };
   /** One memory (management) */
   'GET /api/memory/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      type: "factual" | "episodic" | "procedural" | "semantic";
+      key: string;
+      content: string;
+      sessionId: string | null;
+      apiKeyId: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      expiresAt: string | null;
+      tokens: number;
+      hitCount: number;
+      lastHitAt: string | null;
+      archived: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Update type, key, content or metadata of a memory; its vector is regenerated (management) */
   'PUT /api/memory/{id}': {
@@ -179,15 +389,32 @@ export interface MemoryRoutes {
         [key: string]: unknown;
       };
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      type: "factual" | "episodic" | "procedural" | "semantic";
+      key: string;
+      content: string;
+      sessionId: string | null;
+      apiKeyId: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      expiresAt: string | null;
+      tokens: number;
+      hitCount: number;
+      lastHitAt: string | null;
+      archived: boolean;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Delete a memory, its vector and (best-effort) its external point (management) */
   'DELETE /api/memory/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      success: true;
+    };
   };
 }

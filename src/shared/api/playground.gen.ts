@@ -13,16 +13,39 @@ export interface PlaygroundRoutes {
       prompt?: string;
       tone?: "concise" | "detailed";
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      improvedSystem: string;
+      improvedPrompt: string;
+      tokensIn: number;
+      tokensOut: number;
+    };
   };
   /** The caller's presets, newest first (client) */
   'GET /api/playground/presets': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      presets: Array<{
+        id: string;
+        name: string;
+        model: string;
+        system: string;
+        messages: Array<{
+          role: "system" | "user" | "assistant";
+          content: string;
+        }>;
+        parameters: {
+          temperature?: number;
+          topP?: number;
+          maxTokens?: number;
+          stop?: Array<string>;
+        };
+        tags: Array<string>;
+        createdAt: string;
+        updatedAt: string;
+      }>;
+    };
   };
   /** Save a preset (owned by the calling key) (client) */
   'POST /api/playground/presets': {
@@ -47,16 +70,50 @@ export interface PlaygroundRoutes {
       createdAt?: string;
       updatedAt?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      model: string;
+      system: string;
+      messages: Array<{
+        role: "system" | "user" | "assistant";
+        content: string;
+      }>;
+      parameters: {
+        temperature?: number;
+        topP?: number;
+        maxTokens?: number;
+        stop?: Array<string>;
+      };
+      tags: Array<string>;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** One preset (client) */
   'GET /api/playground/presets/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      model: string;
+      system: string;
+      messages: Array<{
+        role: "system" | "user" | "assistant";
+        content: string;
+      }>;
+      parameters: {
+        temperature?: number;
+        topP?: number;
+        maxTokens?: number;
+        stop?: Array<string>;
+      };
+      tags: Array<string>;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Replace a preset (same body as create; omitted fields reset to their defaults) (client) */
   'PUT /api/playground/presets/{id}': {
@@ -81,15 +138,31 @@ export interface PlaygroundRoutes {
       createdAt?: string;
       updatedAt?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      model: string;
+      system: string;
+      messages: Array<{
+        role: "system" | "user" | "assistant";
+        content: string;
+      }>;
+      parameters: {
+        temperature?: number;
+        topP?: number;
+        maxTokens?: number;
+        stop?: Array<string>;
+      };
+      tags: Array<string>;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** Delete a preset (client) */
   'DELETE /api/playground/presets/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
 }

@@ -8,24 +8,42 @@ export interface SkillsRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      skills: Array<{
+        name: string;
+        description: string;
+        files: Array<string>;
+        bytes: number;
+        keys: Array<string>;
+      }>;
+    };
   };
   /** Import a skill: JSON {path, keys?, replace?} naming a local folder (loopback callers), or a zip archive as the body (?keys=id,id&replace=true) (management) */
   'POST /api/skills': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      description: string;
+      files: Array<string>;
+      bytes: number;
+      keys: Array<string>;
+    };
   };
   /** One skill with its instructions (SKILL.md's body) (management) */
   'GET /api/skills/{name}': {
     params: { name: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      description: string;
+      files: Array<string>;
+      bytes: number;
+      keys: Array<string>;
+      body: string;
+    };
   };
   /** Set the API keys whose requests get the skill's instructions (management) */
   'PATCH /api/skills/{name}': {
@@ -34,15 +52,19 @@ export interface SkillsRoutes {
     body: {
       keys: Array<string>;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      name: string;
+      description: string;
+      files: Array<string>;
+      bytes: number;
+      keys: Array<string>;
+    };
   };
   /** Remove a skill and its files (management) */
   'DELETE /api/skills/{name}': {
     params: { name: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
 }

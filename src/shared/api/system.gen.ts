@@ -134,6 +134,13 @@ export interface SystemRoutes {
       };
     };
   };
+  /** Remove a node that is gone from the cluster list (a node still alive is refused: stop it first) (management) */
+  'DELETE /api/cluster/nodes/{id}': {
+    params: { id: string };
+    query?: undefined;
+    body?: undefined;
+    reply: undefined;
+  };
   /** Re-check the daemon, each configured agent's settings and key, each account's token and last error, clock skew, disk space and state-folder modes; one finding each, with its fix (local) */
   'GET /api/doctor': {
     params?: undefined;

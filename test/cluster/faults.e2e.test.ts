@@ -1,0 +1,151 @@
+/**
+ * Cluster mode's node registry and faults (issue 29 items 5 and 6), on three real daemons sharing one real
+ * PostgreSQL 15 and one Redis 7, with a mock upstream:
+ * - GET /api/cluster lists every node; a node killed mid-traffic is listed healthy:false within 30 s while
+ *   the others keep serving; a live node cannot be removed, a dead one can (DELETE /api/cluster/nodes/{id});
+ * - PostgreSQL down: proxied requests keep being served from the snapshots, management writes answer 503
+ *   `database_unavailable` with the standard body (no driver text), /api/cluster and /metrics say the
+ *   database is down; when it is back everything recovers by itself and every module reloads once (a row
+ *   written behind the nodes' backs while their feed was down is seen).
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import { clusterUnavailable, startCluster, type ClusterNodeProcess, type ClusterUnderTest } from '../support/cluster.js';
+
+const missing = clusterUnavailable({ redis: true });
+
+async function chat(node: ClusterNodeProcess, key: string): Promise<number> {
+  const res = await fetch(`${node.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+  }).catch(() => undefined);
+  if (!res) return 0;
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function until<T>(probe: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function metric(node: ClusterNodeProcess, line: string): Promise<boolean> {
+  const res = await fetch(`${node.url}/metrics`, { headers: { 'x-router-cli-token': node.cliToken } });
+  return (await res.text()).split('\n').includes(line);
+}
+
+describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  let cluster: ClusterUnderTest;
+  let mock: MockUpstream;
+  let key: string;
+
+  beforeAll(async () => {
+    mock = await startMockUpstream();
+    cluster = await startCluster({ nodes: 3, redis: true });
+    // Provider connections are node-local still (cluster/shared-modules.ts): each node gets the mock.
+    for (const n of cluster.nodes) await n.addConnection({ provider: 'openai', apiKey: 'sk-up', providerSpecificData: { baseUrl: mock.openaiBase } });
+    key = (await cluster.nodes[0]!.manage('POST', '/api/keys', { name: 'traffic', scopes: ['proxy'] })).json.key;
+    await until(async () => (await Promise.all(cluster.nodes.map((n) => chat(n, key)))).every((s) => s === 200), 5_000, 'the key on every node');
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    await mock?.close();
+  }, 60_000);
+
+  it('GET /api/cluster on any node lists the three nodes, healthy, with their addresses and version', async () => {
+    for (const n of cluster.nodes) {
+      const view = (await n.manage('GET', '/api/cluster')).json;
+      expect(view.nodes[0]).toMatchObject({ nodeId: n.nodeId, healthy: true });
+      const ids = (view.nodes as Array<{ nodeId: string; healthy: boolean; url: string }>).map((x) => x.nodeId).sort();
+      expect(ids).toEqual(['node-1', 'node-2', 'node-3']);
+      expect((view.nodes as Array<{ healthy: boolean }>).every((x) => x.healthy)).toBe(true);
+    }
+  });
+
+  it('PostgreSQL down: requests served, management writes 503 database_unavailable, health says so; back: recovers and reloads', async () => {
+    const [a, b] = cluster.nodes;
+    // Each node has read the full list at least once (what it shows while the database is down).
+    for (const n of cluster.nodes) await until(async () => (await n.manage('GET', '/api/cluster')).json.nodes.length === 3, 10_000, 'three nodes listed');
+    await cluster.pg.down();
+    try {
+      await until(async () => (await a!.manage('GET', '/api/cluster')).json.database.healthy === false, 5_000, 'the database reported down');
+      expect(await metric(a!, 'router_database_up{kind="postgres"} 0')).toBe(true);
+      // Proxied requests keep being served from the snapshot.
+      const statuses = await Promise.all([a!, b!, a!, b!].map((n) => chat(n, key)));
+      expect(statuses).toEqual([200, 200, 200, 200]);
+      // A management write of a shared module: 503 with the standard body, no driver text.
+      const started = Date.now();
+      const refused = await a!.manage('POST', '/api/keys', { name: 'during-outage' });
+      expect(refused.status).toBe(503);
+      expect(refused.json).toEqual({ error: { message: 'The database is unavailable; try again shortly.', type: 'server_error', code: 'database_unavailable' } });
+      expect(Date.now() - started).toBeLessThan(6_000);
+      const patched = await b!.manage('PATCH', '/api/keys/00000000-0000-4000-8000-000000000000', { name: 'x' });
+      expect([503, 404]).toContain(patched.status);
+      // GET /api/cluster still answers: the last known node list.
+      const view = (await b!.manage('GET', '/api/cluster')).json;
+      expect(view.database).toMatchObject({ kind: 'postgres', healthy: false });
+      expect(view.nodes.length).toBe(3);
+    } finally {
+      await cluster.pg.up();
+    }
+    // A key written behind the nodes' backs right after the restart (no notice sent): the reconnecting
+    // feed reloads every module once, so every node learns it.
+    const direct = `rk_${randomBytes(32).toString('base64url')}`;
+    const client = new pg.Client({ connectionString: cluster.databaseUrl });
+    await client.connect();
+    const now = new Date().toISOString();
+    await client.query(
+      "INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, token_limits) VALUES ($1, 'direct', $2, 'rk_...x', '[\"proxy\"]', 1, $3, $3, '[]')",
+      [randomUUID(), createHash('sha256').update(direct).digest('hex'), now],
+    );
+    await client.end();
+    await until(async () => (await Promise.all(cluster.nodes.map((n) => chat(n, direct)))).every((s) => s === 200), 10_000, 'the direct key on every node');
+    for (const n of cluster.nodes) {
+      await until(async () => (await n.manage('GET', '/api/cluster')).json.database.healthy === true, 10_000, 'the database healthy again');
+      expect(await metric(n, 'router_database_up{kind="postgres"} 1')).toBe(true);
+    }
+    expect((await a!.manage('POST', '/api/keys', { name: 'after-outage' })).status).toBe(201);
+  }, 60_000);
+
+  it('a node killed mid-traffic: the others keep serving and list it unhealthy within 30 s; only then can it be removed', async () => {
+    const [a, b, c] = cluster.nodes;
+    let stop = false;
+    const served: number[] = [];
+    const traffic = (async () => {
+      while (!stop) served.push(...(await Promise.all([a!, b!].map((n) => chat(n, key)))));
+    })();
+    const alive = await a!.manage('DELETE', `/api/cluster/nodes/${c!.nodeId}`);
+    expect(alive.status).toBe(409);
+    expect(alive.json.error.code).toBe('node_alive');
+    await c!.kill();
+    const killedAt = Date.now();
+    await until(
+      async () => ((await a!.manage('GET', '/api/cluster')).json.nodes as Array<{ nodeId: string; healthy: boolean }>).find((n) => n.nodeId === c!.nodeId)?.healthy === false,
+      30_000,
+      'the killed node listed unhealthy',
+    );
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
+    stop = true;
+    await traffic;
+    expect(served.length).toBeGreaterThan(0);
+    expect(served.every((s) => s === 200)).toBe(true);
+    // Still listed (unhealthy) on b too, until removed.
+    const onB = ((await b!.manage('GET', '/api/cluster')).json.nodes as Array<{ nodeId: string; healthy: boolean }>).find((n) => n.nodeId === c!.nodeId);
+    expect(onB?.healthy).toBe(false);
+    expect((await b!.manage('DELETE', `/api/cluster/nodes/${c!.nodeId}`)).status).toBe(204);
+    for (const n of [a!, b!]) {
+      const ids = ((await n.manage('GET', '/api/cluster')).json.nodes as Array<{ nodeId: string }>).map((x) => x.nodeId);
+      expect(ids).not.toContain(c!.nodeId);
+    }
+    expect((await a!.manage('DELETE', '/api/cluster/nodes/no-such-node')).status).toBe(404);
+  }, 60_000);
+});
