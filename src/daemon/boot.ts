@@ -13,6 +13,7 @@ import { createApp } from './http/app.js';
 import { KeyStore } from './keys/store.js';
 import { SqlKeyRepository } from './keys/sql-repository.js';
 import { ComboStore } from './combos/store.js';
+import { SqlComboRepository } from './combos/sql-repository.js';
 import { Logger } from './logger.js';
 import { ROUTES } from './routes.js';
 import type { Services } from './services.js';
@@ -238,8 +239,10 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
       },
       onRecord: (fn) => usage.onRecord(fn),
     }),
-    combos: new ComboStore(db, (error) =>
-      log.error('combo change listener failed', { error: error instanceof Error ? error.message : String(error) }),
+    combos: await ComboStore.create(
+      new SqlComboRepository(storage),
+      (error) => log.error('combo change listener or reload failed', { error: error instanceof Error ? error.message : String(error) }),
+      changes,
     ),
     connections,
     nodes,

@@ -28,9 +28,9 @@ afterAll(() => {
 });
 
 /** Each test starts with no combos (children first, so none is refused as referenced). */
-beforeEach(() => {
+beforeEach(async () => {
   for (let guard = 0; services.combos.list().length > 0 && guard < 100; guard++) {
-    for (const c of services.combos.list()) if (services.combos.referrers(c.name).length === 0) services.combos.remove(c.id);
+    for (const c of services.combos.list()) if (services.combos.referrers(c.name).length === 0) await services.combos.remove(c.id);
   }
 });
 

@@ -6,12 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SqlComboRepository } from '../../src/daemon/combos/sql-repository.js';
 import { ComboStore, type ComboChange, type ComboInput } from '../../src/daemon/combos/store.js';
 import { comboContextLength, expandCombo } from '../../src/daemon/combos/validate.js';
 import { RouterError } from '../../src/daemon/http/errors.js';
 import type { ModelInfo, ProviderDef } from '../../src/daemon/providers/types.js';
 import { closeDatabase, openDatabase, type Db } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 
 const cleanup: Array<() => void> = [];
 afterEach(() => {
@@ -28,6 +30,8 @@ function freshDb(): { db: Db; file: string } {
   return { db, file };
 }
 
+const comboStore = (db: Db, onError?: (e: unknown) => void) => ComboStore.create(new SqlComboRepository(new SqliteDriver(db)), onError);
+
 const input = (name: string, models: Array<string | { model: string; weight?: number }>, extra: Partial<ComboInput> = {}): ComboInput => ({
   name,
   strategy: 'priority',
@@ -41,11 +45,11 @@ const input = (name: string, models: Array<string | { model: string; weight?: nu
 });
 
 describe('ComboStore', () => {
-  it('creates, reads by id and name, lists oldest first, and persists across a reload', () => {
+  it('creates, reads by id and name, lists oldest first, and persists across a reload', async () => {
     const { db, file } = freshDb();
-    const store = new ComboStore(db);
-    const a = store.create(input('a', ['openai/gpt-5', { model: 'anthropic/claude-sonnet-4-5', weight: 2 }], { strategy: 'weighted', targetTimeoutMs: 5000 }));
-    const b = store.create(input('b', ['a']));
+    const store = await comboStore(db);
+    const a = await store.create(input('a', ['openai/gpt-5', { model: 'anthropic/claude-sonnet-4-5', weight: 2 }], { strategy: 'weighted', targetTimeoutMs: 5000 }));
+    const b = await store.create(input('b', ['a']));
     expect(a).toMatchObject({ name: 'a', strategy: 'weighted', targetTimeoutMs: 5000 });
     expect(a.models).toEqual([{ model: 'openai/gpt-5' }, { model: 'anthropic/claude-sonnet-4-5', weight: 2 }]);
     expect(a.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -57,14 +61,14 @@ describe('ComboStore', () => {
 
     const db2 = openDatabase(file);
     cleanup.push(() => closeDatabase(db2));
-    const reopened = new ComboStore(db2);
+    const reopened = await comboStore(db2);
     expect(reopened.list()).toEqual([a, b]);
   });
 
-  it('serves reads from memory: no database access after load', () => {
+  it('serves reads from memory: no database access after load', async () => {
     const { db } = freshDb();
-    const store = new ComboStore(db);
-    const a = store.create(input('a', ['openai/gpt-5']));
+    const store = await comboStore(db);
+    const a = await store.create(input('a', ['openai/gpt-5']));
     const prepare = db.prepare.bind(db);
     let calls = 0;
     (db as unknown as { prepare: typeof db.prepare }).prepare = ((sql: string) => {
@@ -81,52 +85,45 @@ describe('ComboStore', () => {
 
   it('returns frozen records; update replaces the record and re-keys a renamed combo', async () => {
     const { db } = freshDb();
-    const store = new ComboStore(db);
-    const a = store.create(input('a', ['openai/gpt-5']));
+    const store = await comboStore(db);
+    const a = await store.create(input('a', ['openai/gpt-5']));
     expect(Object.isFrozen(a)).toBe(true);
     expect(Object.isFrozen(a.models)).toBe(true);
     await new Promise((r) => setTimeout(r, 5));
-    const next = store.update(a.id, input('renamed', ['openai/gpt-4.1'], { strategy: 'random' }))!;
+    const next = (await store.update(a.id, input('renamed', ['openai/gpt-4.1'], { strategy: 'random' })))!;
     expect(next).not.toBe(a);
     expect(a.name).toBe('a');
     expect(next).toMatchObject({ id: a.id, name: 'renamed', strategy: 'random', createdAt: a.createdAt });
     expect(next.updatedAt > a.updatedAt).toBe(true);
     expect(store.byName('a')).toBeUndefined();
     expect(store.byName('renamed')).toBe(next);
-    expect(store.update('00000000-0000-4000-8000-000000000000', input('x', ['openai/gpt-5']))).toBeUndefined();
+    expect(await store.update('00000000-0000-4000-8000-000000000000', input('x', ['openai/gpt-5']))).toBeUndefined();
   });
 
-  it('a duplicate name is a 409 from the store too (the unique index is the safety net)', () => {
+  it('a duplicate name is a 409 from the store too (the unique index is the safety net)', async () => {
     const { db } = freshDb();
-    const store = new ComboStore(db);
-    store.create(input('a', ['openai/gpt-5']));
-    const b = store.create(input('b', ['openai/gpt-5']));
-    const err = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        return e as RouterError;
-      }
-      throw new Error('did not throw');
-    };
-    expect(err(() => store.create(input('a', ['openai/gpt-5'])))).toMatchObject({ status: 409, code: 'combo_name_taken' });
-    expect(err(() => store.update(b.id, input('a', ['openai/gpt-5'])))).toMatchObject({ status: 409 });
+    const store = await comboStore(db);
+    await store.create(input('a', ['openai/gpt-5']));
+    const b = await store.create(input('b', ['openai/gpt-5']));
+    await expect(store.create(input('a', ['openai/gpt-5']))).rejects.toMatchObject({ status: 409, code: 'combo_name_taken' });
+    await expect(store.update(b.id, input('a', ['openai/gpt-5']))).rejects.toBeInstanceOf(RouterError);
+    await expect(store.update(b.id, input('a', ['openai/gpt-5']))).rejects.toMatchObject({ status: 409 });
     expect(store.byName('b')).toBe(b);
   });
 
-  it('removes, and tells onChange listeners about every write; a failing listener is reported, not thrown', () => {
+  it('removes, and tells onChange listeners about every write; a failing listener is reported, not thrown', async () => {
     const { db } = freshDb();
     const errors: unknown[] = [];
-    const store = new ComboStore(db, (e) => errors.push(e));
+    const store = await comboStore(db, (e) => errors.push(e));
     const seen: ComboChange[] = [];
     const off = store.onChange((c) => seen.push(c));
     store.onChange(() => {
       throw new Error('listener bug');
     });
-    const a = store.create(input('a', ['openai/gpt-5']));
-    const a2 = store.update(a.id, input('a', ['openai/gpt-4.1']))!;
-    expect(store.remove(a.id)).toBe(true);
-    expect(store.remove(a.id)).toBe(false);
+    const a = await store.create(input('a', ['openai/gpt-5']));
+    const a2 = (await store.update(a.id, input('a', ['openai/gpt-4.1'])))!;
+    expect(await store.remove(a.id)).toBe(true);
+    expect(await store.remove(a.id)).toBe(false);
     expect(seen).toEqual([
       { type: 'created', combo: a },
       { type: 'updated', combo: a2, previous: a },
@@ -134,7 +131,7 @@ describe('ComboStore', () => {
     ]);
     expect(errors).toHaveLength(3);
     off();
-    store.create(input('b', ['openai/gpt-5']));
+    await store.create(input('b', ['openai/gpt-5']));
     expect(seen).toHaveLength(3);
     expect(store.get(a.id)).toBeUndefined();
     expect(store.list().map((c) => c.name)).toEqual(['b']);
@@ -142,11 +139,11 @@ describe('ComboStore', () => {
 });
 
 describe('expandCombo', () => {
-  it('flattens nested combos depth first in declared order, with weights and the path of combos', () => {
+  it('flattens nested combos depth first in declared order, with weights and the path of combos', async () => {
     const { db } = freshDb();
-    const store = new ComboStore(db);
-    store.create(input('inner', [{ model: 'openai/gpt-5', weight: 3 }, 'anthropic/claude-sonnet-4-5']));
-    store.create(input('outer', ['gemini/gemini-2.5-pro', 'inner', 'nowhere/model']));
+    const store = await comboStore(db);
+    await store.create(input('inner', [{ model: 'openai/gpt-5', weight: 3 }, 'anthropic/claude-sonnet-4-5']));
+    await store.create(input('outer', ['gemini/gemini-2.5-pro', 'inner', 'nowhere/model']));
     expect(expandCombo('outer', store)).toEqual([
       { model: 'gemini/gemini-2.5-pro', via: ['outer'] },
       { model: 'openai/gpt-5', weight: 3, via: ['outer', 'inner'] },
@@ -157,19 +154,19 @@ describe('expandCombo', () => {
     expect(expandCombo(store.byName('inner')!, store)).toHaveLength(2);
   });
 
-  it('is tolerant: stops at maxDepth and skips references back into its own path', () => {
+  it('is tolerant: stops at maxDepth and skips references back into its own path', async () => {
     const { db } = freshDb();
-    const store = new ComboStore(db);
-    store.create(input('c1', ['openai/gpt-5']));
-    store.create(input('c2', ['c1', 'openai/gpt-4.1']));
-    store.create(input('c3', ['c2']));
+    const store = await comboStore(db);
+    await store.create(input('c1', ['openai/gpt-5']));
+    await store.create(input('c2', ['c1', 'openai/gpt-4.1']));
+    await store.create(input('c3', ['c2']));
     expect(expandCombo('c3', store)!.map((l) => l.model)).toEqual(['openai/gpt-5', 'openai/gpt-4.1']);
     expect(expandCombo('c3', store, 2)!.map((l) => l.model)).toEqual(['openai/gpt-4.1']);
     expect(expandCombo('c3', store, 1)).toEqual([]);
     // A cycle can only exist if the store is written around validation; expansion still terminates.
-    const loopA = store.create(input('loop-a', ['openai/gpt-5']));
-    store.create(input('loop-b', ['loop-a', 'anthropic/claude-haiku-4-5']));
-    store.update(loopA.id, input('loop-a', ['loop-b', 'openai/gpt-5']));
+    const loopA = await store.create(input('loop-a', ['openai/gpt-5']));
+    await store.create(input('loop-b', ['loop-a', 'anthropic/claude-haiku-4-5']));
+    await store.update(loopA.id, input('loop-a', ['loop-b', 'openai/gpt-5']));
     expect(expandCombo('loop-a', store)!.map((l) => l.model)).toEqual(['anthropic/claude-haiku-4-5', 'openai/gpt-5']);
   });
 });
@@ -189,13 +186,13 @@ describe('comboContextLength', () => {
     models: (d: ProviderDef) => d.models,
   };
 
-  it('is the minimum over known leaf targets (nested included), ignoring unknown ones; undefined when none is known', () => {
+  it('is the minimum over known leaf targets (nested included), ignoring unknown ones; undefined when none is known', async () => {
     const { db } = freshDb();
-    const combos = new ComboStore(db);
+    const combos = await comboStore(db);
     const services = { providers, combos };
-    combos.create(input('only-big', ['big/m1', 'big/unknown-model', 'ghost/m2', 'big/nolen']));
-    combos.create(input('mixed', ['only-big', 'small/m2']));
-    combos.create(input('unknown', ['ghost/x', 'big/not-listed', 'big/nolen']));
+    await combos.create(input('only-big', ['big/m1', 'big/unknown-model', 'ghost/m2', 'big/nolen']));
+    await combos.create(input('mixed', ['only-big', 'small/m2']));
+    await combos.create(input('unknown', ['ghost/x', 'big/not-listed', 'big/nolen']));
     expect(comboContextLength('only-big', services)).toBe(1_000_000);
     expect(comboContextLength(combos.byName('mixed')!, services)).toBe(32_000);
     expect(comboContextLength('unknown', services)).toBeUndefined();

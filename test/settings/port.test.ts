@@ -6,38 +6,13 @@ import { checkSealingKey, StartRefused } from '../../src/daemon/cluster/identity
 import type { SettingsRepository } from '../../src/daemon/settings/port.js';
 import { SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
 import { SettingsStore, type Settings } from '../../src/daemon/settings/store.js';
-import type { ChangeFeed } from '../../src/daemon/store/changes.js';
 import { encryptWithKey } from '../../src/daemon/store/secrets.js';
+import { sharedFeed } from '../support/port-fixtures.js';
 import { adapterTitle, storageAdapters } from '../support/storage.js';
 
 const T1 = '2026-01-02T03:04:05.678Z';
 const T2 = '2026-01-03T00:00:00.000Z';
 const byKey = <T extends { key: string }>(rows: T[]) => new Map(rows.map((r) => [r.key, r]));
-
-/** A change feed two stores share, as a cluster's would: a publish reaches every subscriber but the publisher's own. */
-function sharedFeed(): { feed: () => ChangeFeed; delivered: () => Promise<void> } {
-  const subs: Array<{ owner: object; topic: string; fn: () => void }> = [];
-  const pending: Promise<void>[] = [];
-  return {
-    feed() {
-      const owner = {};
-      return {
-        publish(topic) {
-          for (const s of subs) if (s.owner !== owner && s.topic === topic) pending.push(Promise.resolve().then(s.fn));
-        },
-        subscribe(topic, fn) {
-          const sub = { owner, topic, fn };
-          subs.push(sub);
-          return () => subs.splice(subs.indexOf(sub), 1);
-        },
-      };
-    },
-    /** Waits for the subscribers called so far (the stores' reloads: their callbacks return them). */
-    async delivered() {
-      await Promise.all(pending.splice(0));
-    },
-  };
-}
 
 const keyDir = mkdtempSync(join(tmpdir(), 'router-settings-port-'));
 afterAll(() => rmSync(keyDir, { recursive: true, force: true }));

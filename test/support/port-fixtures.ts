@@ -43,3 +43,30 @@ export function linkedFeeds(n: number): ChangeFeed[] {
     },
   }));
 }
+
+/**
+ * Like `linkedFeeds`, for stores whose notice callback returns their reload: `delivered()` waits for every
+ * callback called so far, so a test reads the other node's snapshot without polling.
+ */
+export function sharedFeed(): { feed: () => ChangeFeed; delivered: () => Promise<void> } {
+  const subs: Array<{ owner: object; topic: string; fn: () => unknown }> = [];
+  const pending: Promise<unknown>[] = [];
+  return {
+    feed() {
+      const owner = {};
+      return {
+        publish(topic) {
+          for (const s of subs) if (s.owner !== owner && s.topic === topic) pending.push(Promise.resolve().then(s.fn));
+        },
+        subscribe(topic, fn) {
+          const sub = { owner, topic, fn };
+          subs.push(sub);
+          return () => subs.splice(subs.indexOf(sub), 1);
+        },
+      };
+    },
+    async delivered() {
+      await Promise.all(pending.splice(0));
+    },
+  };
+}

@@ -23,6 +23,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'cluster', tables: ['cluster_meta', 'cluster_nodes'] },
   { module: 'presets', tables: ['playground_presets'] },
   { module: 'settings', tables: ['settings'] },
+  { module: 'combos', tables: ['combos'] },
   // File contents and leases are cluster-only tables (one machine keeps contents on disk, runs every batch).
   { module: 'batches', tables: ['batches', 'batch_lines', 'batch_files', 'batch_file_chunks', 'batch_leases'] },
   { module: 'hooks', tables: ['middleware_hooks'] },
@@ -36,7 +37,6 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
-  { module: 'combos', tables: ['combos'] },
   { module: 'pricing', tables: ['pricing_overrides'] },
   { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'sync nonces', tables: ['sync_nonces'] },

@@ -52,7 +52,7 @@ export const fallbackChainRoutes: RouteDef[] = [
     body: chainBody,
     status: 201,
     reply: chainReply,
-    handler: ({ services, body }) => json(201, chainView(services.combos.create(checkCombo(asCombo(body), services)))),
+    handler: async ({ services, body }) => json(201, chainView(await services.combos.create(checkCombo(asCombo(body), services)))),
   }),
   route({
     method: 'GET',
@@ -71,9 +71,11 @@ export const fallbackChainRoutes: RouteDef[] = [
     summary: 'Replace a fallback chain (it stays a priority combo)',
     body: chainBody,
     reply: chainReply,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const rec = chainById(services, params.id);
-      return chainView(services.combos.update(rec.id, checkCombo(asCombo(body), services, rec.id))!);
+      const next = await services.combos.update(rec.id, checkCombo(asCombo(body), services, rec.id));
+      if (!next) throw new RouterError(404, 'Fallback chain not found.');
+      return chainView(next);
     },
   }),
   route({
@@ -84,11 +86,11 @@ export const fallbackChainRoutes: RouteDef[] = [
     summary: 'Delete a fallback chain (409 while another combo references it)',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params }) => {
+    handler: async ({ services, params }) => {
       const rec = chainById(services, params.id);
       const users = services.combos.referrers(rec.name);
       if (users.length > 0) throw inUse(rec.name, users, 'deleted');
-      services.combos.remove(rec.id);
+      await services.combos.remove(rec.id);
       return noContent();
     },
   }),

@@ -27,7 +27,7 @@ export const comboRoutes: RouteDef[] = [
     body: comboBody,
     status: 201,
     reply: comboReply,
-    handler: ({ services, body }) => json(201, services.combos.create(checkCombo(body, services))),
+    handler: async ({ services, body }) => json(201, await services.combos.create(checkCombo(body, services))),
   }),
   route({
     method: 'GET',
@@ -55,9 +55,11 @@ export const comboRoutes: RouteDef[] = [
     summary: 'Replace a combo (same body as create; omitted strategy, targetTimeoutMs, affinity, hedgeAfterMs, midStreamRecovery and contextFit reset to defaults)',
     body: comboBody,
     reply: comboReply,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const rec = comboById(services, params);
-      return services.combos.update(rec.id, checkCombo(body, services, rec.id));
+      const next = await services.combos.update(rec.id, checkCombo(body, services, rec.id));
+      if (!next) throw new RouterError(404, 'Combo not found.');
+      return next;
     },
   }),
   route({
@@ -68,11 +70,11 @@ export const comboRoutes: RouteDef[] = [
     summary: 'Delete a combo (409 while another combo references it)',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params }) => {
+    handler: async ({ services, params }) => {
       const rec = comboById(services, params);
       const users = services.combos.referrers(rec.name);
       if (users.length > 0) throw inUse(rec.name, users, 'deleted');
-      services.combos.remove(rec.id);
+      await services.combos.remove(rec.id);
       return noContent();
     },
   }),

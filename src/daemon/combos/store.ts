@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { RouterError } from '../http/errors.js';
 import type { ComboStrategy } from '../routing/strategies.js';
-import type { Db } from '../store/db.js';
+import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
+import type { ComboRepository } from './port.js';
 
 import type { ComboAffinity, ComboModel, ComboRecord, MidStreamRecovery } from '../../shared/records.js';
 
@@ -30,20 +31,6 @@ export interface ComboLookup {
   list(): readonly ComboRecord[];
 }
 
-interface Row {
-  id: string;
-  name: string;
-  strategy: string;
-  models: string;
-  target_timeout_ms: number | null;
-  affinity: string;
-  hedge_after_ms: number | null;
-  mid_stream_recovery: string | null;
-  context_fit: number;
-  created_at: string;
-  updated_at: string;
-}
-
 function freeze(rec: ComboRecord): ComboRecord {
   for (const m of rec.models) Object.freeze(m);
   Object.freeze(rec.models);
@@ -54,48 +41,65 @@ function normalizeModels(models: readonly ComboModel[]): ComboModel[] {
   return models.map((m) => (m.weight === undefined ? { model: m.model } : { model: m.model, weight: m.weight }));
 }
 
-function fromRow(row: Row): ComboRecord {
-  return freeze({
-    id: row.id,
-    name: row.name,
-    strategy: row.strategy as ComboStrategy,
-    models: normalizeModels(JSON.parse(row.models) as ComboModel[]),
-    targetTimeoutMs: row.target_timeout_ms,
-    affinity: row.affinity as ComboAffinity,
-    hedgeAfterMs: row.hedge_after_ms,
-    midStreamRecovery: row.mid_stream_recovery as MidStreamRecovery | null,
-    contextFit: row.context_fit === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  });
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
+/** The change-feed topic of combo writes. */
+export const COMBOS_TOPIC = 'combos';
 
 /**
  * Combos, loaded once and cached in memory by id and by name: the proxy resolves a combo name with one map
- * lookup and never touches the database per request. Writes go to SQLite first, then to the cache, then to
- * `onChange` listeners (synchronously, in registration order).
+ * lookup and never touches storage per request. Writes go to the `ComboRepository` port (SQLite, or
+ * PostgreSQL in cluster mode) first, then to the cache, then to `onChange` listeners (synchronously, in
+ * registration order); `reload()` (another node wrote) tells listeners each change the same way.
  */
 export class ComboStore implements ComboLookup {
-  private readonly byIdMap = new Map<string, ComboRecord>();
-  private readonly byNameMap = new Map<string, ComboRecord>();
+  private byIdMap = new Map<string, ComboRecord>();
+  private byNameMap = new Map<string, ComboRecord>();
   private readonly listeners = new Set<(change: ComboChange) => void>();
   private sorted: readonly ComboRecord[] | undefined;
 
+  /** `initial`: the combos as stored (`repo.loadAll()`); `create` loads them itself. */
   constructor(
-    private readonly db: Db,
+    private readonly repo: ComboRepository,
+    initial: readonly ComboRecord[],
     private readonly onListenerError: (error: unknown) => void = () => {},
+    private readonly changes: ChangeFeed = LOCAL_CHANGES,
   ) {
-    for (const row of db.prepare('SELECT * FROM combos').all() as Row[]) this.cache(fromRow(row));
+    for (const rec of initial) this.cache(freeze({ ...rec, models: normalizeModels(rec.models) }));
+    // The reload's promise is returned for feeds that wait for their subscribers (tests); it never rejects.
+    this.changes.subscribe(COMBOS_TOPIC, () => this.reload().catch((err: unknown) => this.onListenerError(err)));
+  }
+
+  static async create(repo: ComboRepository, onListenerError?: (error: unknown) => void, changes?: ChangeFeed): Promise<ComboStore> {
+    return new ComboStore(repo, await repo.loadAll(), onListenerError, changes);
   }
 
   private cache(rec: ComboRecord): void {
     this.byIdMap.set(rec.id, rec);
     this.byNameMap.set(rec.name, rec);
     this.sorted = undefined;
+  }
+
+  /**
+   * Replaces the snapshot with what storage holds now and tells listeners what differs: created, updated
+   * (any field) or removed combos, as local writes would.
+   */
+  async reload(): Promise<void> {
+    const rows = (await this.repo.loadAll()).map((rec) => freeze({ ...rec, models: normalizeModels(rec.models) }));
+    const previous = this.byIdMap;
+    const byId = new Map<string, ComboRecord>();
+    const byName = new Map<string, ComboRecord>();
+    for (const rec of rows) {
+      byId.set(rec.id, rec);
+      byName.set(rec.name, rec);
+    }
+    this.byIdMap = byId;
+    this.byNameMap = byName;
+    this.sorted = undefined;
+    for (const rec of rows) {
+      const old = previous.get(rec.id);
+      if (!old) this.emit({ type: 'created', combo: rec });
+      else if (JSON.stringify(old) !== JSON.stringify(rec)) this.emit({ type: 'updated', combo: rec, previous: old });
+    }
+    for (const old of previous.values()) if (!byId.has(old.id)) this.emit({ type: 'removed', combo: old });
   }
 
   get(id: string): ComboRecord | undefined {
@@ -120,7 +124,7 @@ export class ComboStore implements ComboLookup {
   }
 
   /** Stores a validated combo. A taken name is a 409 (validation checks first; this is the safety net). */
-  create(input: ComboInput): ComboRecord {
+  async create(input: ComboInput): Promise<ComboRecord> {
     const now = new Date().toISOString();
     const rec = freeze({
       id: randomUUID(),
@@ -135,23 +139,15 @@ export class ComboStore implements ComboLookup {
       createdAt: now,
       updatedAt: now,
     });
-    try {
-      this.db
-        .prepare(
-          'INSERT INTO combos (id, name, strategy, models, target_timeout_ms, affinity, hedge_after_ms, mid_stream_recovery, context_fit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(rec.id, rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, rec.hedgeAfterMs, rec.midStreamRecovery, rec.contextFit ? 1 : 0, now, now);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw nameTaken(rec.name);
-      throw err;
-    }
+    if ((await this.repo.insert(rec)) === 'name-taken') throw nameTaken(rec.name);
     this.cache(rec);
+    this.changes.publish(COMBOS_TOPIC);
     this.emit({ type: 'created', combo: rec });
     return rec;
   }
 
   /** Replaces every field of a combo (PUT semantics); undefined when the id is unknown. */
-  update(id: string, input: ComboInput): ComboRecord | undefined {
+  async update(id: string, input: ComboInput): Promise<ComboRecord | undefined> {
     const previous = this.byIdMap.get(id);
     if (!previous) return undefined;
     const rec = freeze({
@@ -166,29 +162,26 @@ export class ComboStore implements ComboLookup {
       contextFit: input.contextFit,
       updatedAt: new Date().toISOString(),
     });
-    try {
-      this.db
-        .prepare(
-          'UPDATE combos SET name = ?, strategy = ?, models = ?, target_timeout_ms = ?, affinity = ?, hedge_after_ms = ?, mid_stream_recovery = ?, context_fit = ?, updated_at = ? WHERE id = ?',
-        )
-        .run(rec.name, rec.strategy, JSON.stringify(rec.models), rec.targetTimeoutMs, rec.affinity, rec.hedgeAfterMs, rec.midStreamRecovery, rec.contextFit ? 1 : 0, rec.updatedAt, id);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw nameTaken(rec.name);
-      throw err;
-    }
-    if (previous.name !== rec.name) this.byNameMap.delete(previous.name);
+    const result = await this.repo.update(rec);
+    if (result === 'name-taken') throw nameTaken(rec.name);
+    if (result === 'missing') return undefined;
+    // The snapshot may have moved while the write was in flight (a reload): take the record as it is now.
+    const current = this.byIdMap.get(id) ?? previous;
+    if (current.name !== rec.name) this.byNameMap.delete(current.name);
     this.cache(rec);
-    this.emit({ type: 'updated', combo: rec, previous });
+    this.changes.publish(COMBOS_TOPIC);
+    this.emit({ type: 'updated', combo: rec, previous: current });
     return rec;
   }
 
-  remove(id: string): boolean {
+  async remove(id: string): Promise<boolean> {
     const rec = this.byIdMap.get(id);
     if (!rec) return false;
-    this.db.prepare('DELETE FROM combos WHERE id = ?').run(id);
+    await this.repo.remove(id);
     this.byIdMap.delete(id);
     this.byNameMap.delete(rec.name);
     this.sorted = undefined;
+    this.changes.publish(COMBOS_TOPIC);
     this.emit({ type: 'removed', combo: rec });
     return true;
   }

@@ -69,7 +69,7 @@ export async function applySnapshot(services: Services, snap: WireSnapshot, opts
   // Nodes first: connections and combos may refer to them (the node store refreshes the directory).
   for (const n of snap.nodes) await guarded('node', n.prefix, () => applyNode(services, n, opts, report));
   for (const c of snap.connections) await guarded('connection', `${c.provider}/${c.name}`, () => applyConnection(services, c, opts, report));
-  for (const c of snap.combos) await guarded('combo', c.name, () => {
+  for (const c of snap.combos) await guarded('combo', c.name, async () => {
     const local = services.combos.byName(c.name);
     // Fields a peer older than them does not send take their defaults.
     const routing = { affinity: c.affinity ?? 'off', hedgeAfterMs: c.hedgeAfterMs ?? null, midStreamRecovery: c.midStreamRecovery ?? null, contextFit: c.contextFit ?? false };
@@ -77,8 +77,8 @@ export async function applySnapshot(services: Services, snap: WireSnapshot, opts
     if (local && same([local.strategy, local.models, local.targetTimeoutMs, mine], [c.strategy, c.models, c.targetTimeoutMs, routing])) return void report.unchanged++;
     if (local && local.updatedAt >= c.updatedAt) return note({ kind: 'combo', name: c.name, result: 'kept-local', reason: 'changed here more recently' });
     const body = comboBody.parse({ name: c.name, strategy: c.strategy, models: c.models, targetTimeoutMs: c.targetTimeoutMs, ...routing });
-    if (local) services.combos.update(local.id, checkCombo(body, services, local.id));
-    else services.combos.create(checkCombo(body, services));
+    if (local) await services.combos.update(local.id, checkCombo(body, services, local.id));
+    else await services.combos.create(checkCombo(body, services));
     note({ kind: 'combo', name: c.name, result: local ? 'updated' : 'created' });
   });
   const keyStamps = keyTimes(services);
