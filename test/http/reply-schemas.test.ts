@@ -16,17 +16,12 @@ import { type RouterProcess, startRouter } from '../support/router-daemon.js';
  * declare one must leave it (the test below says so).
  */
 const PENDING_TAGS = new Set([
-  'a2a',
-  'agents',
   'batch',
-  'dashboard',
   'evals',
   'live',
-  'mcp',
   'oauth',
   'observability',
   'proxy',
-  'vault',
 ]);
 
 describe('reply schemas', () => {

@@ -2,6 +2,8 @@ import { publicReason } from '../http/errors.js';
 import { FastResponse } from 'srvx';
 import { HEADER } from '../../shared/headers.js';
 import { readJsonBody } from '../http/body.js';
+import { z } from 'zod';
+import { orEventStream } from '../http/replies.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { A2aService } from './service.js';
@@ -53,12 +55,38 @@ async function sseReply(stream: AsyncGenerator<unknown>, id: unknown, version: s
   });
 }
 
+/**
+ * An agent card as the A2A specification defines it (v0.3 or v1.0, chosen by the A2A-Version header): the
+ * fields every version has are named; the rest of the card is the specification's, passed through.
+ */
+const cardReply = z.looseObject({
+  name: z.string(),
+  description: z.string(),
+  version: z.string(),
+  capabilities: z.looseObject({ streaming: z.boolean().optional() }),
+  defaultInputModes: z.array(z.string()),
+  defaultOutputModes: z.array(z.string()),
+  skills: z.array(z.looseObject({ id: z.string(), name: z.string(), description: z.string() })),
+});
+/** A JSON-RPC 2.0 response: the method's result (an A2A task or message), or an error. */
+const rpcReply = orEventStream(
+  z.union([
+    z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]), result: z.unknown() }),
+    z.object({
+      jsonrpc: z.literal('2.0'),
+      id: z.union([z.string(), z.number(), z.null()]),
+      error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }),
+    }),
+  ]),
+);
+
 function cardRoute(path: string, legacyOnly: boolean) {
   return route({
     method: 'GET',
     path,
     tier: 'public',
     tag: 'a2a',
+    reply: cardReply,
     summary: legacyOnly ? 'A2A agent card, older well-known path (v0.3 card)' : 'A2A agent card (v1.0 card when the A2A-Version header asks for 1.x, else v0.3)',
     handler: async ({ event, services }) =>
       json(200, (await a2aFor(services)).cardFor(event.url.origin, legacyOnly ? null : event.req.headers.get('a2a-version')), { vary: 'A2A-Version', 'cache-control': 'no-cache' }),
@@ -78,6 +106,7 @@ export const a2aRoutes: RouteDef[] = [
     tag: 'a2a',
     summary: 'A2A JSON-RPC: message/send, message/stream (SSE), tasks/get, tasks/cancel (v0.3 names) and the v1.0 methods; answered by the agents.a2aModel model',
     rawBody: true,
+    reply: rpcReply,
     handler: async ({ event, services, auth }) => {
       const body = await readJsonBody(event, services.settings.get().maxRequestBodyBytes);
       const out = await (await a2aFor(services)).handle(body, auth, event.req.headers);

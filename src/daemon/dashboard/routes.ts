@@ -4,7 +4,8 @@ import { HEADER } from '../../shared/headers.js';
 import { VERSION } from '../../shared/version.js';
 import { RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
-import { type Asset, DashboardAssets } from './assets.js';
+import { type Asset, DashboardAssets, TYPES as ASSET_TYPES } from './assets.js';
+import { rawReply } from '../http/replies.js';
 
 /**
  * The content-security policy of every dashboard page: scripts, styles, images and connections from
@@ -59,6 +60,8 @@ function send(event: H3Event, asset: Asset, cacheControl: string): Response {
   return new FastResponse(body as unknown as BodyInit, { status: 200, headers });
 }
 
+const HTML = rawReply('text/html');
+
 const NOT_BUILT = 'The dashboard is not built in this installation: run `npm run build` (npm ci does it), then reload.';
 
 /** The app's HTML: the same page for `/` and every `/dashboard/...` deep link (the app routes in the browser). */
@@ -71,14 +74,15 @@ async function page(event: H3Event): Promise<Response> {
 
 /** The web dashboard (CONTRACT "Wave two": `/`, deep links under `/dashboard/`, assets under `/assets/`). */
 export const dashboardRoutes: RouteDef[] = [
-  route({ method: 'GET', path: '/', tier: 'public', tag: 'dashboard', summary: 'The web dashboard (HTML; log in with the password)', handler: ({ event }) => page(event) }),
-  route({ method: 'GET', path: '/dashboard', tier: 'public', tag: 'dashboard', summary: 'The web dashboard (HTML)', handler: ({ event }) => page(event) }),
+  route({ method: 'GET', path: '/', tier: 'public', tag: 'dashboard', summary: 'The web dashboard (HTML; log in with the password)', reply: HTML, handler: ({ event }) => page(event) }),
+  route({ method: 'GET', path: '/dashboard', tier: 'public', tag: 'dashboard', summary: 'The web dashboard (HTML)', reply: HTML, handler: ({ event }) => page(event) }),
   route({
     method: 'GET',
     path: '/dashboard/**',
     tier: 'public',
     tag: 'dashboard',
     summary: 'A dashboard page by its address (the same HTML; the page is chosen in the browser)',
+    reply: HTML,
     handler: ({ event }) => page(event),
   }),
   route({
@@ -87,6 +91,7 @@ export const dashboardRoutes: RouteDef[] = [
     tier: 'public',
     tag: 'dashboard',
     summary: 'The dashboard\'s built scripts and styles (content-hashed names, cached for a year; br/gzip)',
+    reply: rawReply(...new Set(Object.values(ASSET_TYPES).map((t) => t.split(';')[0]!)), 'application/octet-stream'),
     handler: async ({ event, params }) => {
       const files = await assets.files();
       if (!files) throw new RouterError(503, NOT_BUILT);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { replyMedia } from './replies.js';
+import { replyMedia, streamedReplies } from './replies.js';
 import type { RouteDef, Tier } from './routes.js';
 
 /** h3 route syntax -> OpenAPI path template (`/api/keys/:id` -> `/api/keys/{id}`, `/**:model` -> `/{model}`). */
@@ -53,7 +53,10 @@ function success(def: RouteDef): Record<string, unknown> {
     if (media.contentTypes.length === 0) return { description: 'No content' };
     return { description: 'Success', content: Object.fromEntries(media.contentTypes.map((t) => [t, {}])) };
   }
-  return { description: 'Success', content: { 'application/json': { schema: jsonSchema(def.reply, 'output') } } };
+  const content: Record<string, unknown> = { 'application/json': { schema: jsonSchema(def.reply, 'output') } };
+  const streamed = streamedReplies.get(def.reply);
+  if (streamed) content[streamed.contentType] = {};
+  return { description: 'Success', content };
 }
 
 function operation(def: RouteDef): Record<string, unknown> {

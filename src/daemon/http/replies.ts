@@ -15,6 +15,17 @@ export function rawReply(...contentTypes: string[]): z.ZodType {
   return z.unknown().register(replyMedia, { contentTypes });
 }
 
+/** JSON replies whose route answers an event stream instead when the request asks for one (`stream: true`). */
+export const streamedReplies = z.registry<{ contentType: 'text/event-stream' }>();
+
+/** The JSON reply `schema`, or an event stream (`text/event-stream`) when the request asks to stream. */
+export function orEventStream<T extends z.ZodType>(schema: T): T {
+  // A copy: the same schema elsewhere (a non-streaming route) stays JSON only.
+  const copy = schema.clone() as z.ZodType;
+  copy.register(streamedReplies, { contentType: 'text/event-stream' });
+  return copy as T;
+}
+
 /** 204 No Content (pair with `status: 204`). */
 export const NO_CONTENT = z.undefined().register(replyMedia, { contentTypes: [] });
 

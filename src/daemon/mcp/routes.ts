@@ -5,8 +5,9 @@ import { HEADER } from '../../shared/headers.js';
 import { HANDLED } from '../http/app.js';
 import { readJsonBody } from '../http/body.js';
 import { RouterError } from '../http/errors.js';
+import { isoTime, rawReply } from '../http/replies.js';
 import { route, type RouteContext, type RouteDef } from '../http/routes.js';
-import { BUCKET_MS, type Bucket } from './audit.js';
+import { type AuditEntry, BUCKET_MS, type Bucket } from './audit.js';
 import { toolCatalog } from './tools.js';
 
 /** The SSE transport's message endpoint: what its `endpoint` event names (with `?sessionId=`). */
@@ -53,6 +54,56 @@ function time(s: string | undefined, name: string): number | undefined {
   return n;
 }
 
+/** Streamable HTTP: a JSON-RPC reply as JSON, or an event stream (GET, and POSTs the server streams). */
+const streamReply = rawReply('application/json', 'text/event-stream');
+const statusReply = z.object({
+  protocolVersion: z.string(),
+  supportedProtocolVersions: z.array(z.string()),
+  transports: z.array(z.object({ name: z.enum(['streamable-http', 'sse']), path: z.string(), messagePath: z.string().optional(), sessions: z.number() })),
+  limits: z.object({ maxSessions: z.number(), sessionIdleSeconds: z.number(), maxPayloadBytes: z.number() }),
+  tools: z.number(),
+  sessions: z.array(
+    z.object({
+      id: z.string(),
+      transport: z.enum(['stream', 'sse']),
+      caller: z.string(),
+      protocolVersion: z.string().nullable(),
+      client: z.object({ name: z.string(), version: z.string() }).nullable(),
+      createdAt: isoTime,
+      lastSeenAt: isoTime,
+    }),
+  ),
+});
+const toolsReply = z.object({
+  tools: z.array(z.object({ name: z.string(), title: z.string(), description: z.string(), readOnly: z.boolean(), inputSchema: z.record(z.string(), z.unknown()) })),
+});
+const auditReply = z.object({
+  entries: z.array(
+    z.object({
+      id: z.number(),
+      time: isoTime,
+      caller: z.string(),
+      keyId: z.string().nullable(),
+      transport: z.enum(['stream', 'sse', 'assistant']),
+      sessionId: z.string().nullable(),
+      tool: z.string(),
+      argBytes: z.number(),
+      argSha256: z.string(),
+      durationMs: z.number(),
+      ok: z.boolean(),
+      error: z.string().nullable(),
+    }) satisfies z.ZodType<AuditEntry>,
+  ),
+  nextCursor: z.string().nullable(),
+});
+const auditStatsReply = z.object({
+  bucket: z.string(),
+  from: isoTime,
+  to: isoTime,
+  tools: z.array(z.object({ tool: z.string(), calls: z.number(), errors: z.number() })),
+  points: z.array(z.object({ time: isoTime, tool: z.string(), calls: z.number(), errors: z.number(), avgDurationMs: z.number() })),
+});
+
 const sessionQuery = z.object({ sessionId: z.string().uuid() }).strict();
 
 /** MCP server routes (spec "Also present under /api": mcp/*). Management tier: manage-scope keys work from anywhere. */
@@ -65,6 +116,7 @@ export const mcpRoutes: RouteDef[] = [
       tag: 'mcp',
       summary: `MCP Streamable HTTP transport (${method === 'POST' ? 'JSON-RPC messages' : method === 'GET' ? "the server's event stream" : 'end the session'})`,
       rawBody: method === 'POST',
+      reply: streamReply,
       handler: streamHandler,
     }),
   ),
@@ -75,6 +127,7 @@ export const mcpRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'mcp',
     summary: 'MCP SSE transport (2024-11-05): the event stream; its `endpoint` event names the message URL',
+    reply: rawReply('text/event-stream'),
     handler: async ({ event, services, auth }) => {
       const res = event.req.runtime?.node?.res as ServerResponse | undefined;
       if (!res) throw new RouterError(501, 'The MCP SSE transport needs a socket (use /api/mcp/stream).');
@@ -91,6 +144,7 @@ export const mcpRoutes: RouteDef[] = [
     rawBody: true,
     query: sessionQuery,
     status: 202,
+    reply: rawReply('text/plain'),
     handler: async ({ event, services, auth, query }) => {
       const limit = services.settings.get().agents.mcpMaxPayloadBytes;
       const message = await readJsonBody(event, limit);
@@ -104,6 +158,7 @@ export const mcpRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'mcp',
     summary: 'MCP server status: transports, open sessions, protocol version (latest and supported), limits',
+    reply: statusReply,
     handler: ({ services }) => services.mcp.status(),
   }),
   route({
@@ -112,6 +167,7 @@ export const mcpRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'mcp',
     summary: "The MCP server's tools with their descriptions and input JSON Schemas",
+    reply: toolsReply,
     handler: () => ({ tools: toolCatalog() }),
   }),
   route({
@@ -121,6 +177,7 @@ export const mcpRoutes: RouteDef[] = [
     tag: 'mcp',
     summary: 'MCP tool-call audit log, newest first: time, caller, tool, argument size and sha256, duration, ok/error',
     query: auditQuery,
+    reply: auditReply,
     handler: ({ services, query }) =>
       services.mcp.audit.list({
         limit: query.limit,
@@ -137,6 +194,7 @@ export const mcpRoutes: RouteDef[] = [
     tag: 'mcp',
     summary: 'MCP tool calls and errors per tool per minute, hour or day (UTC buckets), with totals per tool',
     query: statsQuery,
+    reply: auditStatsReply,
     handler: ({ services, query }) => {
       const bucket = query.bucket as Bucket;
       const to = time(query.to, 'to') ?? Date.now() + 1;

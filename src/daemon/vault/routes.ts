@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { badRequest } from '../http/errors.js';
+import { NO_CONTENT, rawReply } from '../http/replies.js';
 import { type Method, noContent, route, type RouteDef } from '../http/routes.js';
 import { deleteCredentials, loadCredentials, saveCredentials } from './credentials.js';
 import { WEBDAV_PREFIX } from './notes.js';
-import { handleWebdav, VAULT_MAX_NOTE_BYTES, WEBDAV_METHODS } from './webdav.js';
+import { handleWebdav, VAULT_MAX_NOTE_BYTES, WEBDAV_METHODS, type WebdavMethod } from './webdav.js';
 
 const credentialsBody = z
   .object({
@@ -19,6 +20,23 @@ function publicView(creds: ReturnType<typeof loadCredentials>) {
   return creds ? { username: creds.username, enabled: creds.enabled, passwordSet: true } : { username: null, enabled: false, passwordSet: false };
 }
 
+const credentialsReply = z.object({ username: z.string().nullable(), enabled: z.boolean(), passwordSet: z.boolean() }) satisfies z.ZodType<ReturnType<typeof publicView>>;
+
+/**
+ * What each WebDAV method answers when it succeeds (webdav.ts): PROPFIND a 207 multistatus document, GET
+ * the note as Markdown, the others no body (PUT 201 for a new note, 204 for an update; MOVE 201 or 204;
+ * MKCOL is always refused: the folders are the memory types).
+ */
+const WEBDAV_REPLIES: Record<WebdavMethod, { status: number; reply: z.ZodType }> = {
+  OPTIONS: { status: 200, reply: NO_CONTENT },
+  PROPFIND: { status: 207, reply: rawReply('application/xml') },
+  GET: { status: 200, reply: rawReply('text/markdown') },
+  PUT: { status: 201, reply: NO_CONTENT },
+  DELETE: { status: 204, reply: NO_CONTENT },
+  MKCOL: { status: 201, reply: NO_CONTENT },
+  MOVE: { status: 201, reply: NO_CONTENT },
+};
+
 const SETTINGS_PATH = '/api/settings/obsidian/webdav';
 
 /**
@@ -33,6 +51,7 @@ export const vaultRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'vault',
     summary: 'Note-vault WebDAV credentials (username, enabled, passwordSet; never the password)',
+    reply: credentialsReply,
     handler: ({ services }) => publicView(loadCredentials(services)),
   }),
   route({
@@ -42,6 +61,7 @@ export const vaultRoutes: RouteDef[] = [
     tag: 'vault',
     summary: 'Set the note-vault WebDAV credentials (stored encrypted) and switch the vault on or off',
     body: credentialsBody,
+    reply: credentialsReply,
     handler: async ({ services, body }) => {
       const current = loadCredentials(services);
       const password = body.password ?? current?.password;
@@ -57,6 +77,7 @@ export const vaultRoutes: RouteDef[] = [
     tag: 'vault',
     summary: 'Remove the note-vault credentials (the WebDAV server answers 404 afterwards)',
     status: 204,
+    reply: NO_CONTENT,
     handler: async ({ services }) => {
       await deleteCredentials(services);
       return noContent();
@@ -72,6 +93,7 @@ export const vaultRoutes: RouteDef[] = [
         summary: `WebDAV ${method} on the note vault (Basic authentication with the vault credentials)`,
         rawBody: true,
         bodyLimit: VAULT_MAX_NOTE_BYTES,
+        ...WEBDAV_REPLIES[method],
         handler: ({ event, services }) => handleWebdav(event, services, method),
       }),
     ),

@@ -8,7 +8,18 @@ export interface A2aRoutes {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: ({
+      jsonrpc: "2.0";
+      id: string | number | null;
+      result: unknown;
+    }) | ({
+      jsonrpc: "2.0";
+      id: string | number | null;
+      error: {
+        code: number;
+        message: string;
+        data?: unknown;
+      };
+    });
   };
 }

@@ -14,15 +14,59 @@ export interface AgentsRoutes {
       }>;
       model?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      reply: string;
+      model: string;
+      toolCalls: Array<{
+        name: string;
+        arguments: string;
+        ok: boolean;
+        error?: string;
+      }>;
+      rounds: number;
+      usage: {
+        inputTokens: number;
+        outputTokens: number;
+      };
+    };
   };
   /** Coding agents installed on this machine, their versions, whether their settings point at router, and router's endpoints for them (spawn) */
   'GET /api/tools/agent-bridge/state': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      server: {
+        baseUrl: string;
+        version: string;
+        endpoints: {
+          openai: string;
+          anthropic: string;
+          gemini: string;
+          mcp: {
+            streamableHttp: string;
+            sse: string;
+          };
+          a2a: {
+            agentCard: string;
+            jsonRpc: string;
+          };
+        };
+      };
+      agents: Array<{
+        id: string;
+        name: string;
+        installed: boolean;
+        path: string | null;
+        version: string | null;
+        files: Array<{
+          path: string;
+          exists: boolean;
+          pointsAtRouter: boolean;
+          mcp: boolean;
+        }>;
+        configured: boolean;
+      }>;
+    };
   };
 }

@@ -8,32 +8,28 @@ export interface McpRoutes {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** MCP Streamable HTTP transport (the server's event stream) (management) */
   'GET /api/mcp/stream': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** MCP Streamable HTTP transport (end the session) (management) */
   'DELETE /api/mcp/stream': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** MCP SSE transport (2024-11-05): the event stream; its `endpoint` event names the message URL (management) */
   'GET /api/mcp/sse': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** MCP SSE transport: one JSON-RPC message for the session (?sessionId=); the reply arrives on the event stream (management) */
   'POST /api/mcp/messages': {
@@ -42,24 +38,58 @@ export interface McpRoutes {
       sessionId: string;
     };
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** MCP server status: transports, open sessions, protocol version (latest and supported), limits (management) */
   'GET /api/mcp/status': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      protocolVersion: string;
+      supportedProtocolVersions: Array<string>;
+      transports: Array<{
+        name: "streamable-http" | "sse";
+        path: string;
+        messagePath?: string;
+        sessions: number;
+      }>;
+      limits: {
+        maxSessions: number;
+        sessionIdleSeconds: number;
+        maxPayloadBytes: number;
+      };
+      tools: number;
+      sessions: Array<{
+        id: string;
+        transport: "stream" | "sse";
+        caller: string;
+        protocolVersion: string | null;
+        client: {
+          name: string;
+          version: string;
+        } | null;
+        createdAt: string;
+        lastSeenAt: string;
+      }>;
+    };
   };
   /** The MCP server's tools with their descriptions and input JSON Schemas (management) */
   'GET /api/mcp/tools': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      tools: Array<{
+        name: string;
+        title: string;
+        description: string;
+        readOnly: boolean;
+        inputSchema: {
+          [key: string]: unknown;
+        };
+      }>;
+    };
   };
   /** MCP tool-call audit log, newest first: time, caller, tool, argument size and sha256, duration, ok/error (management) */
   'GET /api/mcp/audit': {
@@ -72,8 +102,23 @@ export interface McpRoutes {
       ok?: "true" | "false";
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      entries: Array<{
+        id: number;
+        time: string;
+        caller: string;
+        keyId: string | null;
+        transport: "stream" | "sse" | "assistant";
+        sessionId: string | null;
+        tool: string;
+        argBytes: number;
+        argSha256: string;
+        durationMs: number;
+        ok: boolean;
+        error: string | null;
+      }>;
+      nextCursor: string | null;
+    };
   };
   /** MCP tool calls and errors per tool per minute, hour or day (UTC buckets), with totals per tool (management) */
   'GET /api/mcp/audit/stats': {
@@ -84,7 +129,22 @@ export interface McpRoutes {
       to?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      bucket: string;
+      from: string;
+      to: string;
+      tools: Array<{
+        tool: string;
+        calls: number;
+        errors: number;
+      }>;
+      points: Array<{
+        time: string;
+        tool: string;
+        calls: number;
+        errors: number;
+        avgDurationMs: number;
+      }>;
+    };
   };
 }

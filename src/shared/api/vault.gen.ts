@@ -8,8 +8,11 @@ export interface VaultRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      username: string | null;
+      enabled: boolean;
+      passwordSet: boolean;
+    };
   };
   /** Set the note-vault WebDAV credentials (stored encrypted) and switch the vault on or off (management) */
   'POST /api/settings/obsidian/webdav': {
@@ -20,79 +23,73 @@ export interface VaultRoutes {
       password?: string;
       enabled?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      username: string | null;
+      enabled: boolean;
+      passwordSet: boolean;
+    };
   };
   /** Remove the note-vault credentials (the WebDAV server answers 404 afterwards) (management) */
   'DELETE /api/settings/obsidian/webdav': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** WebDAV OPTIONS on the note vault (Basic authentication with the vault credentials) (public) */
   'OPTIONS /api/v1/webdav': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** WebDAV GET on the note vault (Basic authentication with the vault credentials) (public) */
   'GET /api/v1/webdav': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** WebDAV PUT on the note vault (Basic authentication with the vault credentials) (public) */
   'PUT /api/v1/webdav': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** WebDAV DELETE on the note vault (Basic authentication with the vault credentials) (public) */
   'DELETE /api/v1/webdav': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** WebDAV OPTIONS on the note vault (Basic authentication with the vault credentials) (public) */
   'OPTIONS /api/v1/webdav/{path}': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** WebDAV GET on the note vault (Basic authentication with the vault credentials) (public) */
   'GET /api/v1/webdav/{path}': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** WebDAV PUT on the note vault (Basic authentication with the vault credentials) (public) */
   'PUT /api/v1/webdav/{path}': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** WebDAV DELETE on the note vault (Basic authentication with the vault credentials) (public) */
   'DELETE /api/v1/webdav/{path}': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
 }
