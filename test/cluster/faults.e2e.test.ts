@@ -12,6 +12,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
+import { describeResult, runRouter } from '../support/cli.js';
 import { clusterUnavailable, startCluster, type ClusterNodeProcess, type ClusterUnderTest } from '../support/cluster.js';
 
 const missing = clusterUnavailable({ redis: true });
@@ -141,7 +142,18 @@ describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${m
     // Still listed (unhealthy) on b too, until removed.
     const onB = ((await b!.manage('GET', '/api/cluster')).json.nodes as Array<{ nodeId: string; healthy: boolean }>).find((n) => n.nodeId === c!.nodeId);
     expect(onB?.healthy).toBe(false);
-    expect((await b!.manage('DELETE', `/api/cluster/nodes/${c!.nodeId}`)).status).toBe(204);
+    // The CLI shows the same list, and removes the dead node.
+    const shown = await runRouter(['cluster', 'nodes', '--home', b!.home]);
+    expect(shown.exitCode, describeResult(shown)).toBe(0);
+    expect(shown.stdout).toContain('mode: cluster (this node: node-2)');
+    expect(shown.stdout).toMatch(/database: postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/\S+ healthy/);
+    expect(shown.stdout).toContain(`UNHEALTHY  ${c!.nodeId}  ${c!.url}`);
+    const removed = await runRouter(['cluster', 'remove-node', c!.nodeId, '--home', b!.home]);
+    expect(removed.exitCode, describeResult(removed)).toBe(0);
+    expect(removed.stdout.trim()).toBe(`removed node ${c!.nodeId}`);
+    const refused = await runRouter(['cluster', 'remove-node', a!.nodeId, '--home', b!.home]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain(`Node '${a!.nodeId}' is alive`);
     for (const n of [a!, b!]) {
       const ids = ((await n.manage('GET', '/api/cluster')).json.nodes as Array<{ nodeId: string }>).map((x) => x.nodeId);
       expect(ids).not.toContain(c!.nodeId);

@@ -9,6 +9,36 @@ const MIGRATE_ENTRY = fileURLToPath(new URL('../../daemon/cluster-migrate.js', i
 
 export function register(program: Command, ctx: CommandContext): void {
   const cluster = program.command('cluster').description('cluster mode: several routers sharing PostgreSQL and Redis (docs/cluster.md)');
+  examples(cluster.command('nodes'), ['router cluster nodes', 'router cluster nodes --json'])
+    .description('the nodes of this cluster, their address, version, last heartbeat and health; the database and Redis health')
+    .option('--json', 'print GET /api/cluster as JSON')
+    .action(
+      ctx.run(async (opts) => {
+        const view = await ctx.client(opts).call('GET /api/cluster');
+        ctx.emit(opts, view, () => {
+          const db = view.database;
+          const lines = [
+            `mode: ${view.mode} (this node: ${view.nodeId})`,
+            `database: ${db.kind}${db.url ? ` ${db.url}` : ''} ${db.healthy ? 'healthy' : 'UNHEALTHY'}${db.latencyMs !== null ? ` (${db.latencyMs} ms)` : ''}`,
+            `redis: ${view.redis.configured ? `${view.redis.url ?? ''} ${view.redis.healthy ? 'healthy' : 'UNHEALTHY'}` : 'not configured'}`,
+            ...(db.localModules?.length ? [`not shared yet (each node's own file): ${db.localModules.join(', ')}`] : []),
+            '',
+            ...view.nodes.map((n) => `${n.healthy ? 'healthy  ' : 'UNHEALTHY'}  ${n.nodeId}  ${n.url}  v${n.version}  last seen ${n.lastSeenAt}`),
+          ];
+          return lines.join('\n');
+        });
+        return 0;
+      }),
+    );
+  examples(cluster.command('remove-node <id>'), ['router cluster remove-node gw-3'])
+    .description('remove a node that is gone (listed unhealthy) from the cluster list; a live node is refused')
+    .action(
+      ctx.run(async (opts, id: string) => {
+        await ctx.client(opts).call('DELETE /api/cluster/nodes/{id}', { params: { id } });
+        ctx.io.out(`removed node ${id}`);
+        return 0;
+      }),
+    );
   examples(cluster.command('migrate'), [
     'router cluster migrate --from-home ~/.router --database-url postgres://router:secret@db:5432/router',
     'ROUTER_SECRET_KEY=... router cluster migrate --from-home ~/.router --database-url "$ROUTER_DATABASE_URL" --json',
