@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { clusterUnavailable, startCluster, type ClusterNodeProcess, type ClusterUnderTest } from '../support/cluster.js';
@@ -115,6 +116,12 @@ describe.skipIf(missing)(`usage in cluster mode${missing ? ` (skipped: ${missing
   it('PostgreSQL stopped: requests are served, rows wait on disk, and arrive once each when it is back, across a node restart', async () => {
     const [a, b] = cluster.nodes as [ClusterNodeProcess, ClusterNodeProcess];
     const before = await loggedTraces(b);
+    // down() is a crash and the test server commits asynchronously (synchronous_commit=off): a checkpoint
+    // first, so it does not forget commits it acknowledged.
+    const client = new pg.Client({ connectionString: cluster.databaseUrl });
+    await client.connect();
+    await client.query('CHECKPOINT');
+    await client.end();
     await cluster.pg.down();
     let during: string[];
     let stopped: string[];

@@ -51,6 +51,15 @@ async function database() {
   return { driver, repo, traces };
 }
 
+/**
+ * Takes the server down (down(): an immediate shutdown, a crash for its clients). The test server commits
+ * asynchronously (synchronous_commit=off), so a checkpoint first keeps the commits it acknowledged.
+ */
+async function crash(driver: PostgresDriver): Promise<void> {
+  await driver.run('CHECKPOINT');
+  await server.down();
+}
+
 /** A usage service writing through a spooling writer (queue file in its own folder); log lines are collected. */
 function node(repo: SqlUsageRepository, file: string) {
   const lines: string[] = [];
@@ -99,13 +108,13 @@ function queuedRows(file: string): number {
 
 describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skipped: ${missing})` : ''}`, () => {
   it('queues rows on disk while the database is stopped and stores them, in order and once each, when it is back', async () => {
-    const { repo, traces } = await database();
+    const { driver, repo, traces } = await database();
     const file = join(home, 'queue-a.jsonl');
     const { usage, lines } = node(repo, file);
     try {
       const before = await traffic(usage, 40);
       await eventually(async () => ((await traces()).length === 40 ? true : undefined), 10_000);
-      await server.down();
+      await crash(driver);
       let during: string[];
       try {
         during = await traffic(usage, 60);
@@ -129,9 +138,9 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
   }, 90_000);
 
   it('a node stopped with rows queued stores them at its next start, never twice (some had committed)', async () => {
-    const { repo, traces } = await database();
+    const { driver, repo, traces } = await database();
     const file = join(home, 'queue-b.jsonl');
-    await server.down();
+    await crash(driver);
     let sent: string[];
     try {
       const first = node(repo, file);
@@ -161,9 +170,9 @@ describe.skipIf(missing)(`usage rows while PostgreSQL is down${missing ? ` (skip
   }, 90_000);
 
   it('drops a batch a crash cut in the middle of its line, and keeps the queue usable', async () => {
-    const { repo, traces } = await database();
+    const { driver, repo, traces } = await database();
     const file = join(home, 'queue-c.jsonl');
-    await server.down();
+    await crash(driver);
     let kept: string[];
     try {
       const first = node(repo, file);
