@@ -87,8 +87,26 @@ export async function startPostgres(): Promise<PostgresServer> {
       clearTimeout(timer);
     }
   };
+  /** The postmaster's pid (first line of postmaster.pid), or undefined when it is not running. */
+  const postmaster = (): number | undefined => {
+    try {
+      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
+  };
   const stop = async (): Promise<void> => {
-    await halt('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
+    // Fast shutdown (ends sessions, no wait for clients), sent to the postmaster itself: as root our child is
+    // runuser, which does not pass signals on, and a server signalled through it was left running.
+    const pid = postmaster();
+    if (pid !== undefined) {
+      process.kill(pid, 'SIGINT');
+      for (const end = Date.now() + 10_000; postmaster() !== undefined && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+      if (postmaster() !== undefined) process.kill(pid, 'SIGKILL');
+    }
+    await halt('SIGINT');
     rmSync(dir, { recursive: true, force: true });
   };
   const ready = async (): Promise<void> => {
