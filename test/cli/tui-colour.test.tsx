@@ -1,3 +1,4 @@
+// @vitest-isolate: forces colour (FORCE_COLOR) before chalk and Ink load; in the shared module cache another file may have loaded them without colour.
 /**
  * Issue 15 item 7: colour where it carries meaning on the dashboard: errors red, circuits that refuse
  * requests yellow. Colour is forced on for this file (FORCE_COLOR=1, set before Ink and chalk load), as
