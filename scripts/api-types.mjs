@@ -66,10 +66,13 @@ const HEADER = [
   '',
 ];
 
-/** The reply type of an operation: its JSON schema, `undefined` for 204, `unknown` for a body that is not JSON. */
+/**
+ * The reply type of an operation: its JSON schema, `undefined` for a reply with no body (204, a WebSocket's
+ * 101), `unknown` for a body that is not JSON; null when the route declares no reply.
+ */
 function replyType(op, indent) {
   const ok = Object.entries(op.responses ?? {}).find(([status]) => status !== 'default')?.[1];
-  if (!ok?.content) return ok?.description === 'No content' ? 'undefined' : null;
+  if (!ok?.content) return ok && ok.description !== 'Success' ? 'undefined' : null;
   const json = ok.content['application/json'];
   return json?.schema ? tsType(json.schema, indent) : 'unknown';
 }

@@ -17,10 +17,7 @@ import { type RouterProcess, startRouter } from '../support/router-daemon.js';
  */
 const PENDING_TAGS = new Set([
   'batch',
-  'evals',
-  'live',
   'oauth',
-  'observability',
   'proxy',
 ]);
 

@@ -5,8 +5,9 @@
  * media types. Used by test/http/reply-schemas.test.ts and the test/http/replies-*.test.ts files.
  */
 import { expect } from 'vitest';
+import WebSocket from 'ws';
 import type { z } from 'zod';
-import { replyMedia, streamedReplies } from '../../src/daemon/http/replies.js';
+import { replyMedia, streamedReplies, WEBSOCKET } from '../../src/daemon/http/replies.js';
 import type { RouteDef } from '../../src/daemon/http/routes.js';
 import { ROUTES } from '../../src/daemon/routes.js';
 import type { RouterProcess } from './router-daemon.js';
@@ -77,4 +78,24 @@ export async function checkReply<T = any>(router: RouterProcess, method: string,
   expect(parsed.error?.issues ?? [], `${routeId(def)}`).toEqual([]);
   expect(parsed.data, `${routeId(def)}: a field of the reply is not in its schema`).toEqual(json);
   return json as T;
+}
+
+/**
+ * Opens the WebSocket of a route that declares one (`WEBSOCKET`, status 101): the handshake must answer 101
+ * and the socket open. Answers the open socket (the caller closes it).
+ */
+export async function checkWebSocket(router: RouterProcess, path: string, headers: Record<string, string> = { 'x-router-cli-token': router.cliToken }): Promise<WebSocket> {
+  const def = routeOf('GET', path);
+  exercised.add(routeId(def));
+  expect(def.reply, `${routeId(def)} declares the WebSocket reply`).toBe(WEBSOCKET);
+  expect(def.status, `${routeId(def)} documents 101`).toBe(101);
+  const ws = new WebSocket(`${router.url.replace(/^http/, 'ws')}${path}`, { headers });
+  // 'open' follows a 101 handshake only; any other status is an unexpected response.
+  const status = await new Promise<number>((resolve, reject) => {
+    ws.once('open', () => resolve(101));
+    ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once('error', reject);
+  });
+  expect(status, `GET ${path}: handshake`).toBe(101);
+  return ws;
 }

@@ -82,7 +82,7 @@ function passphraseOf(event: Parameters<RouteDef['handler']>[0]['event']): strin
 }
 
 /** Database backups, export and import (docs/operations.md). */
-const backupReply = z.object({
+export const backupReply = z.object({
   id: z.string(),
   createdAt: isoTime,
   size: z.number(),

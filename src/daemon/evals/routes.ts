@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
+import { NO_CONTENT } from '../http/replies.js';
 import { json, noContent, route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
 import type { EvalRecord } from '../../shared/observability.js';
+import { evalDetailReply, evalListReply, evalRecord, evalRun } from './replies.js';
 import { evalBody, runBody } from './schema.js';
 
 const runsQuery = z.object({ runs: z.coerce.number().int().min(0).max(100).default(20) }).strict();
@@ -21,6 +23,7 @@ export const evalRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'evals',
     summary: 'Evals, newest first, each with the scores of its latest run',
+    reply: evalListReply,
     handler: ({ services }) => ({
       evals: services.evals.store.list().map((ev) => ({ ...ev, running: services.evals.isRunning(ev.id), lastRun: services.evals.store.runs(ev.id, 1)[0] ?? null })),
     }),
@@ -33,6 +36,7 @@ export const evalRoutes: RouteDef[] = [
     summary: 'Define an eval: prompts with checks (contains, not-contains, equals, regex, json-valid), the models or combos to run, max tokens, concurrency',
     status: 201,
     body: evalBody,
+    reply: evalRecord,
     handler: ({ services, body }) => {
       const created = services.evals.store.create(body);
       if (!created) throw new RouterError(409, `An eval named '${body.name}' exists already.`, { extra: { param: 'name' } });
@@ -46,6 +50,7 @@ export const evalRoutes: RouteDef[] = [
     tag: 'evals',
     summary: 'One eval (by id or name) with its newest runs (`runs`, default 20): scores, latency, tokens and cost per model',
     query: runsQuery,
+    reply: evalDetailReply,
     handler: ({ services, params, query }) => {
       const ev = evalOf(services, params.id ?? '');
       return { ...ev, running: services.evals.isRunning(ev.id), runs: services.evals.store.runs(ev.id, query.runs) };
@@ -58,6 +63,7 @@ export const evalRoutes: RouteDef[] = [
     tag: 'evals',
     summary: 'Delete an eval and its runs',
     status: 204,
+    reply: NO_CONTENT,
     handler: ({ services, params }) => {
       const ev = evalOf(services, params.id ?? '');
       if (services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running; delete it when the run has finished.`);
@@ -74,6 +80,7 @@ export const evalRoutes: RouteDef[] = [
       "Run an eval against its models (or `models`): every case through the executor (usage rows under endpoint eval:<id>), at most `concurrency` calls at once. 202 with the run, or with `wait: true` 200 once it finished, with per-case results",
     status: 202,
     body: runBody,
+    reply: evalRun,
     handler: async ({ services, params, body }) => {
       const ev = evalOf(services, params.id ?? '');
       if (services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running already; wait for its run to finish.`);
@@ -89,6 +96,7 @@ export const evalRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'evals',
     summary: 'One run of an eval with its scores and per-case results (checks passed, reply, error, latency, tokens, cost)',
+    reply: evalRun,
     handler: ({ services, params }) => {
       const ev = evalOf(services, params.id ?? '');
       const run = services.evals.store.run(ev.id, params.runId ?? '', true);

@@ -50,12 +50,12 @@ function success(def: RouteDef): Record<string, unknown> {
   if (!def.reply) return { description: 'Success' };
   const media = replyMedia.get(def.reply);
   if (media) {
-    if (media.contentTypes.length === 0) return { description: 'No content' };
+    if (media.contentTypes.length === 0) return { description: media.description ?? 'No content' };
     return { description: 'Success', content: Object.fromEntries(media.contentTypes.map((t) => [t, {}])) };
   }
   const content: Record<string, unknown> = { 'application/json': { schema: jsonSchema(def.reply, 'output') } };
   const streamed = streamedReplies.get(def.reply);
-  if (streamed) content[streamed.contentType] = {};
+  if (streamed) content[streamed.contentType] = streamed.events ? { schema: { type: 'string', description: streamed.events } } : {};
   return { description: 'Success', content };
 }
 

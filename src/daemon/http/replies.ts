@@ -7,27 +7,39 @@ import { z } from 'zod';
  * them, so a reply cannot drift from its declaration. They are never checked per request.
  */
 
-/** Media types of replies that are not JSON (a download, SSE, a page), by schema. */
-export const replyMedia = z.registry<{ contentTypes: readonly string[] }>();
+/**
+ * Media types of replies that are not JSON (a download, SSE, a page), by schema; a reply with none has no
+ * body (`description` then says what the status means: no content, a WebSocket handshake).
+ */
+export const replyMedia = z.registry<{ contentTypes: readonly string[]; description?: string }>();
 
 /** A reply that is not a JSON document: its media types, its body as the bytes or text they say. */
 export function rawReply(...contentTypes: string[]): z.ZodType {
   return z.unknown().register(replyMedia, { contentTypes });
 }
 
-/** JSON replies whose route answers an event stream instead when the request asks for one (`stream: true`). */
-export const streamedReplies = z.registry<{ contentType: 'text/event-stream' }>();
+/**
+ * JSON replies whose route answers an event stream instead when the request asks for one (`stream: true`);
+ * `events` describes the stream's events (the OpenAPI document shows it).
+ */
+export const streamedReplies = z.registry<{ contentType: 'text/event-stream'; events?: string }>();
 
-/** The JSON reply `schema`, or an event stream (`text/event-stream`) when the request asks to stream. */
-export function orEventStream<T extends z.ZodType>(schema: T): T {
+/** The JSON reply `schema`, or an event stream (`text/event-stream`, its `events` so described) when the request asks to stream. */
+export function orEventStream<T extends z.ZodType>(schema: T, events?: string): T {
   // A copy: the same schema elsewhere (a non-streaming route) stays JSON only.
   const copy = schema.clone() as z.ZodType;
-  copy.register(streamedReplies, { contentType: 'text/event-stream' });
+  copy.register(streamedReplies, { contentType: 'text/event-stream', ...(events ? { events } : {}) });
   return copy as T;
 }
 
 /** 204 No Content (pair with `status: 204`). */
-export const NO_CONTENT = z.undefined().register(replyMedia, { contentTypes: [] });
+export const NO_CONTENT = z.undefined().register(replyMedia, { contentTypes: [], description: 'No content' });
+
+/**
+ * A WebSocket route (pair with `status: 101`): the handshake answers 101 Switching Protocols; the route's
+ * summary names the page that describes its messages.
+ */
+export const WEBSOCKET = z.undefined().register(replyMedia, { contentTypes: [], description: 'Switching Protocols: the connection becomes a WebSocket' });
 
 /** `{ok: true}`: the change was made. */
 export const OK = z.object({ ok: z.literal(true) });

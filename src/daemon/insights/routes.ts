@@ -6,6 +6,7 @@ import { MAX_POINTS, pointCount, type Range } from '../usage/queries.js';
 import { ident, ordered, orderedMsg, time } from '../usage/routes.js';
 import { keyIdFor } from '../keys/lookup.js';
 import { decodeCursor } from './sessions.js';
+import { cliToolChange, cliToolLogsReply, diversityReply, sessionReply, sessionsReply, storageHealthReply, translatorHistoryReply, vacuumReply } from './replies.js';
 import { storageHealth, vacuum } from './storage.js';
 
 const idCursor = z.string().regex(/^[1-9]\d{0,15}$/, 'expected the nextCursor of a previous page');
@@ -107,6 +108,7 @@ export const insightRoutes: RouteDef[] = [
     summary:
       'The last translations (setting translatorHistorySize, recorded while captureTraffic is on): client and upstream formats, the request and reply in both shapes (credentials masked), dropped fields; newest first',
     query: historyQuery,
+    reply: translatorHistoryReply,
     handler: ({ services, query }) => {
       const settings = services.settings.get();
       const page = services.translatorHistory.list({
@@ -128,6 +130,7 @@ export const insightRoutes: RouteDef[] = [
     summary:
       'Conversations grouped by session id (X-Router-Session), most recently active first, with totals and their latest requests; filters from, to, provider, model, key, q (id contains); paged by cursor',
     query: sessionsQuery,
+    reply: sessionsReply,
     handler: async ({ services, query }) => {
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       if (query.cursor !== undefined && !after) throw badRequest("Invalid query parameter 'cursor': expected the nextCursor of a previous page.", 'cursor');
@@ -151,6 +154,7 @@ export const insightRoutes: RouteDef[] = [
     summary:
       "Every request of one session, oldest first, paged by cursor; with the accounts it used and the cached share of its input tokens (cacheReadTokens / tokensIn of its served requests)",
     query: sessionQuery,
+    reply: sessionReply,
     handler: async ({ services, params, query }) => {
       const id = params.id ?? '';
       await fresh(services);
@@ -173,6 +177,7 @@ export const insightRoutes: RouteDef[] = [
     summary:
       'How traffic spread over providers, models or accounts in a period: shares of requests, tokens or cost, concentration (Herfindahl-Hirschman index, Shannon entropy, evenness) overall and per time bucket',
     query: diversityQuery,
+    reply: diversityReply,
     handler: async ({ services, query }) => {
       const to = query.to ?? Date.now() + 1;
       const r: Range = { from: query.from ?? to - DEFAULT_SPAN[query.bucket], to };
@@ -203,6 +208,7 @@ export const insightRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'observability',
     summary: 'Database and WAL size, pages and free pages, row counts per table, last vacuum and backup, free disk space',
+    reply: storageHealthReply,
     handler: async ({ services }) => {
       await fresh(services);
       return storageHealth(services.db, services.paths.db, services.backups.list());
@@ -214,6 +220,7 @@ export const insightRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'observability',
     summary: 'Rewrite the database without its free pages (SQLite VACUUM; blocks the daemon while it runs) and truncate the WAL',
+    reply: vacuumReply,
     handler: async ({ services }) => {
       await fresh(services);
       return vacuum(services.db, services.paths.db);
@@ -226,6 +233,7 @@ export const insightRoutes: RouteDef[] = [
     tag: 'observability',
     summary: 'What `router config-tool` changed in coding agents\' settings and when (tool, files, action, backup), newest first; paged by cursor',
     query: cliLogsQuery,
+    reply: cliToolLogsReply,
     handler: async ({ services, query }) => services.cliToolLog.list({ tool: query.tool, limit: query.limit, before: query.cursor === undefined ? undefined : Number(query.cursor) }),
   }),
   route({
@@ -236,6 +244,7 @@ export const insightRoutes: RouteDef[] = [
     summary: 'Record a change `router config-tool` made (the CLI calls this after writing or restoring a tool\'s settings)',
     status: 201,
     body: cliChangeBody,
+    reply: cliToolChange,
     handler: async ({ services, body }) => json(201, await services.cliToolLog.record(body)),
   }),
 ];

@@ -4,7 +4,7 @@ import { isoTime } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { TraceDetail } from './capture.js';
 
-const exchangeSide = z.object({ headers: z.record(z.string(), z.string()), body: z.string().nullable(), truncated: z.boolean().optional() });
+export const exchangeSide = z.object({ headers: z.record(z.string(), z.string()), body: z.string().nullable(), truncated: z.boolean().optional() });
 
 const traceReply = z.object({
   traceId: z.string(),

@@ -1,5 +1,6 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import { RouterError } from '../http/errors.js';
+import { WEBSOCKET } from '../http/replies.js';
 import { noContent, route, type RouteDef } from '../http/routes.js';
 import { checkLiveOrigin } from './origin.js';
 import { checkHandshake } from './websocket.js';
@@ -22,6 +23,8 @@ export const liveRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'live',
     summary: 'Live WebSocket: request and status messages (docs/events.md); Origin checked before the upgrade',
+    status: 101,
+    reply: WEBSOCKET,
     handler: ({ event, services }) => {
       const slot = (event.context as Record<symbol, UpgradeSlot | undefined>)[UPGRADE_SLOT];
       if (!slot) {

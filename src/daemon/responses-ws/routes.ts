@@ -1,4 +1,5 @@
 import { RouterError } from '../http/errors.js';
+import { WEBSOCKET } from '../http/replies.js';
 import { noContent, route, type RouteDef } from '../http/routes.js';
 import { checkLiveOrigin } from '../live/origin.js';
 import { UPGRADE_SLOT, type UpgradeSlot } from '../live/routes.js';
@@ -17,6 +18,8 @@ export const responsesSocketRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'proxy',
     summary: 'Responses over WebSocket: response.create frames in, the Responses stream events out, one JSON frame each (docs/responses-websocket.md)',
+    status: 101,
+    reply: WEBSOCKET,
     handler: ({ event, services, auth }) => {
       const slot = (event.context as Record<symbol, UpgradeSlot | undefined>)[UPGRADE_SLOT];
       if (!slot) {

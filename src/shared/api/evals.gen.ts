@@ -8,8 +8,73 @@ export interface EvalsRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      evals: Array<{
+        id: string;
+        name: string;
+        description: string;
+        models: Array<string>;
+        cases: Array<{
+          name?: string;
+          system?: string;
+          prompt: string;
+          checks: Array<({
+            type: "contains" | "not-contains" | "equals";
+            value: string;
+            ignoreCase?: boolean;
+          }) | {
+            type: "regex";
+            value: string;
+            flags?: string;
+          } | {
+            type: "json-valid";
+          }>;
+        }>;
+        maxTokens: number;
+        concurrency: number;
+        createdAt: string;
+        updatedAt: string;
+        running: boolean;
+        lastRun: ({
+          id: string;
+          evalId: string;
+          status: "running" | "completed" | "interrupted";
+          models: Array<string>;
+          startedAt: string;
+          finishedAt: string | null;
+          scores: Array<{
+            model: string;
+            cases: number;
+            passed: number;
+            score: number;
+            errors: number;
+            avgLatencyMs: number | null;
+            p50LatencyMs: number | null;
+            tokensIn: number;
+            tokensOut: number;
+            costUsd: number;
+            unpricedRequests: number;
+          }>;
+          results?: Array<{
+            model: string;
+            caseIndex: number;
+            passed: boolean;
+            checks: Array<{
+              type: "contains" | "not-contains" | "equals" | "regex" | "json-valid";
+              passed: boolean;
+            }>;
+            output: string | null;
+            error: string | null;
+            latencyMs: number;
+            tokensIn: number;
+            tokensOut: number;
+            costUsd: number | null;
+            provider: string | null;
+            traceId: string | null;
+          }>;
+        }) | null;
+      }>;
+    };
   };
   /** Define an eval: prompts with checks (contains, not-contains, equals, regex, json-valid), the models or combos to run, max tokens, concurrency (management) */
   'POST /api/evals': {
@@ -46,8 +111,32 @@ export interface EvalsRoutes {
       maxTokens?: number;
       concurrency?: number;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      description: string;
+      models: Array<string>;
+      cases: Array<{
+        name?: string;
+        system?: string;
+        prompt: string;
+        checks: Array<({
+          type: "contains" | "not-contains" | "equals";
+          value: string;
+          ignoreCase?: boolean;
+        }) | {
+          type: "regex";
+          value: string;
+          flags?: string;
+        } | {
+          type: "json-valid";
+        }>;
+      }>;
+      maxTokens: number;
+      concurrency: number;
+      createdAt: string;
+      updatedAt: string;
+    };
   };
   /** One eval (by id or name) with its newest runs (`runs`, default 20): scores, latency, tokens and cost per model (management) */
   'GET /api/evals/{id}': {
@@ -56,16 +145,78 @@ export interface EvalsRoutes {
       runs?: number;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      name: string;
+      description: string;
+      models: Array<string>;
+      cases: Array<{
+        name?: string;
+        system?: string;
+        prompt: string;
+        checks: Array<({
+          type: "contains" | "not-contains" | "equals";
+          value: string;
+          ignoreCase?: boolean;
+        }) | {
+          type: "regex";
+          value: string;
+          flags?: string;
+        } | {
+          type: "json-valid";
+        }>;
+      }>;
+      maxTokens: number;
+      concurrency: number;
+      createdAt: string;
+      updatedAt: string;
+      running: boolean;
+      runs: Array<{
+        id: string;
+        evalId: string;
+        status: "running" | "completed" | "interrupted";
+        models: Array<string>;
+        startedAt: string;
+        finishedAt: string | null;
+        scores: Array<{
+          model: string;
+          cases: number;
+          passed: number;
+          score: number;
+          errors: number;
+          avgLatencyMs: number | null;
+          p50LatencyMs: number | null;
+          tokensIn: number;
+          tokensOut: number;
+          costUsd: number;
+          unpricedRequests: number;
+        }>;
+        results?: Array<{
+          model: string;
+          caseIndex: number;
+          passed: boolean;
+          checks: Array<{
+            type: "contains" | "not-contains" | "equals" | "regex" | "json-valid";
+            passed: boolean;
+          }>;
+          output: string | null;
+          error: string | null;
+          latencyMs: number;
+          tokensIn: number;
+          tokensOut: number;
+          costUsd: number | null;
+          provider: string | null;
+          traceId: string | null;
+        }>;
+      }>;
+    };
   };
   /** Delete an eval and its runs (management) */
   'DELETE /api/evals/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Run an eval against its models (or `models`): every case through the executor (usage rows under endpoint eval:<id>), at most `concurrency` calls at once. 202 with the run, or with `wait: true` 200 once it finished, with per-case results (management) */
   'POST /api/evals/{id}/run': {
@@ -75,15 +226,87 @@ export interface EvalsRoutes {
       models?: Array<string>;
       wait?: boolean;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      evalId: string;
+      status: "running" | "completed" | "interrupted";
+      models: Array<string>;
+      startedAt: string;
+      finishedAt: string | null;
+      scores: Array<{
+        model: string;
+        cases: number;
+        passed: number;
+        score: number;
+        errors: number;
+        avgLatencyMs: number | null;
+        p50LatencyMs: number | null;
+        tokensIn: number;
+        tokensOut: number;
+        costUsd: number;
+        unpricedRequests: number;
+      }>;
+      results?: Array<{
+        model: string;
+        caseIndex: number;
+        passed: boolean;
+        checks: Array<{
+          type: "contains" | "not-contains" | "equals" | "regex" | "json-valid";
+          passed: boolean;
+        }>;
+        output: string | null;
+        error: string | null;
+        latencyMs: number;
+        tokensIn: number;
+        tokensOut: number;
+        costUsd: number | null;
+        provider: string | null;
+        traceId: string | null;
+      }>;
+    };
   };
   /** One run of an eval with its scores and per-case results (checks passed, reply, error, latency, tokens, cost) (management) */
   'GET /api/evals/{id}/runs/{runId}': {
     params: { id: string; runId: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      evalId: string;
+      status: "running" | "completed" | "interrupted";
+      models: Array<string>;
+      startedAt: string;
+      finishedAt: string | null;
+      scores: Array<{
+        model: string;
+        cases: number;
+        passed: number;
+        score: number;
+        errors: number;
+        avgLatencyMs: number | null;
+        p50LatencyMs: number | null;
+        tokensIn: number;
+        tokensOut: number;
+        costUsd: number;
+        unpricedRequests: number;
+      }>;
+      results?: Array<{
+        model: string;
+        caseIndex: number;
+        passed: boolean;
+        checks: Array<{
+          type: "contains" | "not-contains" | "equals" | "regex" | "json-valid";
+          passed: boolean;
+        }>;
+        output: string | null;
+        error: string | null;
+        latencyMs: number;
+        tokensIn: number;
+        tokensOut: number;
+        costUsd: number | null;
+        provider: string | null;
+        traceId: string | null;
+      }>;
+    };
   };
 }

@@ -15,8 +15,57 @@ export interface ObservabilityRoutes {
       translated?: "true" | "false";
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      recording: boolean;
+      size: number;
+      entries: Array<{
+        id: number;
+        traceId: string;
+        at: string;
+        endpoint: string;
+        clientFormat: string;
+        upstreamFormat: string;
+        passthrough: boolean;
+        provider: string;
+        model: string;
+        stream: boolean;
+        status: number;
+        dropped: Array<string>;
+        client: {
+          request: {
+            headers: {
+              [key: string]: string;
+            };
+            body: string | null;
+            truncated?: boolean;
+          };
+          response: {
+            headers: {
+              [key: string]: string;
+            };
+            body: string | null;
+            truncated?: boolean;
+          };
+        };
+        upstream: {
+          request: {
+            headers: {
+              [key: string]: string;
+            };
+            body: string | null;
+            truncated?: boolean;
+          };
+          response: {
+            headers: {
+              [key: string]: string;
+            };
+            body: string | null;
+            truncated?: boolean;
+          };
+        };
+      }>;
+      nextCursor: string | null;
+    };
   };
   /** Conversations grouped by session id (X-Router-Session), most recently active first, with totals and their latest requests; filters from, to, provider, model, key, q (id contains); paged by cursor (management) */
   'GET /api/sessions': {
@@ -33,8 +82,67 @@ export interface ObservabilityRoutes {
       cursor?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      sessions: Array<{
+        sessionId: string;
+        firstAt: string;
+        lastAt: string;
+        requests: number;
+        traces: number;
+        errors: number;
+        tokensIn: number;
+        tokensOut: number;
+        cacheReadTokens: number;
+        accountsUsed: number;
+        costUsd: number;
+        unpricedRequests: number;
+        providers: Array<string>;
+        models: Array<string>;
+        apiKeyIds: Array<string>;
+        recent: Array<{
+          id: number;
+          timestamp: string;
+          traceId: string;
+          apiKeyId: string | null;
+          endpoint: string;
+          clientFormat: string | null;
+          provider: string;
+          providerId: string;
+          model: string;
+          requestedModel: string | null;
+          connectionId: string | null;
+          combo: string | null;
+          status: number;
+          latencyMs: number;
+          upstreamMs: number | null;
+          tokensIn: number;
+          tokensOut: number;
+          cacheReadTokens: number;
+          cacheWriteTokens: number;
+          reasoningTokens: number;
+          cacheWrite1hTokens?: number;
+          audioInputTokens?: number;
+          audioOutputTokens?: number;
+          imageInputTokens?: number;
+          imageOutputTokens?: number;
+          costUsd: number | null;
+          costSource: ("reported" | "computed" | "unpriced") | null;
+          priceVersion: string | null;
+          streamed: boolean;
+          estimated: boolean;
+          finishReason: string | null;
+          error: string | null;
+          userAgent: string | null;
+          forwardedFor: string | null;
+          notes: string | null;
+          sessionId?: string | null;
+          servedModel?: string | null;
+          apiKeyName?: string | null;
+          connectionName?: string | null;
+        }>;
+      }>;
+      nextCursor: string | null;
+    };
   };
   /** Every request of one session, oldest first, paged by cursor; with the accounts it used and the cached share of its input tokens (cacheReadTokens / tokensIn of its served requests) (management) */
   'GET /api/sessions/{id}': {
@@ -44,8 +152,64 @@ export interface ObservabilityRoutes {
       cursor?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      sessionId: string;
+      accounts: Array<{
+        connectionId: string | null;
+        name: string | null;
+        provider: string;
+        providerId: string;
+        requests: number;
+        tokensIn: number;
+        cacheReadTokens: number;
+      }>;
+      accountsUsed: number;
+      tokensIn: number;
+      cacheReadTokens: number;
+      cachedShare: number | null;
+      requests: Array<{
+        id: number;
+        timestamp: string;
+        traceId: string;
+        apiKeyId: string | null;
+        endpoint: string;
+        clientFormat: string | null;
+        provider: string;
+        providerId: string;
+        model: string;
+        requestedModel: string | null;
+        connectionId: string | null;
+        combo: string | null;
+        status: number;
+        latencyMs: number;
+        upstreamMs: number | null;
+        tokensIn: number;
+        tokensOut: number;
+        cacheReadTokens: number;
+        cacheWriteTokens: number;
+        reasoningTokens: number;
+        cacheWrite1hTokens?: number;
+        audioInputTokens?: number;
+        audioOutputTokens?: number;
+        imageInputTokens?: number;
+        imageOutputTokens?: number;
+        costUsd: number | null;
+        costSource: ("reported" | "computed" | "unpriced") | null;
+        priceVersion: string | null;
+        streamed: boolean;
+        estimated: boolean;
+        finishReason: string | null;
+        error: string | null;
+        userAgent: string | null;
+        forwardedFor: string | null;
+        notes: string | null;
+        sessionId?: string | null;
+        servedModel?: string | null;
+        apiKeyName?: string | null;
+        connectionName?: string | null;
+      }>;
+      nextCursor: string | null;
+    };
   };
   /** How traffic spread over providers, models or accounts in a period: shares of requests, tokens or cost, concentration (Herfindahl-Hirschman index, Shannon entropy, evenness) overall and per time bucket (management) */
   'GET /api/analytics/diversity': {
@@ -58,24 +222,94 @@ export interface ObservabilityRoutes {
       to?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      by: "provider" | "model" | "account";
+      metric: "requests" | "tokens" | "cost";
+      bucket: "minute" | "hour" | "day";
+      from: string;
+      to: string;
+      total: number;
+      unpricedRequests: number;
+      hhi: number;
+      effectiveCount: number | null;
+      entropyBits: number;
+      evenness: number | null;
+      groups: Array<{
+        key: string | null;
+        label: string | null;
+        providerId?: string;
+        connectionId?: string;
+        requests: number;
+        tokens: number;
+        costUsd: number;
+        unpricedRequests: number;
+        share: number;
+      }>;
+      series: Array<{
+        t: string;
+        total: number;
+        shares: {
+          [key: string]: number;
+        };
+        hhi: number;
+        effectiveCount: number | null;
+        entropyBits: number;
+        evenness: number | null;
+      }>;
+    };
   };
   /** Database and WAL size, pages and free pages, row counts per table, last vacuum and backup, free disk space (management) */
   'GET /api/storage/health': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      database: {
+        path: "router.db";
+        bytes: number;
+        walBytes: number;
+        pageSize: number;
+        pages: number;
+        freePages: number;
+        journalMode: string;
+      };
+      tables: Array<{
+        name: string;
+        rows: number;
+      }>;
+      lastVacuum: {
+        at: string;
+        durationMs: number;
+        bytesBefore: number;
+        bytesAfter: number;
+      } | null;
+      lastBackup: ({
+        id: string;
+        createdAt: string;
+        size: number;
+        reason: "manual" | "daily" | "pre-migration" | "pre-import";
+      }) | null;
+      backups: {
+        count: number;
+        bytes: number;
+      };
+      disk: {
+        freeBytes: number;
+        totalBytes: number;
+      } | null;
+    };
   };
   /** Rewrite the database without its free pages (SQLite VACUUM; blocks the daemon while it runs) and truncate the WAL (management) */
   'POST /api/storage/vacuum': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      at: string;
+      durationMs: number;
+      bytesBefore: number;
+      bytesAfter: number;
+    };
   };
   /** What `router config-tool` changed in coding agents' settings and when (tool, files, action, backup), newest first; paged by cursor (local) */
   'GET /api/cli-tools/logs': {
@@ -86,8 +320,23 @@ export interface ObservabilityRoutes {
       cursor?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      changes: Array<{
+        id: number;
+        at: string;
+        tool: string;
+        action: "apply" | "undo";
+        files: Array<{
+          path: string;
+          action: "created" | "modified" | "restored" | "removed";
+        }>;
+        backup: string | null;
+        keyId: string | null;
+        model: string | null;
+        baseUrl: string | null;
+      }>;
+      nextCursor: string | null;
+    };
   };
   /** Record a change `router config-tool` made (the CLI calls this after writing or restoring a tool's settings) (local) */
   'POST /api/cli-tools/logs': {
@@ -105,7 +354,19 @@ export interface ObservabilityRoutes {
       model?: string | null;
       baseUrl?: string | null;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: number;
+      at: string;
+      tool: string;
+      action: "apply" | "undo";
+      files: Array<{
+        path: string;
+        action: "created" | "modified" | "restored" | "removed";
+      }>;
+      backup: string | null;
+      keyId: string | null;
+      model: string | null;
+      baseUrl: string | null;
+    };
   };
 }

@@ -32,8 +32,7 @@ export interface ProxyRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: undefined;
   };
   /** Legacy text completions; replies in the text_completion shape (client) */
   'POST /v1/completions': {
