@@ -31,6 +31,8 @@ import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
 import { CatalogService } from './catalog/service.js';
 import { UsageService } from './usage/service.js';
+import { PricingStore } from './usage/pricing.js';
+import { SqlPricingRepository } from './usage/pricing-sql.js';
 import { SqlUsageRepository } from './usage/sql-repository.js';
 import { SpoolingUsageWriter, USAGE_QUEUE_FILE } from './usage/spooling-writer.js';
 import { LiveHub } from './live/hub.js';
@@ -187,7 +189,10 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   // database, queued on disk in the state folder while it is unreachable (usage/spooling-writer.ts).
   const usageRepo = new SqlUsageRepository(storage);
   const usageWriter = storage.dialect === 'postgres' ? new SpoolingUsageWriter({ repo: usageRepo, file: join(paths.home, USAGE_QUEUE_FILE), log, nodeId }) : undefined;
-  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', catalog, repo: usageRepo, writer: usageWriter });
+  const pricing = await PricingStore.create(new SqlPricingRepository(storage), catalog, changes, (error) =>
+    log.error('pricing reload failed', { error: error instanceof Error ? error.message : String(error) }),
+  );
+  const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', pricing, repo: usageRepo, writer: usageWriter });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });
   const cacheModes = new CacheKeyModes(db);

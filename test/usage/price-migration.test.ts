@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, MIGRATIONS_DIR } from '../../src/daemon/store/migrate.js';
 import { PricingStore } from '../../src/daemon/usage/pricing.js';
+import { SqlPricingRepository } from '../../src/daemon/usage/pricing-sql.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'router-price-migration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,7 +20,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const NODE = '6f1c2a9e-0000-4000-8000-000000000001';
 
 describe('migration 0026: price overrides under a node prefix', () => {
-  it("move to the node's id (the id's own price wins), other providers' prices untouched", () => {
+  it("move to the node's id (the id's own price wins), other providers' prices untouched", async () => {
     const before = join(dir, 'before');
     mkdirSync(before);
     for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '0026')) copyFileSync(join(MIGRATIONS_DIR, f), join(before, f));
@@ -41,7 +43,7 @@ describe('migration 0026: price overrides under a node prefix', () => {
       { provider: 'openai', model: 'gpt-4o', input: 2, output: 8 },
     ]);
     // The node's requests are priced with it now (rows carry the node's id).
-    const pricing = new PricingStore(db);
+    const pricing = await PricingStore.create(new SqlPricingRepository(new SqliteDriver(db)));
     expect(pricing.cost(NODE, 'llama-3-70b', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toMatchObject({ costUsd: 1.2, costSource: 'computed', priceVersion: 'override' });
     db.close();
   });

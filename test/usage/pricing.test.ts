@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';
 import { computeCost, DEFAULT_PRICES, normalizeModelId, PricingStore, type Price } from '../../src/daemon/usage/pricing.js';
+import { SqlPricingRepository } from '../../src/daemon/usage/pricing-sql.js';
+import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,27 +91,27 @@ describe('model id normalization (fallback only)', () => {
     for (const id of ['gpt-4o', 'claude-opus-4-1', 'o3', 'openai/gpt-oss-120b']) expect(normalizeModelId(id)).toBeUndefined();
   });
 
-  it('a dated id uses its own price when it has one, the base price otherwise', () => {
+  it('a dated id uses its own price when it has one, the base price otherwise', async () => {
     const home = mkdtempSync(join(tmpdir(), 'router-pricing-'));
     const db = openDatabase(join(home, 'router.db'));
     try {
       migrate(db);
-      const store = new PricingStore(db);
+      const store = await PricingStore.create(new SqlPricingRepository(new SqliteDriver(db)));
       expect(store.lookup('openai', 'gpt-4o-2024-08-06')).toEqual(DEFAULT_PRICES.openai!['gpt-4o']);
       expect(store.lookup('anthropic', 'claude-sonnet-4-5-20250929')).toEqual(DEFAULT_PRICES.anthropic!['claude-sonnet-4-5']);
       expect(store.lookup('openai', 'no-such-model')).toBeUndefined();
       expect(store.cost('openai', 'no-such-model', { inputTokens: 5, outputTokens: 5 })).toEqual({ costUsd: null, costSource: 'unpriced', priceVersion: null });
       // An exact entry wins over normalization.
-      store.set('openai', 'gpt-4o-2024-05-13', { input: 5, output: 15 });
+      await store.set('openai', 'gpt-4o-2024-05-13', { input: 5, output: 15 });
       expect(store.lookup('openai', 'gpt-4o-2024-05-13')).toEqual({ input: 5, output: 15 });
       expect(store.lookup('openai', 'gpt-4o-2024-08-06')).toEqual(DEFAULT_PRICES.openai!['gpt-4o']);
       // Overrides apply to the base id (and so to dated ids that fall back to it) and persist.
-      store.set('openai', 'gpt-4o', { input: 1, output: 2, reasoning: 3 });
-      const reopened = new PricingStore(db);
+      await store.set('openai', 'gpt-4o', { input: 1, output: 2, reasoning: 3 });
+      const reopened = await PricingStore.create(new SqlPricingRepository(new SqliteDriver(db)));
       expect(reopened.lookup('openai', 'gpt-4o-2024-08-06')).toEqual({ input: 1, output: 2, reasoning: 3 });
-      expect(reopened.reset('openai', 'gpt-4o')).toBe(true);
+      expect(await reopened.reset('openai', 'gpt-4o')).toBe(true);
       expect(reopened.lookup('openai', 'gpt-4o')).toEqual(DEFAULT_PRICES.openai!['gpt-4o']);
-      expect(reopened.reset('openai', 'gpt-4o')).toBe(false);
+      expect(await reopened.reset('openai', 'gpt-4o')).toBe(false);
     } finally {
       db.close();
       rmSync(home, { recursive: true, force: true });
@@ -118,19 +120,19 @@ describe('model id normalization (fallback only)', () => {
 });
 
 describe('unit rates of media and rerank models', () => {
-  it('are part of the one table: defaults listed, overrides persisted with their unit rates', () => {
+  it('are part of the one table: defaults listed, overrides persisted with their unit rates', async () => {
     const home = mkdtempSync(join(tmpdir(), 'router-pricing-'));
     const db = openDatabase(join(home, 'router.db'));
     try {
       migrate(db);
-      const store = new PricingStore(db);
+      const store = await PricingStore.create(new SqlPricingRepository(new SqliteDriver(db)));
       expect(store.lookup('cohere', 'rerank-v3.5')).toMatchObject({ perSearchUnit: 0.002 });
       expect(store.entry('openai', 'dall-e-3')).toMatchObject({ input: 0, output: 0, perImage: { 'hd/*': 0.12 }, source: 'default' });
       // A token-only entry shows no unit fields.
       expect(Object.keys(store.entry('openai', 'gpt-4o')!)).not.toContain('perImage');
-      store.set('openai', 'whisper-1', { input: 0, output: 0, perAudioMinute: 0.5, minAudioSeconds: 5 });
-      store.set('openai', 'dall-e-3', { input: 0, output: 0, perImage: { '*/*': 0.3 } });
-      const reopened = new PricingStore(db);
+      await store.set('openai', 'whisper-1', { input: 0, output: 0, perAudioMinute: 0.5, minAudioSeconds: 5 });
+      await store.set('openai', 'dall-e-3', { input: 0, output: 0, perImage: { '*/*': 0.3 } });
+      const reopened = await PricingStore.create(new SqlPricingRepository(new SqliteDriver(db)));
       expect(reopened.lookup('openai', 'whisper-1')).toEqual({ input: 0, output: 0, perAudioMinute: 0.5, minAudioSeconds: 5 });
       expect(reopened.entry('openai', 'dall-e-3')).toMatchObject({ perImage: { '*/*': 0.3 }, source: 'override' });
     } finally {

@@ -32,12 +32,12 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'memory', tables: ['memories', 'memory_vectors', 'memory_meta', 'memory_settings', 'memory_key_settings'] },
   { module: 'cli tool log', tables: ['cli_tool_changes'] },
   { module: 'usage', tables: ['usage_log'] },
+  { module: 'pricing', tables: ['pricing_overrides'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
-  { module: 'pricing', tables: ['pricing_overrides'] },
   { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },

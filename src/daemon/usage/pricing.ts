@@ -1,6 +1,7 @@
-import type { Db } from '../store/db.js';
 import type { PriceEntry, UnitRates } from '../../shared/pricing.js';
+import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
 import { MEDIA_PRICES } from './media-prices.js';
+import type { PriceOverride, PricingRepository } from './pricing-port.js';
 
 export type { PriceEntry, UnitRates };
 
@@ -201,18 +202,6 @@ export function normalizeModelId(model: string): string | undefined {
   return m !== model && m !== '' ? m : undefined;
 }
 
-interface OverrideRow {
-  provider: string;
-  model: string;
-  input: number;
-  output: number;
-  cache_read: number | null;
-  cache_write: number | null;
-  reasoning: number | null;
-  /** JSON object of the unit rates (migration 0020), or null. */
-  units: string | null;
-}
-
 const MEMO_MAX = 4096;
 
 /** Where a row's cost came from (CONTRACT "Model catalog and cost"). */
@@ -242,27 +231,47 @@ export interface PriceCatalog {
   onChange(fn: () => void): void;
 }
 
+/** The change-feed topic of the price overrides (docs/storage.md). */
+export const PRICING_TOPIC = 'pricing';
+
 const UNPRICED: RowCost = Object.freeze({ costUsd: null, costSource: 'unpriced', priceVersion: null }) as RowCost;
 
 /**
  * The effective price table: the user's overrides, then the shipped defaults, then the model catalog
- * (models.dev; docs/catalog.md). Overrides are kept in memory and written through to `pricing_overrides`.
- * `resolve` is a Map read after the first call for a model, so the proxy prices every reply without
- * touching the database (the catalog is read from memory too, loaded on the first model it is asked for).
+ * (models.dev; docs/catalog.md). Overrides are kept in memory (the snapshot) and written to storage through
+ * the pricing port first: the snapshot changes only once stored. `resolve` is a Map read after the first
+ * call for a model, so the proxy prices every reply without touching the database (the catalog is read from
+ * memory too, loaded on the first model it is asked for). In a cluster, a price set on one node is published
+ * on the change feed and the other nodes `reload()` their snapshot (and drop their resolved prices).
  */
 export class PricingStore {
-  private readonly overrides = new Map<string, Map<string, Price>>();
+  private overrides = new Map<string, Map<string, Price>>();
   /** provider -> model -> price (null: none). Two levels, so a lookup builds no key string to hash. */
   private readonly memo = new Map<string, Map<string, Priced | null>>();
   private memoSize = 0;
 
+  /** `initial`: the overrides as stored (`repo.loadAll()`); `create` loads them itself. */
   constructor(
-    private readonly db: Db,
+    private readonly repo: PricingRepository,
+    initial: readonly PriceOverride[],
     private readonly catalog?: PriceCatalog,
+    private readonly changes: ChangeFeed = LOCAL_CHANGES,
+    onReloadError: (error: unknown) => void = () => {},
   ) {
-    const rows = db.prepare('SELECT provider, model, input, output, cache_read, cache_write, reasoning, units FROM pricing_overrides').all() as OverrideRow[];
-    for (const r of rows) this.put(r.provider, r.model, fromRow(r));
+    this.overrides = byProvider(initial);
     catalog?.onChange(() => this.clearMemo());
+    // The reload's promise is returned for feeds that wait for their subscribers (tests); it never rejects.
+    this.changes.subscribe(PRICING_TOPIC, () => this.reload().catch(onReloadError));
+  }
+
+  static async create(repo: PricingRepository, catalog?: PriceCatalog, changes?: ChangeFeed, onReloadError?: (error: unknown) => void): Promise<PricingStore> {
+    return new PricingStore(repo, await repo.loadAll(), catalog, changes, onReloadError);
+  }
+
+  /** Replaces the overrides with what storage holds now; prices resolved before are resolved again. */
+  async reload(): Promise<void> {
+    this.overrides = byProvider(await this.repo.loadAll());
+    this.clearMemo();
   }
 
   /** The price for a provider's model (see `resolve`). */
@@ -350,30 +359,27 @@ export class PricingStore {
     };
   }
 
-  /** Sets the user's price for a provider's model. */
-  set(provider: string, model: string, price: Price): PriceEntry {
-    this.db
-      .prepare(
-        `INSERT INTO pricing_overrides (provider, model, input, output, cache_read, cache_write, reasoning, units, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(provider, model) DO UPDATE SET input = excluded.input, output = excluded.output,
-           cache_read = excluded.cache_read, cache_write = excluded.cache_write, reasoning = excluded.reasoning,
-           units = excluded.units, updated_at = excluded.updated_at`,
-      )
-      .run(provider, model, price.input, price.output, price.cacheRead ?? null, price.cacheWrite ?? null, price.reasoning ?? null, unitsJson(price), new Date().toISOString());
-    this.put(provider, model, { ...price });
+  /** Sets the user's price for a provider's model (stored first; the snapshot follows once it is). */
+  async set(provider: string, model: string, price: Price): Promise<PriceEntry> {
+    const own = { ...price };
+    await this.repo.upsert({ provider, model, price: own }, new Date().toISOString());
+    this.put(provider, model, own);
+    this.changes.publish(PRICING_TOPIC);
     return this.entry(provider, model)!;
   }
 
-  /** Removes the user's price (the default, if any, applies again). False when there was none. */
-  reset(provider: string, model: string): boolean {
+  /**
+   * Removes the user's price (the default, if any, applies again). False when storage held none. Storage
+   * decides, not the snapshot: in a cluster, a price another node set a moment ago is removed too.
+   */
+  async reset(provider: string, model: string): Promise<boolean> {
+    const removed = await this.repo.remove(provider, model);
     const models = this.overrides.get(provider);
-    if (!models?.has(model)) return false;
-    this.db.prepare('DELETE FROM pricing_overrides WHERE provider = ? AND model = ?').run(provider, model);
-    models.delete(model);
-    if (models.size === 0) this.overrides.delete(provider);
+    models?.delete(model);
+    if (models?.size === 0) this.overrides.delete(provider);
     this.clearMemo();
-    return true;
+    if (removed) this.changes.publish(PRICING_TOPIC);
+    return removed;
   }
 
   private exact(provider: string, model: string): Priced | undefined {
@@ -391,13 +397,14 @@ export class PricingStore {
   }
 }
 
-function fromRow(r: OverrideRow): Price {
-  const price: Price = { input: r.input, output: r.output };
-  if (r.cache_read !== null) price.cacheRead = r.cache_read;
-  if (r.cache_write !== null) price.cacheWrite = r.cache_write;
-  if (r.reasoning !== null) price.reasoning = r.reasoning;
-  if (r.units !== null) Object.assign(price, unitRates(JSON.parse(r.units) as UnitRates));
-  return price;
+function byProvider(overrides: readonly PriceOverride[]): Map<string, Map<string, Price>> {
+  const out = new Map<string, Map<string, Price>>();
+  for (const o of overrides) {
+    let models = out.get(o.provider);
+    if (!models) out.set(o.provider, (models = new Map()));
+    models.set(o.model, o.price);
+  }
+  return out;
 }
 
 /** The unit rates a price sets (no other field). */
@@ -405,9 +412,4 @@ export function unitRates(price: UnitRates): UnitRates {
   const out: Record<string, unknown> = {};
   for (const f of UNIT_RATE_FIELDS) if (price[f] !== undefined) out[f] = price[f];
   return out as UnitRates;
-}
-
-function unitsJson(price: Price): string | null {
-  const units = unitRates(price);
-  return Object.keys(units).length ? JSON.stringify(units) : null;
 }

@@ -324,11 +324,11 @@ export const usageRoutes: RouteDef[] = [
       "Set a provider model's price (USD per million tokens; absent cache rates bill as input, reasoning as output; media and rerank unit rates: perImage, perAudioMinute, perMillionCharacters, perSearchUnit...)",
     body: priceBody,
     reply: priceEntry,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const { provider, model } = priceParams(services, params);
       // Null and absent fields are left out: the price is replaced whole (docs/usage.md).
       const price = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined)) as unknown as Price;
-      return labelled(services, services.usage.pricing.set(provider, model, price));
+      return labelled(services, await services.usage.pricing.set(provider, model, price));
     },
   }),
   route({
@@ -338,9 +338,9 @@ export const usageRoutes: RouteDef[] = [
     tag: 'pricing',
     summary: "Remove the user's price for a model, restoring the shipped default (if any)",
     reply: priceDeletedReply,
-    handler: ({ services, params }) => {
+    handler: async ({ services, params }) => {
       const { provider, model } = priceParams(services, params);
-      if (!services.usage.pricing.reset(provider, model)) throw new RouterError(404, `No price override exists for ${params.provider}/${model}.`);
+      if (!(await services.usage.pricing.reset(provider, model))) throw new RouterError(404, `No price override exists for ${params.provider}/${model}.`);
       const restored = services.usage.pricing.entry(provider, model);
       return { deleted: true, pricing: restored ? labelled(services, restored) : null };
     },

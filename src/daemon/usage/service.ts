@@ -11,6 +11,7 @@ import { promptTokens, requestText, TokenEstimator } from './estimate.js';
 import { holdReplyEnd } from './durable-reply.js';
 import { InflightTracker } from './inflight.js';
 import { PricingStore, type PriceCatalog } from './pricing.js';
+import { loadPriceOverridesSync, SqlPricingRepository } from './pricing-sql.js';
 import { CACHE_HIT, NOTHING_BILLED, setCost, usageOf } from './row-cost.js';
 import { BoundedQueue } from './queue.js';
 import type { UsageRecord } from './record.js';
@@ -66,6 +67,8 @@ export interface UsageOptions {
   writerUrl?: URL | null;
   /** The model catalog, consulted for models neither an override nor the shipped table prices. */
   catalog?: PriceCatalog;
+  /** The price table (boot builds it on the pricing port); default: loaded from `db` with `catalog`. */
+  pricing?: PricingStore;
   /** Where rows are read (and pruned): default the SQLite file `db`; PostgreSQL in cluster mode. */
   repo?: UsageRepository;
   /** Where rows are written: default the SQLite writer worker on `db`; the spooling PostgreSQL writer in cluster mode. */
@@ -146,7 +149,7 @@ export class UsageService {
 
   constructor(private readonly opts: UsageOptions) {
     this.enabled = opts.enabled ?? true;
-    this.pricing = new PricingStore(opts.db, opts.catalog);
+    this.pricing = opts.pricing ?? filePricing(new SqliteDriver(opts.db), opts.catalog);
     this.queue = new BoundedQueue(opts.capacity ?? 10_000);
     this.batchSize = opts.batchSize ?? 500;
     this.maxEstimating = opts.maxEstimating ?? 256;
@@ -565,4 +568,9 @@ export class UsageService {
     this.lastDropLog = now;
     this.opts.log.warn(msg, data);
   }
+}
+
+/** The price table on the embedded file, loaded at once (a service built without boot's pricing store). */
+function filePricing(driver: SqliteDriver, catalog: PriceCatalog | undefined): PricingStore {
+  return new PricingStore(new SqlPricingRepository(driver), loadPriceOverridesSync(driver), catalog);
 }
