@@ -10,6 +10,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { Agent, request, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../mocks/upstream.js';
 import { describeResult, runRouter } from '../support/cli.js';
@@ -17,15 +18,25 @@ import { clusterUnavailable, startCluster, type ClusterNodeProcess, type Cluster
 
 const missing = clusterUnavailable({ redis: true });
 
-async function chat(node: ClusterNodeProcess, key: string): Promise<number> {
-  const res = await fetch(`${node.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
-  }).catch(() => undefined);
-  if (!res) return 0;
-  await res.arrayBuffer();
-  return res.status;
+/**
+ * One proxied request. The answer's status, or 0 when no answer came; every answer other than 200 is kept in
+ * `failures` (status and body, or the client's error) so a failing run says what happened.
+ */
+async function chat(node: ClusterNodeProcess, key: string, failures?: string[], dispatcher?: Dispatcher): Promise<number> {
+  try {
+    const res = await request(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+      dispatcher,
+    });
+    const body = await res.body.text();
+    if (res.statusCode !== 200) failures?.push(`${node.nodeId} ${res.statusCode} ${body.slice(0, 300)}`);
+    return res.statusCode;
+  } catch (err) {
+    failures?.push(`${node.nodeId} no answer: ${String(err)} ${String((err as { cause?: unknown }).cause ?? '')}`);
+    return 0;
+  }
 }
 
 async function until<T>(probe: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
@@ -76,6 +87,22 @@ describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${m
     const [a, b] = cluster.nodes;
     // Each node has read the full list at least once (what it shows while the database is down).
     for (const n of cluster.nodes) await until(async () => (await n.manage('GET', '/api/cluster')).json.nodes.length === 3, 10_000, 'three nodes listed');
+    // A key written behind the nodes' backs (no notice sent) just before the outage: no node knows it (it is
+    // refused everywhere); the feed reconnecting after the outage reloads every module once, so every node
+    // learns it. (Written after the restart instead, it raced the feeds' reconnection: a node reconnected
+    // before the insert never reloads again, and the test failed under load.) The test server runs with
+    // synchronous_commit=off and down() is a crash: the insert's commit is flushed so the crash keeps it.
+    const direct = `rk_${randomBytes(32).toString('base64url')}`;
+    const client = new pg.Client({ connectionString: cluster.databaseUrl });
+    await client.connect();
+    await client.query('SET synchronous_commit = on');
+    const now = new Date().toISOString();
+    await client.query(
+      "INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, token_limits) VALUES ($1, 'direct', $2, 'rk_...x', '[\"proxy\"]', 1, $3, $3, '[]')",
+      [randomUUID(), createHash('sha256').update(direct).digest('hex'), now],
+    );
+    await client.end();
+    expect(await Promise.all(cluster.nodes.map((n) => chat(n, direct)))).toEqual([401, 401, 401]);
     await cluster.pg.down();
     try {
       await until(async () => (await a!.manage('GET', '/api/cluster')).json.database.healthy === false, 5_000, 'the database reported down');
@@ -98,18 +125,14 @@ describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${m
     } finally {
       await cluster.pg.up();
     }
-    // A key written behind the nodes' backs right after the restart (no notice sent): the reconnecting
-    // feed reloads every module once, so every node learns it.
-    const direct = `rk_${randomBytes(32).toString('base64url')}`;
-    const client = new pg.Client({ connectionString: cluster.databaseUrl });
-    await client.connect();
-    const now = new Date().toISOString();
-    await client.query(
-      "INSERT INTO api_keys (id, name, key_hash, masked_key, scopes, is_active, created_at, updated_at, token_limits) VALUES ($1, 'direct', $2, 'rk_...x', '[\"proxy\"]', 1, $3, $3, '[]')",
-      [randomUUID(), createHash('sha256').update(direct).digest('hex'), now],
-    );
-    await client.end();
-    await until(async () => (await Promise.all(cluster.nodes.map((n) => chat(n, direct)))).every((s) => s === 200), 10_000, 'the direct key on every node');
+    const refusals: string[] = [];
+    await until(
+      async () => (await Promise.all(cluster.nodes.map((n) => chat(n, direct, refusals)))).every((s) => s === 200),
+      10_000,
+      'the direct key on every node',
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last answers: ${refusals.slice(-3).join(' | ')}`);
+    });
     for (const n of cluster.nodes) {
       await until(async () => (await n.manage('GET', '/api/cluster')).json.database.healthy === true, 10_000, 'the database healthy again');
       expect(await metric(n, 'router_database_up{kind="postgres"} 1')).toBe(true);
@@ -121,8 +144,12 @@ describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${m
     const [a, b, c] = cluster.nodes;
     let stop = false;
     const served: number[] = [];
+    const failures: string[] = [];
+    // A new connection per request: a pooled keep-alive socket that the server closes (idle timeout) at the
+    // moment the client reuses it fails on the client's side, which says nothing about the survivors.
+    const fresh = new Agent({ pipelining: 0 });
     const traffic = (async () => {
-      while (!stop) served.push(...(await Promise.all([a!, b!].map((n) => chat(n, key)))));
+      while (!stop) served.push(...(await Promise.all([a!, b!].map((n) => chat(n, key, failures, fresh)))));
     })();
     const alive = await a!.manage('DELETE', `/api/cluster/nodes/${c!.nodeId}`);
     expect(alive.status).toBe(409);
@@ -137,8 +164,9 @@ describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${m
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     stop = true;
     await traffic;
+    await fresh.close();
     expect(served.length).toBeGreaterThan(0);
-    expect(served.every((s) => s === 200)).toBe(true);
+    expect(failures).toEqual([]);
     // Still listed (unhealthy) on b too, until removed.
     const onB = ((await b!.manage('GET', '/api/cluster')).json.nodes as Array<{ nodeId: string; healthy: boolean }>).find((n) => n.nodeId === c!.nodeId);
     expect(onB?.healthy).toBe(false);
