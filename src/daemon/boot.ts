@@ -29,6 +29,8 @@ import { SqlSettingsRepository } from './settings/sql-repository.js';
 import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
+import { McpAudit } from './mcp/audit.js';
+import { SqlMcpAuditRepository } from './mcp/audit-sql.js';
 import { CatalogService } from './catalog/service.js';
 import { UsageService } from './usage/service.js';
 import { PricingStore } from './usage/pricing.js';
@@ -304,7 +306,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
         await usage.flush();
       },
     }),
-    mcp: new McpService(db),
+    mcp: new McpService(new McpAudit(new SqlMcpAuditRepository(storage), log)),
     skills,
     // One machine: file contents under the state folder and every batch run here; a shared database: contents
     // in its rows and a lease per running batch, so another node resumes a dead node's batches.

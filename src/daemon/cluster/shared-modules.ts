@@ -33,6 +33,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'cli tool log', tables: ['cli_tool_changes'] },
   { module: 'usage', tables: ['usage_log'] },
   { module: 'pricing', tables: ['pricing_overrides'] },
+  { module: 'mcp audit', tables: ['mcp_audit'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
@@ -42,7 +43,6 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
-  { module: 'mcp audit', tables: ['mcp_audit'] },
   { module: 'quota counters', tables: ['quota_counters'], perNode: "a node's own counters, restored at its start; cluster-wide limits count in Redis" },
   { module: 'resilience state', tables: ['resilience_state'], perNode: "a node's breakers and cooldowns, restored at its start; shared ones live in Redis" },
   { module: 'response cache', tables: ['response_cache'], perNode: 'read on the request path: each node caches for itself' },

@@ -1,40 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { AuthInfo } from '../auth/pipeline.js';
-import type { Db } from '../store/db.js';
+import type { Logger } from '../logger.js';
+import type { AuditRow, AuditTransport, McpAuditRepository, StoredAuditRow } from './audit-port.js';
 
-/** Where a tool call came from. */
-export type AuditTransport = 'stream' | 'sse' | 'assistant';
+export type { AuditTransport } from './audit-port.js';
 
-/** One tool call as the audit log keeps it (the arguments themselves are never stored). */
-export interface AuditEntry {
-  id: number;
-  time: string;
-  caller: string;
-  keyId: string | null;
-  transport: AuditTransport;
-  sessionId: string | null;
-  tool: string;
-  argBytes: number;
-  argSha256: string;
-  durationMs: number;
-  ok: boolean;
-  error: string | null;
-}
-
-interface AuditRow {
-  id: number;
-  ts: number;
-  caller: string;
-  key_id: string | null;
-  transport: AuditTransport;
-  session_id: string | null;
-  tool: string;
-  arg_bytes: number;
-  arg_sha256: string;
-  duration_ms: number;
-  ok: number;
-  error: string | null;
-}
+/** One tool call as the audit log lists it (the arguments themselves are never stored). */
+export type AuditEntry = { id: number; time: string } & Omit<StoredAuditRow, 'id' | 'ts'>;
 
 /** How the audit log names a caller: its key, or how it authenticated. */
 export function callerName(auth: AuthInfo): string {
@@ -47,76 +19,110 @@ export function callerName(auth: AuthInfo): string {
 export const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 export type Bucket = keyof typeof BUCKET_MS;
 
-/** The MCP audit log (table mcp_audit): one row per tool call, and the per-tool statistics over time. */
-export class McpAudit {
-  private readonly insert;
+/** How long a recorded call waits before its batch is stored, at most. */
+const FLUSH_MS = 200;
+/** A batch this large is stored at once. */
+const FLUSH_ROWS = 200;
+/** Rows kept in memory while storage fails (the oldest are dropped beyond it, and the log says so). */
+const MAX_PENDING = 10_000;
 
-  constructor(private readonly db: Db) {
-    this.insert = db.prepare(
-      `INSERT INTO mcp_audit (ts, caller, key_id, transport, session_id, tool, arg_bytes, arg_sha256, duration_ms, ok, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-  }
+/**
+ * The MCP audit log: one row per tool call, and the per-tool statistics over time, through the audit port
+ * (docs/storage.md). A call is noted in memory and stored with the next batch (within 200 ms, one multi-row
+ * INSERT), never a database round trip of its own; a listing on this node first stores what it noted, so
+ * it shows its own calls at once, and every node's within a batch interval.
+ */
+export class McpAudit {
+  private pending: AuditRow[] = [];
+  private timer?: NodeJS.Timeout;
+  private writing: Promise<void> = Promise.resolve();
+  private dropped = 0;
+
+  constructor(
+    private readonly repo: McpAuditRepository,
+    private readonly log?: Logger,
+  ) {}
 
   /** Records one finished call. `args` is the JSON text of the arguments (hashed and measured, not kept). */
   record(e: { ts: number; auth: AuthInfo; transport: AuditTransport; sessionId?: string; tool: string; args: string; durationMs: number; error?: string }): void {
-    const sha = createHash('sha256').update(e.args).digest('hex');
-    this.insert.run(
-      e.ts,
-      callerName(e.auth),
-      e.auth.key?.id ?? null,
-      e.transport,
-      e.sessionId ?? null,
-      e.tool,
-      Buffer.byteLength(e.args),
-      sha,
-      Math.round(e.durationMs),
-      e.error === undefined ? 1 : 0,
-      e.error === undefined ? null : e.error.slice(0, 500),
-    );
+    this.pending.push({
+      ts: e.ts,
+      caller: callerName(e.auth),
+      keyId: e.auth.key?.id ?? null,
+      transport: e.transport,
+      sessionId: e.sessionId ?? null,
+      tool: e.tool,
+      argBytes: Buffer.byteLength(e.args),
+      argSha256: createHash('sha256').update(e.args).digest('hex'),
+      durationMs: Math.round(e.durationMs),
+      ok: e.error === undefined,
+      error: e.error === undefined ? null : e.error.slice(0, 500),
+    });
+    if (this.pending.length >= FLUSH_ROWS) void this.flush();
+    else this.schedule(FLUSH_MS);
+  }
+
+  /** Stores the noted calls (one batch at a time, in order); a failed batch is kept for the next try. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.writing = this.writing.then(async () => {
+      const batch = this.pending;
+      if (batch.length === 0) return;
+      this.pending = [];
+      try {
+        await this.repo.insertMany(batch);
+      } catch (err) {
+        this.pending = [...batch, ...this.pending];
+        const over = this.pending.length - MAX_PENDING;
+        if (over > 0) {
+          this.pending.splice(0, over);
+          this.dropped += over;
+        }
+        this.log?.warn('mcp audit write failed; kept for the next try', { rows: this.pending.length, dropped: this.dropped, error: err instanceof Error ? err.message : String(err) });
+        this.schedule(1_000);
+      }
+    });
+    return this.writing;
+  }
+
+  /**
+   * Stores what is noted and stops the timer (the daemon is closing). The rows go to storage in this call,
+   * not after a queued write: on SQLite they are on disk when it returns, before the database closes.
+   */
+  close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return this.writing;
+    return this.repo.insertMany(batch).catch((err: unknown) => {
+      this.log?.warn('mcp audit write failed at close', { rows: batch.length, error: err instanceof Error ? err.message : String(err) });
+    });
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => void this.flush(), ms);
+    this.timer.unref();
   }
 
   /** Newest first, keyset-paged on the row id; filters by tool, caller and outcome. */
-  list(q: { limit: number; before?: number; tool?: string; caller?: string; ok?: boolean }): { entries: AuditEntry[]; nextCursor: string | null } {
-    const conds: Array<[string, unknown]> = [];
-    if (q.before !== undefined) conds.push(['id < ?', q.before]);
-    if (q.tool) conds.push(['tool = ?', q.tool]);
-    if (q.caller) conds.push(['caller = ?', q.caller]);
-    if (q.ok !== undefined) conds.push(['ok = ?', q.ok ? 1 : 0]);
-    const where = conds.map((c) => c[0]);
-    const args = conds.map((c) => c[1]);
-    const sql = `SELECT * FROM mcp_audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...args, q.limit + 1) as AuditRow[];
+  async list(q: { limit: number; before?: number; tool?: string; caller?: string; ok?: boolean }): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
+    await this.flush();
+    const rows = await this.repo.list(q);
     const more = rows.length > q.limit;
     const page = rows.slice(0, q.limit);
     return {
-      entries: page.map((r) => ({
-        id: r.id,
-        time: new Date(r.ts).toISOString(),
-        caller: r.caller,
-        keyId: r.key_id,
-        transport: r.transport,
-        sessionId: r.session_id,
-        tool: r.tool,
-        argBytes: r.arg_bytes,
-        argSha256: r.arg_sha256,
-        durationMs: r.duration_ms,
-        ok: r.ok === 1,
-        error: r.error,
-      })),
+      entries: page.map(({ id, ts, ...r }) => ({ id, time: new Date(ts).toISOString(), ...r })),
       nextCursor: more ? String(page[page.length - 1]!.id) : null,
     };
   }
 
   /** Calls, errors and mean duration per tool and time bucket (UTC), plus totals per tool over the range. */
-  stats(q: { bucket: Bucket; from: number; to: number }) {
-    const size = BUCKET_MS[q.bucket];
-    const rows = this.db
-      .prepare(
-        `SELECT CAST(ts / ? AS INTEGER) * ? AS b, tool, COUNT(*) AS calls, SUM(1 - ok) AS errors, AVG(duration_ms) AS avg_ms
-         FROM mcp_audit WHERE ts >= ? AND ts < ? GROUP BY b, tool ORDER BY b, tool`,
-      )
-      .all(size, size, q.from, q.to) as Array<{ b: number; tool: string; calls: number; errors: number; avg_ms: number }>;
+  async stats(q: { bucket: Bucket; from: number; to: number }) {
+    await this.flush();
+    const rows = await this.repo.stats(BUCKET_MS[q.bucket], q.from, q.to);
     const totals = new Map<string, { tool: string; calls: number; errors: number }>();
     for (const r of rows) {
       const t = totals.get(r.tool) ?? { tool: r.tool, calls: 0, errors: 0 };
@@ -129,12 +135,12 @@ export class McpAudit {
       from: new Date(q.from).toISOString(),
       to: new Date(q.to).toISOString(),
       tools: [...totals.values()].sort((a, b) => b.calls - a.calls),
-      points: rows.map((r) => ({ time: new Date(r.b).toISOString(), tool: r.tool, calls: r.calls, errors: r.errors, avgDurationMs: Math.round(r.avg_ms) })),
+      points: rows.map((r) => ({ time: new Date(r.bucket).toISOString(), tool: r.tool, calls: r.calls, errors: r.errors, avgDurationMs: Math.round(r.avgMs) })),
     };
   }
 
   /** Drops rows older than the retention. */
-  prune(retentionDays: number, now = Date.now()): number {
-    return this.db.prepare('DELETE FROM mcp_audit WHERE ts < ?').run(now - retentionDays * 86_400_000).changes;
+  prune(retentionDays: number, now = Date.now()): Promise<number> {
+    return this.repo.prune(now - retentionDays * 86_400_000);
   }
 }

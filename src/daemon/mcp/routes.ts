@@ -178,8 +178,8 @@ export const mcpRoutes: RouteDef[] = [
     summary: 'MCP tool-call audit log, newest first: time, caller, tool, argument size and sha256, duration, ok/error',
     query: auditQuery,
     reply: auditReply,
-    handler: ({ services, query }) =>
-      services.mcp.audit.list({
+    handler: async ({ services, query }) =>
+      await services.mcp.audit.list({
         limit: query.limit,
         before: query.cursor === undefined ? undefined : Number(query.cursor),
         tool: query.tool,

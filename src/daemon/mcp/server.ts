@@ -92,8 +92,8 @@ export class McpService {
   private services!: Services;
   private sweeper?: NodeJS.Timeout;
 
-  constructor(db: Services['db']) {
-    this.audit = new McpAudit(db);
+  constructor(audit: McpAudit) {
+    this.audit = audit;
   }
 
   /** Starts the idle-session sweeper and prunes old audit rows (needs the finished services). */
@@ -101,11 +101,9 @@ export class McpService {
     this.services = services;
     this.sweeper = setInterval(() => this.sweep(), 15_000);
     this.sweeper.unref();
-    try {
-      this.audit.prune(services.settings.get().agents.mcpAuditRetentionDays);
-    } catch (err) {
-      services.log.warn('mcp audit prune failed', { error: (err as Error).message });
-    }
+    this.audit.prune(services.settings.get().agents.mcpAuditRetentionDays).catch((err: unknown) => {
+      services.log.warn('mcp audit prune failed', { error: err instanceof Error ? err.message : String(err) });
+    });
   }
 
   /** Registers an extension applied to every new session's server (resources, prompts, more tools). */
@@ -302,5 +300,6 @@ export class McpService {
     clearInterval(this.sweeper);
     for (const s of [...this.sessions.values()]) void s.server.close().catch(() => {});
     this.sessions.clear();
+    void this.audit.close();
   }
 }
