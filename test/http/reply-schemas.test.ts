@@ -16,8 +16,6 @@ import { type RouterProcess, startRouter } from '../support/router-daemon.js';
  * declare one must leave it (the test below says so).
  */
 const PENDING_TAGS = new Set([
-  'batch',
-  'oauth',
   'proxy',
 ]);
 

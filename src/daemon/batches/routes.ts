@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RouterError } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import { fileObject } from './files.js';
+import { batchDeletedReply, batchesDeletedReply, batchListReply, batchReply, fileContentReply, fileDeletedReply, fileListReply, fileReply, manageBatchListReply } from './replies.js';
 import { ownerOf } from './service.js';
 import { FINAL_STATUSES } from './store.js';
 
@@ -60,6 +61,7 @@ export const batchRoutes: RouteDef[] = [
     bodyTypes: ['multipart/form-data'],
     // The file's own limit (setting batchFileMaxBytes) is applied while it streams to disk.
     bodyLimit: Number.MAX_SAFE_INTEGER,
+    reply: fileReply,
     handler: async ({ event, services, auth }) => {
       const settings = services.settings.get();
       const row = await services.batches.files.upload(event, ownerOf(auth) ?? null, settings.batchFileMaxBytes, settings.filesMaxStoredBytesPerKey);
@@ -73,6 +75,7 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'List files (OpenAI shape: purpose, limit, after, order)',
     query: fileList,
+    reply: fileListReply,
     handler: async ({ services, auth, query }) => {
       await services.batches.files.sweep();
       const page = await services.batches.store.listFiles({ keyId: ownerOf(auth), purpose: query.purpose, after: query.after, limit: query.limit, order: query.order });
@@ -85,6 +88,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: 'A file object',
+    reply: fileReply,
     handler: async ({ services, auth, params }) => fileObject(await services.batches.files.get(params.id!, ownerOf(auth))),
   }),
   route({
@@ -93,6 +97,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: "A file's content (an input file, or a batch's output or error JSONL)",
+    reply: fileContentReply,
     handler: async ({ services, auth, params }) => services.batches.files.content(await services.batches.files.get(params.id!, ownerOf(auth)), services.version),
   }),
   route({
@@ -101,6 +106,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: 'Delete a file (409 while an unfinished batch reads it)',
+    reply: fileDeletedReply,
     handler: async ({ services, auth, params }) => {
       const row = await services.batches.files.get(params.id!, ownerOf(auth));
       if (await services.batches.fileInUse(row.id)) throw new RouterError(409, `File ${row.id} is the input of a batch that has not finished; cancel the batch first.`);
@@ -115,6 +121,7 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'Create a batch {input_file_id, endpoint, completion_window, metadata?, mode?: local|native|auto}',
     body: createBody,
+    reply: batchReply,
     handler: async ({ services, auth, body }) => services.batches.view(await services.batches.create(services, auth, body)),
   }),
   route({
@@ -124,6 +131,7 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'List batches, newest first (after, limit)',
     query: batchList,
+    reply: batchListReply,
     handler: async ({ services, auth, query }) => {
       const page = await services.batches.store.listBatches({ keyId: ownerOf(auth), after: query.after, limit: query.limit });
       return list(page.data.map((b) => services.batches.view(b)) as { id: string }[], page.has_more);
@@ -135,6 +143,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'batch',
     summary: 'A batch object (request_counts update as lines finish)',
+    reply: batchReply,
     handler: async ({ services, auth, params }) => services.batches.view(await services.batches.get(params.id!, ownerOf(auth))),
   }),
   route({
@@ -144,6 +153,7 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'Cancel a batch: lines in flight finish, the others are not sent',
     bodylessWithKey: true,
+    reply: batchReply,
     handler: async ({ services, auth, params }) => services.batches.view(await services.batches.cancel(await services.batches.get(params.id!, ownerOf(auth)))),
   }),
   route({
@@ -153,6 +163,7 @@ export const batchRoutes: RouteDef[] = [
     tag: 'batch',
     summary: 'Every batch, newest first; ?status=in_progress,completed filters',
     query: manageList,
+    reply: manageBatchListReply,
     handler: async ({ services, query }) => {
       const page = await services.batches.store.listBatches({ statuses: query.status, after: query.after, limit: query.limit });
       return { batches: page.data.map((b) => services.batches.view(b)), has_more: page.has_more };
@@ -164,6 +175,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'Delete every finished batch (completed, failed, expired, cancelled) and its output and error files',
+    reply: batchesDeletedReply,
     handler: async ({ services }) => {
       let deleted = 0;
       for (;;) {
@@ -181,6 +193,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'One batch',
+    reply: batchReply,
     handler: async ({ services, params }) => services.batches.view(await services.batches.get(params.id!, undefined)),
   }),
   route({
@@ -189,6 +202,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'Cancel a batch',
+    reply: batchReply,
     handler: async ({ services, params }) => services.batches.view(await services.batches.cancel(await services.batches.get(params.id!, undefined))),
   }),
   route({
@@ -197,6 +211,7 @@ export const batchRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'batch',
     summary: 'Delete a finished batch and its output and error files (409 while it runs)',
+    reply: batchDeletedReply,
     handler: async ({ services, params }) => {
       await services.batches.remove(await services.batches.get(params.id!, undefined));
       return { id: params.id, deleted: true };

@@ -41,6 +41,14 @@ export const NO_CONTENT = z.undefined().register(replyMedia, { contentTypes: [],
  */
 export const WEBSOCKET = z.undefined().register(replyMedia, { contentTypes: [], description: 'Switching Protocols: the connection becomes a WebSocket' });
 
+/**
+ * The standard error body (`{error: {message, type, code}}`), for a route whose documented status is an
+ * error (a retired action's 410); `extra` names the fields the route adds to `error`.
+ */
+export function errorReply(extra: z.ZodRawShape = {}) {
+  return z.object({ error: z.object({ message: z.string(), type: z.string(), code: z.string(), ...extra }) });
+}
+
 /** `{ok: true}`: the change was made. */
 export const OK = z.object({ ok: z.literal(true) });
 

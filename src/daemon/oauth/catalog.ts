@@ -1,5 +1,6 @@
 import { route, type RouteDef } from '../http/routes.js';
 import type { OAuthProviderInfo } from '../../shared/oauth.js';
+import { oauthProvidersReply } from './replies.js';
 import { OAUTH_PROVIDER_IDS } from './settings.js';
 
 /**
@@ -13,6 +14,7 @@ export const oauthCatalogRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'oauth',
     summary: 'The OAuth providers and their logins: {providers: [{id, name, login: browser|device|null, paste, retired}]} (import-token works for all)',
+    reply: oauthProvidersReply,
     handler: ({ services }) => ({
       providers: OAUTH_PROVIDER_IDS.flatMap((id): OAuthProviderInfo[] => {
         const def = services.providers.provider(id);

@@ -7,6 +7,7 @@ import type { Services } from '../services.js';
 import type { OAuthConnectionReply, OAuthPollReply } from '../../shared/oauth.js';
 import { saveLogin } from './accounts.js';
 import type { PollOutcome } from './flows.js';
+import { authorizeReply, cancelReply, connectionCreatedReply, deviceCodeReply, pollOutcomeReply, retiredReply } from './replies.js';
 import { OAUTH_PROVIDER_IDS } from './settings.js';
 
 const RETIRED = ['windsurf', 'devin-cli'] as const;
@@ -81,6 +82,7 @@ const retiredRoutes: RouteDef[] = RETIRED.flatMap((provider) =>
       tag: 'oauth',
       summary: `Retired: ${provider} logs in only through import-token (410 Gone)`,
       status: 410,
+      reply: retiredReply,
       handler: () => {
         throw retired(provider, action);
       },
@@ -98,6 +100,7 @@ export const oauthRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'oauth',
     summary: 'Start a browser login (PKCE S256): {authUrl, state, redirectUri}; bring the code back to exchange',
+    reply: authorizeReply,
     handler: ({ services, params }) => services.oauth.authorize(liveFlow(services, params.provider)),
   }),
   route({
@@ -108,6 +111,7 @@ export const oauthRoutes: RouteDef[] = [
     summary: 'Exchange a login code ({code, state}; Claude\'s pasted code#state form too) for a connection',
     body: z.object({ code: z.string().min(1).max(4096), state: z.string().min(1).max(200).optional() }).strict(),
     status: 201,
+    reply: connectionCreatedReply,
     handler: async ({ services, params, body }) => {
       const def = liveFlow(services, params.provider);
       const { connection, created } = await services.oauth.exchange(def, body.code, body.state);
@@ -122,6 +126,7 @@ export const oauthRoutes: RouteDef[] = [
     tag: 'oauth',
     summary: "Start a browser login with a loopback listener on the provider's redirect port: {authUrl, redirectUri, state}",
     query: z.object({ port: z.coerce.number().int().min(1024).max(65_535).optional() }).strict(),
+    reply: authorizeReply,
     handler: ({ services, params, query }) => services.oauth.startCallbackServer(liveFlow(services, params.provider), query.port),
   }),
   route({
@@ -131,6 +136,7 @@ export const oauthRoutes: RouteDef[] = [
     tag: 'oauth',
     summary: 'The outcome of a callback-server login: {status: pending|complete|error|expired, connection?}',
     body: stateBody,
+    reply: pollOutcomeReply,
     handler: ({ services, params, body }) => pollReply(services, services.oauth.pollCallback(liveFlow(services, params.provider), body.state)),
   }),
   route({
@@ -140,6 +146,7 @@ export const oauthRoutes: RouteDef[] = [
     tag: 'oauth',
     summary: 'Abandon a login in progress ({state}): forgets it and closes its callback listener; {cancelled}',
     body: stateBody,
+    reply: cancelReply,
     handler: ({ services, params, body }) => ({ cancelled: services.oauth.cancel(oauthProvider(services, params.provider), body.state) }),
   }),
   route({
@@ -149,6 +156,7 @@ export const oauthRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'oauth',
     summary: 'Start a device login (RFC 8628): {state, user_code, verification_uri, interval, expires_in}',
+    reply: deviceCodeReply,
     handler: ({ services, params }) => services.oauth.deviceCode(liveFlow(services, params.provider)),
   }),
   route({
@@ -158,6 +166,7 @@ export const oauthRoutes: RouteDef[] = [
     tag: 'oauth',
     summary: 'Poll a device login once: {status: pending|slow_down|complete|expired|denied|error, interval?, connection?}',
     body: stateBody,
+    reply: pollOutcomeReply,
     handler: async ({ services, params, body }) => pollReply(services, await services.oauth.poll(liveFlow(services, params.provider), body.state)),
   }),
   route({
@@ -168,6 +177,7 @@ export const oauthRoutes: RouteDef[] = [
     summary: 'Import tokens from another login ({accessToken, refreshToken?, expiresAt?...}) as a connection',
     body: importBody,
     status: 201,
+    reply: connectionCreatedReply,
     handler: async ({ services, params, body }) => {
       const def = oauthProvider(services, params.provider);
       const data = Object.fromEntries(Object.entries({ email: body.email, accountId: body.accountId, projectId: body.projectId, baseUrl: body.baseUrl }).filter(([, v]) => v !== undefined));

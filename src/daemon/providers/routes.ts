@@ -100,7 +100,7 @@ function refreshDirectory(services: Services): void {
 
 /** Provider catalog, connections (accounts) and provider nodes. */
 /** A connection as the replies show it: secrets masked (a secret not set is absent). */
-const connectionReply = z.object({
+export const connectionReply = z.object({
   id: z.string(),
   /** As people read it: a provider node's prefix, a built-in provider's id. */
   provider: z.string(),

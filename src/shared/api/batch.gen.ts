@@ -8,8 +8,17 @@ export interface BatchRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "file";
+      bytes: number;
+      created_at: number;
+      filename: string;
+      purpose: string;
+      status: "processed";
+      expires_at: number | null;
+      status_details: null;
+    };
   };
   /** List files (OpenAI shape: purpose, limit, after, order) (client) */
   'GET /v1/files': {
@@ -21,32 +30,58 @@ export interface BatchRoutes {
       order?: "asc" | "desc";
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      object: "list";
+      data: Array<{
+        id: string;
+        object: "file";
+        bytes: number;
+        created_at: number;
+        filename: string;
+        purpose: string;
+        status: "processed";
+        expires_at: number | null;
+        status_details: null;
+      }>;
+      first_id: string | null;
+      last_id: string | null;
+      has_more: boolean;
+    };
   };
   /** A file object (client) */
   'GET /v1/files/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "file";
+      bytes: number;
+      created_at: number;
+      filename: string;
+      purpose: string;
+      status: "processed";
+      expires_at: number | null;
+      status_details: null;
+    };
   };
   /** Delete a file (409 while an unfinished batch reads it) (client) */
   'DELETE /v1/files/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "file";
+      deleted: true;
+    };
   };
   /** A file's content (an input file, or a batch's output or error JSONL) (client) */
   'GET /v1/files/{id}/content': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** Create a batch {input_file_id, endpoint, completion_window, metadata?, mode?: local|native|auto} (client) */
   'POST /v1/batches': {
@@ -61,8 +96,43 @@ export interface BatchRoutes {
       } | null;
       mode?: "local" | "native" | "auto";
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "batch";
+      endpoint: string;
+      errors: {
+        object: "list";
+        data: Array<{
+          code: string;
+          message: string;
+          line?: number;
+        }>;
+      } | null;
+      input_file_id: string;
+      completion_window: string;
+      status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+      output_file_id: string | null;
+      error_file_id: string | null;
+      created_at: number;
+      in_progress_at: number | null;
+      expires_at: number | null;
+      finalizing_at: number | null;
+      completed_at: number | null;
+      failed_at: number | null;
+      expired_at: number | null;
+      cancelling_at: number | null;
+      cancelled_at: number | null;
+      request_counts: {
+        total: number;
+        completed: number;
+        failed: number;
+      };
+      metadata: {
+        [key: string]: string;
+      } | null;
+      mode: "local" | "native";
+      api_key_id: string | null;
+    };
   };
   /** List batches, newest first (after, limit) (client) */
   'GET /v1/batches': {
@@ -72,24 +142,135 @@ export interface BatchRoutes {
       after?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      object: "list";
+      data: Array<{
+        id: string;
+        object: "batch";
+        endpoint: string;
+        errors: {
+          object: "list";
+          data: Array<{
+            code: string;
+            message: string;
+            line?: number;
+          }>;
+        } | null;
+        input_file_id: string;
+        completion_window: string;
+        status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+        output_file_id: string | null;
+        error_file_id: string | null;
+        created_at: number;
+        in_progress_at: number | null;
+        expires_at: number | null;
+        finalizing_at: number | null;
+        completed_at: number | null;
+        failed_at: number | null;
+        expired_at: number | null;
+        cancelling_at: number | null;
+        cancelled_at: number | null;
+        request_counts: {
+          total: number;
+          completed: number;
+          failed: number;
+        };
+        metadata: {
+          [key: string]: string;
+        } | null;
+        mode: "local" | "native";
+        api_key_id: string | null;
+      }>;
+      first_id: string | null;
+      last_id: string | null;
+      has_more: boolean;
+    };
   };
   /** A batch object (request_counts update as lines finish) (client) */
   'GET /v1/batches/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "batch";
+      endpoint: string;
+      errors: {
+        object: "list";
+        data: Array<{
+          code: string;
+          message: string;
+          line?: number;
+        }>;
+      } | null;
+      input_file_id: string;
+      completion_window: string;
+      status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+      output_file_id: string | null;
+      error_file_id: string | null;
+      created_at: number;
+      in_progress_at: number | null;
+      expires_at: number | null;
+      finalizing_at: number | null;
+      completed_at: number | null;
+      failed_at: number | null;
+      expired_at: number | null;
+      cancelling_at: number | null;
+      cancelled_at: number | null;
+      request_counts: {
+        total: number;
+        completed: number;
+        failed: number;
+      };
+      metadata: {
+        [key: string]: string;
+      } | null;
+      mode: "local" | "native";
+      api_key_id: string | null;
+    };
   };
   /** Cancel a batch: lines in flight finish, the others are not sent (client) */
   'POST /v1/batches/{id}/cancel': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "batch";
+      endpoint: string;
+      errors: {
+        object: "list";
+        data: Array<{
+          code: string;
+          message: string;
+          line?: number;
+        }>;
+      } | null;
+      input_file_id: string;
+      completion_window: string;
+      status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+      output_file_id: string | null;
+      error_file_id: string | null;
+      created_at: number;
+      in_progress_at: number | null;
+      expires_at: number | null;
+      finalizing_at: number | null;
+      completed_at: number | null;
+      failed_at: number | null;
+      expired_at: number | null;
+      cancelling_at: number | null;
+      cancelled_at: number | null;
+      request_counts: {
+        total: number;
+        completed: number;
+        failed: number;
+      };
+      metadata: {
+        [key: string]: string;
+      } | null;
+      mode: "local" | "native";
+      api_key_id: string | null;
+    };
   };
   /** Every batch, newest first; ?status=in_progress,completed filters (management) */
   'GET /api/batches': {
@@ -100,39 +281,150 @@ export interface BatchRoutes {
       after?: string;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      batches: Array<{
+        id: string;
+        object: "batch";
+        endpoint: string;
+        errors: {
+          object: "list";
+          data: Array<{
+            code: string;
+            message: string;
+            line?: number;
+          }>;
+        } | null;
+        input_file_id: string;
+        completion_window: string;
+        status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+        output_file_id: string | null;
+        error_file_id: string | null;
+        created_at: number;
+        in_progress_at: number | null;
+        expires_at: number | null;
+        finalizing_at: number | null;
+        completed_at: number | null;
+        failed_at: number | null;
+        expired_at: number | null;
+        cancelling_at: number | null;
+        cancelled_at: number | null;
+        request_counts: {
+          total: number;
+          completed: number;
+          failed: number;
+        };
+        metadata: {
+          [key: string]: string;
+        } | null;
+        mode: "local" | "native";
+        api_key_id: string | null;
+      }>;
+      has_more: boolean;
+    };
   };
   /** Delete every finished batch (completed, failed, expired, cancelled) and its output and error files (management) */
   'DELETE /api/batches/completed': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      deleted: number;
+    };
   };
   /** One batch (management) */
   'GET /api/batches/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "batch";
+      endpoint: string;
+      errors: {
+        object: "list";
+        data: Array<{
+          code: string;
+          message: string;
+          line?: number;
+        }>;
+      } | null;
+      input_file_id: string;
+      completion_window: string;
+      status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+      output_file_id: string | null;
+      error_file_id: string | null;
+      created_at: number;
+      in_progress_at: number | null;
+      expires_at: number | null;
+      finalizing_at: number | null;
+      completed_at: number | null;
+      failed_at: number | null;
+      expired_at: number | null;
+      cancelling_at: number | null;
+      cancelled_at: number | null;
+      request_counts: {
+        total: number;
+        completed: number;
+        failed: number;
+      };
+      metadata: {
+        [key: string]: string;
+      } | null;
+      mode: "local" | "native";
+      api_key_id: string | null;
+    };
   };
   /** Delete a finished batch and its output and error files (409 while it runs) (management) */
   'DELETE /api/batches/{id}': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      deleted: true;
+    };
   };
   /** Cancel a batch (management) */
   'POST /api/batches/{id}/cancel': {
     params: { id: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "batch";
+      endpoint: string;
+      errors: {
+        object: "list";
+        data: Array<{
+          code: string;
+          message: string;
+          line?: number;
+        }>;
+      } | null;
+      input_file_id: string;
+      completion_window: string;
+      status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+      output_file_id: string | null;
+      error_file_id: string | null;
+      created_at: number;
+      in_progress_at: number | null;
+      expires_at: number | null;
+      finalizing_at: number | null;
+      completed_at: number | null;
+      failed_at: number | null;
+      expired_at: number | null;
+      cancelling_at: number | null;
+      cancelled_at: number | null;
+      request_counts: {
+        total: number;
+        completed: number;
+        failed: number;
+      };
+      metadata: {
+        [key: string]: string;
+      } | null;
+      mode: "local" | "native";
+      api_key_id: string | null;
+    };
   };
 }

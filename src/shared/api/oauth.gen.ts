@@ -8,56 +8,95 @@ export interface OauthRoutes {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      error: {
+        message: string;
+        type: string;
+        code: "flow_retired";
+        import_token: string;
+      };
+    };
   };
   /** Retired: windsurf logs in only through import-token (410 Gone) (public) */
   'GET /api/oauth/windsurf/start-callback-server': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      error: {
+        message: string;
+        type: string;
+        code: "flow_retired";
+        import_token: string;
+      };
+    };
   };
   /** Retired: windsurf logs in only through import-token (410 Gone) (public) */
   'POST /api/oauth/windsurf/poll-callback': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      error: {
+        message: string;
+        type: string;
+        code: "flow_retired";
+        import_token: string;
+      };
+    };
   };
   /** Retired: devin-cli logs in only through import-token (410 Gone) (public) */
   'GET /api/oauth/devin-cli/authorize': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      error: {
+        message: string;
+        type: string;
+        code: "flow_retired";
+        import_token: string;
+      };
+    };
   };
   /** Retired: devin-cli logs in only through import-token (410 Gone) (public) */
   'GET /api/oauth/devin-cli/start-callback-server': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      error: {
+        message: string;
+        type: string;
+        code: "flow_retired";
+        import_token: string;
+      };
+    };
   };
   /** Retired: devin-cli logs in only through import-token (410 Gone) (public) */
   'POST /api/oauth/devin-cli/poll-callback': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      error: {
+        message: string;
+        type: string;
+        code: "flow_retired";
+        import_token: string;
+      };
+    };
   };
   /** Start a browser login (PKCE S256): {authUrl, state, redirectUri}; bring the code back to exchange (management) */
   'GET /api/oauth/{provider}/authorize': {
     params: { provider: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      authUrl: string;
+      state: string;
+      redirectUri: string;
+    };
   };
   /** Exchange a login code ({code, state}; Claude's pasted code#state form too) for a connection (management) */
   'POST /api/oauth/{provider}/exchange': {
@@ -67,8 +106,31 @@ export interface OauthRoutes {
       code: string;
       state?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      created: boolean;
+      connection: {
+        id: string;
+        provider: string;
+        providerId: string;
+        name: string;
+        authKind: "api-key" | "oauth" | "web-session" | "none";
+        apiKey?: string;
+        accessToken?: string;
+        refreshToken?: string;
+        cookie?: string;
+        expiresAt: string | null;
+        priority: number;
+        providerSpecificData: {
+          [key: string]: unknown;
+        };
+        isActive: boolean;
+        testStatus: string | null;
+        lastError: string | null;
+        lastTestedAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+      };
+    };
   };
   /** Start a browser login with a loopback listener on the provider's redirect port: {authUrl, redirectUri, state} (management) */
   'GET /api/oauth/{provider}/start-callback-server': {
@@ -77,8 +139,11 @@ export interface OauthRoutes {
       port?: number;
     };
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      authUrl: string;
+      state: string;
+      redirectUri: string;
+    };
   };
   /** The outcome of a callback-server login: {status: pending|complete|error|expired, connection?} (management) */
   'POST /api/oauth/{provider}/poll-callback': {
@@ -87,8 +152,37 @@ export interface OauthRoutes {
     body: {
       state: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: ({
+      status: "pending" | "slow_down";
+      interval?: number;
+    }) | ({
+      status: "complete";
+      connection: {
+        id: string;
+        provider: string;
+        providerId: string;
+        name: string;
+        authKind: "api-key" | "oauth" | "web-session" | "none";
+        apiKey?: string;
+        accessToken?: string;
+        refreshToken?: string;
+        cookie?: string;
+        expiresAt: string | null;
+        priority: number;
+        providerSpecificData: {
+          [key: string]: unknown;
+        };
+        isActive: boolean;
+        testStatus: string | null;
+        lastError: string | null;
+        lastTestedAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+      };
+    }) | ({
+      status: "expired" | "denied" | "error";
+      error: string;
+    });
   };
   /** Abandon a login in progress ({state}): forgets it and closes its callback listener; {cancelled} (management) */
   'POST /api/oauth/{provider}/cancel': {
@@ -97,16 +191,23 @@ export interface OauthRoutes {
     body: {
       state: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      cancelled: boolean;
+    };
   };
   /** Start a device login (RFC 8628): {state, user_code, verification_uri, interval, expires_in} (management) */
   'GET /api/oauth/{provider}/device-code': {
     params: { provider: string };
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      state: string;
+      user_code: string;
+      verification_uri: string;
+      verification_uri_complete?: string;
+      interval: number;
+      expires_in: number;
+    };
   };
   /** Poll a device login once: {status: pending|slow_down|complete|expired|denied|error, interval?, connection?} (management) */
   'POST /api/oauth/{provider}/poll': {
@@ -115,8 +216,37 @@ export interface OauthRoutes {
     body: {
       state: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: ({
+      status: "pending" | "slow_down";
+      interval?: number;
+    }) | ({
+      status: "complete";
+      connection: {
+        id: string;
+        provider: string;
+        providerId: string;
+        name: string;
+        authKind: "api-key" | "oauth" | "web-session" | "none";
+        apiKey?: string;
+        accessToken?: string;
+        refreshToken?: string;
+        cookie?: string;
+        expiresAt: string | null;
+        priority: number;
+        providerSpecificData: {
+          [key: string]: unknown;
+        };
+        isActive: boolean;
+        testStatus: string | null;
+        lastError: string | null;
+        lastTestedAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+      };
+    }) | ({
+      status: "expired" | "denied" | "error";
+      error: string;
+    });
   };
   /** Import tokens from another login ({accessToken, refreshToken?, expiresAt?...}) as a connection (management) */
   'POST /api/oauth/{provider}/import-token': {
@@ -134,15 +264,45 @@ export interface OauthRoutes {
       projectId?: string;
       baseUrl?: string;
     };
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      created: boolean;
+      connection: {
+        id: string;
+        provider: string;
+        providerId: string;
+        name: string;
+        authKind: "api-key" | "oauth" | "web-session" | "none";
+        apiKey?: string;
+        accessToken?: string;
+        refreshToken?: string;
+        cookie?: string;
+        expiresAt: string | null;
+        priority: number;
+        providerSpecificData: {
+          [key: string]: unknown;
+        };
+        isActive: boolean;
+        testStatus: string | null;
+        lastError: string | null;
+        lastTestedAt: string | null;
+        createdAt: string;
+        updatedAt: string;
+      };
+    };
   };
   /** The OAuth providers and their logins: {providers: [{id, name, login: browser|device|null, paste, retired}]} (import-token works for all) (management) */
   'GET /api/oauth/providers': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      providers: Array<{
+        id: string;
+        name: string;
+        login: ("browser" | "device") | null;
+        paste: boolean;
+        retired: boolean;
+      }>;
+    };
   };
 }
