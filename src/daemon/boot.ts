@@ -43,6 +43,7 @@ import { ConnectionStore } from './providers/connections.js';
 import { ProviderDirectory } from './providers/directory.js';
 import { SyncedModels } from './providers/models.js';
 import { NodeStore } from './providers/nodes.js';
+import { SqlProviderRepository } from './providers/sql-repository.js';
 import { QuotaService } from './quotas/index.js';
 import { createHotState } from './hot/index.js';
 import { modelCapabilities } from './providers/capabilities.js';
@@ -132,7 +133,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     const givenKey = resolveSecretKey(opts.env);
     if (givenKey) {
       setSecretKey(paths.secretKey, givenKey);
-      await checkSealingKey(new SqlSettingsRepository(fileStorage), () => sealedConnectionSample(fileStorage), givenKey);
+      await checkSealingKey(new SqlSettingsRepository(fileStorage), () => sealedConnectionSample(new SqlProviderRepository(fileStorage)), givenKey);
     }
     if (opts.databaseUrl) {
       // Cluster mode: the modules on the storage seam keep their records in the shared PostgreSQL database.
@@ -165,9 +166,11 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const apiBase = (providerId: string) => endpointOverride(settings.get(), providerId)?.apiBaseUrl;
   const keyRepo = new SqlKeyRepository(storage);
   const keys = new KeyStore(keyRepo, await keyRepo.loadAll(), changes);
-  const connections = new ConnectionStore(db, paths.secretKey);
-  const nodes = new NodeStore(db);
-  const syncedModels = new SyncedModels(db);
+  const providerRepo = new SqlProviderRepository(storage);
+  const providerReloadFailed = (error: unknown) => log.error('providers reload failed', { error: error instanceof Error ? error.message : String(error) });
+  const connections = await ConnectionStore.create(providerRepo, paths.secretKey, changes, providerReloadFailed);
+  const nodes = await NodeStore.create(providerRepo, changes, providerReloadFailed);
+  const syncedModels = await SyncedModels.create(providerRepo, changes, providerReloadFailed);
   const providerDirectory = new ProviderDirectory(nodes, connections, syncedModels);
   providerDirectory.setApiBaseOverride(apiBase);
   settings.onChange((_next, changed) => {

@@ -135,7 +135,7 @@ describe('a given sealing key', () => {
     const home = dir('router-own-');
     clearSecretKeyCache();
     const services = await bootServices({ home, host: '127.0.0.1', port: 0, env: {}, log: new Logger({ file: join(home, 'test.log') }) });
-    services.connections.create({ provider: 'openai', name: 'own', authKind: 'api-key', credential: { apiKey: 'sk-own-0123456789' } });
+    await services.connections.create({ provider: 'openai', name: 'own', authKind: 'api-key', credential: { apiKey: 'sk-own-0123456789' } });
     await closeServices(services);
     expect(await startRefusal(home, { ROUTER_SECRET_KEY: randomBytes(32).toString('hex') })).toContain("sealed with the state folder's secret.key");
     // Its own key, given explicitly, is accepted (the way into a cluster: give every node this key).

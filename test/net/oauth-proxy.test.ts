@@ -42,7 +42,7 @@ afterAll(async () => {
   await Promise.all([httpProxy?.close(), socksProxy?.close()]);
 });
 
-function addOauth(extra: Record<string, unknown> = {}) {
+async function addOauth(extra: Record<string, unknown> = {}) {
   return services.connections.create({
     provider: 'claude-code',
     name: 'cc',
@@ -55,19 +55,19 @@ function addOauth(extra: Record<string, unknown> = {}) {
 
 describe('token refresh through the outbound proxy', () => {
   it('uses the global proxy', async () => {
-    const c = addOauth();
+    const c = await addOauth();
     expect(await services.tokenRefresher.tick()).toBe(1);
     expect(services.connections.get(c.id)!.credential.accessToken).toBe('at-new');
     expect(httpProxy.requests).toEqual(['POST /v1/oauth/token']);
-    services.connections.remove(c.id);
+    await services.connections.remove(c.id);
   });
 
   it("uses the connection's own proxy over the global one", async () => {
     httpProxy.requests.length = 0;
-    const c = addOauth({ proxy: socksProxy.url });
+    const c = await addOauth({ proxy: socksProxy.url });
     expect(await services.tokenRefresher.tick()).toBe(1);
     expect(socksProxy.requests).toEqual(['POST /v1/oauth/token']);
     expect(httpProxy.requests).toEqual([]);
-    services.connections.remove(c.id);
+    await services.connections.remove(c.id);
   });
 });

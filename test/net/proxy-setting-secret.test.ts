@@ -74,8 +74,11 @@ it("a connection's credentialed proxy URL is sealed at rest, masked in replies, 
   // Read back by a new store (a restart) the same; a plain row from an older build is sealed at start.
   d.services.db.prepare('UPDATE provider_connections SET provider_specific_data = ? WHERE id = ?').run(JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', proxy: 'socks5://dan:old-pw@127.0.0.1:1080' }), id);
   const { ConnectionStore } = await import('../../src/daemon/providers/connections.js');
-  const again = new ConnectionStore(d.services.db, d.services.paths.secretKey);
+  const { SqlProviderRepository } = await import('../../src/daemon/providers/sql-repository.js');
+  const { SqliteDriver } = await import('../../src/daemon/store/sqlite-driver.js');
+  const repo = new SqlProviderRepository(new SqliteDriver(d.services.db));
+  const again = await ConnectionStore.create(repo, d.services.paths.secretKey);
   expect(again.get(id)!.providerSpecificData.proxy).toBe('socks5://dan:old-pw@127.0.0.1:1080');
   expect(stored().d).not.toContain('old-pw');
-  expect(new ConnectionStore(d.services.db, d.services.paths.secretKey).get(id)!.providerSpecificData.proxy).toBe('socks5://dan:old-pw@127.0.0.1:1080');
+  expect((await ConnectionStore.create(repo, d.services.paths.secretKey)).get(id)!.providerSpecificData.proxy).toBe('socks5://dan:old-pw@127.0.0.1:1080');
 });

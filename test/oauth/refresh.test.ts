@@ -58,7 +58,7 @@ afterAll(async () => {
   await new Promise((r) => tokenServer.close(r));
 });
 
-function addOauth(expiresInMs: number, accessToken = 'at-old') {
+async function addOauth(expiresInMs: number, accessToken = 'at-old') {
   return services.connections.create({
     provider: 'claude-code',
     name: 'cc',
@@ -73,8 +73,8 @@ describe('proactive refresh', () => {
   it('refreshes tokens about to expire, storing the rotated refresh token', async () => {
     const events: unknown[] = [];
     const off = services.events.on('connection.refreshed', (e) => events.push(e.data));
-    const soon = addOauth(60_000);
-    const later = addOauth(3 * 3600_000);
+    const soon = await addOauth(60_000);
+    const later = await addOauth(3 * 3600_000);
     expect(await services.tokenRefresher.tick()).toBe(1);
     expect(tokenCalls).toHaveLength(1);
     expect(tokenCalls[0]!.body).toMatchObject({ grant_type: 'refresh_token', refresh_token: 'rt-0', client_id: '9d1c250a-e61b-44d9-88ed-5944d1962f5e' });
@@ -85,12 +85,12 @@ describe('proactive refresh', () => {
     expect(events).toEqual([{ connection_id: soon.id, provider: 'claude-code', provider_id: 'claude-code', name: 'cc', expires_at: after.expiresAt, rotated: true }]);
     expect(after.providerSpecificData.lastRefreshedAt).toBeTruthy();
     off();
-    services.connections.remove(soon.id);
-    services.connections.remove(later.id);
+    await services.connections.remove(soon.id);
+    await services.connections.remove(later.id);
   });
 
   it('a failed proactive refresh never marks the connection expired', async () => {
-    const c = addOauth(60_000);
+    const c = await addOauth(60_000);
     tokenStatus = 400;
     await services.tokenRefresher.tick();
     const after = services.connections.get(c.id)!;
@@ -98,7 +98,7 @@ describe('proactive refresh', () => {
     expect(after.testStatus).not.toBe('expired');
     expect(after.lastError).toMatch(/invalid_grant|refresh token revoked|400/);
     expect(after.lastError).not.toContain('rt-0');
-    services.connections.remove(c.id);
+    await services.connections.remove(c.id);
   });
 });
 
@@ -109,18 +109,18 @@ describe('reactive path', () => {
   }
 
   it('an auth failure first refreshes; a successful refresh keeps the connection active', async () => {
-    const c = addOauth(3600_000);
+    const c = await addOauth(3600_000);
     await confirmAuthFailure(services, targetOf(c.id));
     const after = services.connections.get(c.id)!;
     expect(after.isActive).toBe(true);
     expect(after.credential.accessToken).toBe('at-1');
-    services.connections.remove(c.id);
+    await services.connections.remove(c.id);
   });
 
   it('when refresh and the recovery check fail, the connection becomes expired and inactive', async () => {
     const expired: any[] = [];
     const off = services.events.on('connection.expired', (e) => expired.push(e.data));
-    const c = addOauth(3600_000, 'at-bad');
+    const c = await addOauth(3600_000, 'at-bad');
     tokenStatus = 401;
     await confirmAuthFailure(services, targetOf(c.id));
     off();
@@ -130,16 +130,16 @@ describe('reactive path', () => {
     const after = services.connections.get(c.id)!;
     expect(after.testStatus).toBe('expired');
     expect(after.isActive).toBe(false);
-    services.connections.remove(c.id);
+    await services.connections.remove(c.id);
   });
 
   it('a credential rotated since the failed request is never expired', async () => {
-    const c = addOauth(3600_000, 'at-bad');
+    const c = await addOauth(3600_000, 'at-bad');
     const stale = targetOf(c.id);
-    services.connections.update(c.id, { credential: { accessToken: 'at-good' } });
+    await services.connections.update(c.id, { credential: { accessToken: 'at-good' } });
     tokenStatus = 401;
     await confirmAuthFailure(services, stale);
     expect(services.connections.get(c.id)!.isActive).toBe(true);
-    services.connections.remove(c.id);
+    await services.connections.remove(c.id);
   });
 });

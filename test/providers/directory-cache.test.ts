@@ -27,9 +27,9 @@ const targetsOf = (model: string) => {
 };
 
 describe('target lists', () => {
-  it('are built once and shared until a connection changes; every change is seen at once', () => {
+  it('are built once and shared until a connection changes; every change is seen at once', async () => {
     const conns = services.connections;
-    const a = conns.create({ provider: 'openai', name: 'a', authKind: 'api-key', credential: { apiKey: 'sk-a' }, priority: 1, providerSpecificData: { baseUrl: 'http://127.0.0.1:1/v1' } });
+    const a = await conns.create({ provider: 'openai', name: 'a', authKind: 'api-key', credential: { apiKey: 'sk-a' }, priority: 1, providerSpecificData: { baseUrl: 'http://127.0.0.1:1/v1' } });
     const first = targetsOf('openai/gpt-4o');
     expect(targetsOf('openai/gpt-4o')).toBe(first);
     expect(first.map((t) => [t.connectionId, t.credential.apiKey, t.baseUrl, t.model, t.publicModel])).toEqual([[a.id, 'sk-a', 'http://127.0.0.1:1/v1', 'gpt-4o', 'openai/gpt-4o']]);
@@ -37,17 +37,17 @@ describe('target lists', () => {
     expect(targetsOf('openai/gpt-4o-mini')[0]!.model).toBe('gpt-4o-mini');
 
     // A new account.
-    const b = conns.create({ provider: 'openai', name: 'b', authKind: 'api-key', credential: { apiKey: 'sk-b' }, priority: 2 });
+    const b = await conns.create({ provider: 'openai', name: 'b', authKind: 'api-key', credential: { apiKey: 'sk-b' }, priority: 2 });
     const second = targetsOf('openai/gpt-4o');
     expect(second).not.toBe(first);
     expect(second.map((t) => t.connectionId)).toEqual([a.id, b.id]);
     // A rotated key and a new base URL.
-    conns.update(a.id, { credential: { apiKey: 'sk-a2' }, providerSpecificData: { baseUrl: 'http://127.0.0.1:2/v1' } });
+    await conns.update(a.id, { credential: { apiKey: 'sk-a2' }, providerSpecificData: { baseUrl: 'http://127.0.0.1:2/v1' } });
     expect(targetsOf('openai/gpt-4o')[0]).toMatchObject({ credential: { apiKey: 'sk-a2' }, baseUrl: 'http://127.0.0.1:2/v1' });
     // Deactivated, then removed.
-    conns.update(a.id, { isActive: false });
+    await conns.update(a.id, { isActive: false });
     expect(targetsOf('openai/gpt-4o').map((t) => t.connectionId)).toEqual([b.id]);
-    conns.remove(b.id);
+    await conns.remove(b.id);
     expect(() => targetsOf('openai/gpt-4o')).toThrow(/No active connection/);
   });
 });

@@ -38,11 +38,11 @@ afterAll(async () => {
 
 async function checkWith(status: number, body: unknown) {
   reply = { status, body };
-  const c = services.connections.create({ provider: 'openai', name: `k${status}`, authKind: 'api-key', credential: { apiKey: 'sk-refused' }, providerSpecificData: { baseUrl: base } });
+  const c = await services.connections.create({ provider: 'openai', name: `k${status}`, authKind: 'api-key', credential: { apiKey: 'sk-refused' }, providerSpecificData: { baseUrl: base } });
   const target = { provider: services.providers.provider('openai')!, connectionId: c.id, credential: c.credential } as Parameters<typeof confirmAuthFailure>[1];
   await confirmAuthFailure(services, target);
   const after = services.connections.get(c.id)!;
-  services.connections.remove(c.id);
+  await services.connections.remove(c.id);
   return after;
 }
 

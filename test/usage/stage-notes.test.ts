@@ -13,7 +13,7 @@ let services: Services;
 beforeAll(async () => {
   mock = await startMockUpstream();
   services = await bootServices({ home: mkdtempSync(join(tmpdir(), 'router-notes-')), host: '127.0.0.1', port: 0 });
-  services.connections.create({ provider: 'openai', name: 'o', authKind: 'api-key', credential: { apiKey: 'sk-x' }, providerSpecificData: { baseUrl: mock.openaiBase } });
+  await services.connections.create({ provider: 'openai', name: 'o', authKind: 'api-key', credential: { apiKey: 'sk-x' }, providerSpecificData: { baseUrl: mock.openaiBase } });
   services.stages.register({
     name: 'test-notes',
     wants: (ctx) => ctx.requestHeaders.get('x-test-notes') === '1',

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SettingsRepository } from '../settings/port.js';
-import type { SqlExecutor } from '../store/driver.js';
+import type { ProviderRepository } from '../providers/port.js';
 import { SecretError, decryptWithKey, encryptWithKey } from '../store/secrets.js';
 
 /**
@@ -83,9 +83,9 @@ export interface SealedSample {
 }
 
 /** The first sealed connection credential of a database (the sample `checkSealingKey` tries the key on). */
-export async function sealedConnectionSample(storage: SqlExecutor): Promise<SealedSample | undefined> {
-  const [row] = await storage.query<{ id: string; secrets_enc: string }>('SELECT id, secrets_enc FROM provider_connections WHERE secrets_enc IS NOT NULL LIMIT 1');
-  return row && { enc: row.secrets_enc, context: `connection:${row.id}` };
+export async function sealedConnectionSample(providers: Pick<ProviderRepository, 'sealedSample'>): Promise<SealedSample | undefined> {
+  const row = await providers.sealedSample();
+  return row && { enc: row.secretsEnc, context: `connection:${row.id}` };
 }
 
 /** The settings row holding a value sealed with the cluster's key (the settings store skips unknown keys). */

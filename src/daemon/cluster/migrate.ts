@@ -24,6 +24,7 @@ import { copyTables, nonEmptyTables, type CopiedTable, type SkippedTable } from 
 import { copyFileVectors } from '../memory/vector-storage.js';
 import { checkSharedSealingKey } from './database.js';
 import { checkSealingKey, sealedConnectionSample, StartRefused } from './identity.js';
+import { SqlProviderRepository } from '../providers/sql-repository.js';
 
 /** A refusal with a one-line message for the user (bad folder, non-empty database, wrong key...). */
 export class MigrateRefused extends Error {
@@ -92,7 +93,7 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       try {
         // The check value every node opens at start; sealed here with the cluster key when the folder had none.
         const file = new SqliteDriver(db);
-        await checkSealingKey(new SqlSettingsRepository(file), () => sealedConnectionSample(file), clusterKey);
+        await checkSealingKey(new SqlSettingsRepository(file), () => sealedConnectionSample(new SqlProviderRepository(file)), clusterKey);
       } catch (err) {
         if (err instanceof StartRefused) throw new MigrateRefused(err.message);
         throw err;

@@ -38,7 +38,7 @@ export function providerKnown(services: Services, provider: string): boolean {
  * Creates (or refreshes) the connection for one account. `origin` identifies the account across imports
  * (`<service>:<account>` for discovered ones, the email or token hash for uploaded token files).
  */
-export function importAccount(services: Services, parsed: ParsedAccount, origin: string): ImportedConnection {
+export async function importAccount(services: Services, parsed: ParsedAccount, origin: string): Promise<ImportedConnection> {
   const def = services.providers.provider(parsed.provider);
   if (!def) throw new RouterError(400, `Provider '${parsed.provider}' is not available in this router.`, { extra: { param: 'provider' } });
   const credential = { accessToken: parsed.accessToken, ...(parsed.refreshToken ? { refreshToken: parsed.refreshToken } : {}) };
@@ -49,7 +49,7 @@ export function importAccount(services: Services, parsed: ParsedAccount, origin:
   const same = existing?.isActive && existing.credential.accessToken === credential.accessToken && existing.credential.refreshToken === credential.refreshToken && existing.expiresAt === (parsed.expiresAt ?? null);
   if (existing && same) return { ...publicConnection(existing, label), created: false };
   if (existing) {
-    const next = services.connections.update(existing.id, {
+    const next = await services.connections.update(existing.id, {
       authKind: 'oauth',
       credential,
       expiresAt: parsed.expiresAt ?? null,
@@ -57,10 +57,11 @@ export function importAccount(services: Services, parsed: ParsedAccount, origin:
       isActive: true,
       testStatus: null,
       lastError: null,
-    })!;
-    return { ...publicConnection(next, label), created: false };
+    });
+    // Gone meanwhile (removed on another node): the import makes a new connection below.
+    if (next) return { ...publicConnection(next, label), created: false };
   }
-  const c = services.connections.create({
+  const c = await services.connections.create({
     provider: def.id,
     name: `${def.name}: ${parsed.label}`.slice(0, 100),
     authKind: 'oauth',

@@ -9,7 +9,7 @@ import type { EnvCredential, EnvImportResult } from '../../shared/imports.js';
 import { testConnection } from '../providers/health.js';
 import type { Services } from '../services.js';
 
-function upsert(services: Services, cred: EnvCredential, dryRun: boolean): Omit<EnvImportResult, 'test'> {
+async function upsert(services: Services, cred: EnvCredential, dryRun: boolean): Promise<Omit<EnvImportResult, 'test'>> {
   const def = services.providers.provider(cred.provider);
   if (!def?.authKinds.includes('api-key')) return { variable: cred.variable, provider: cred.provider, connectionId: null, action: 'unsupported' };
   const origin = `env:${cred.variable}`;
@@ -20,7 +20,7 @@ function upsert(services: Services, cred: EnvCredential, dryRun: boolean): Omit<
     if (existing.credential.apiKey === cred.apiKey && sameBase && existing.isActive) return { ...base, connectionId: existing.id, action: 'unchanged' };
     if (dryRun) return { ...base, connectionId: existing.id, action: 'updated' };
     const { baseUrl: _old, ...data } = existing.providerSpecificData;
-    services.connections.update(existing.id, {
+    await services.connections.update(existing.id, {
       authKind: 'api-key',
       credential: { apiKey: cred.apiKey },
       providerSpecificData: { ...data, ...(cred.baseUrl ? { baseUrl: cred.baseUrl } : {}) },
@@ -31,7 +31,7 @@ function upsert(services: Services, cred: EnvCredential, dryRun: boolean): Omit<
     return { ...base, connectionId: existing.id, action: 'updated' };
   }
   if (dryRun) return { ...base, connectionId: null, action: 'created' };
-  const c = services.connections.create({
+  const c = await services.connections.create({
     provider: def.id,
     name: `${def.name} (${cred.variable})`.slice(0, 100),
     authKind: 'api-key',
@@ -48,7 +48,7 @@ function upsert(services: Services, cred: EnvCredential, dryRun: boolean): Omit<
 export async function importEnvCredentials(services: Services, creds: EnvCredential[], dryRun = false): Promise<EnvImportResult[]> {
   const out: EnvImportResult[] = [];
   for (const cred of creds) {
-    const r = upsert(services, cred, dryRun);
+    const r = await upsert(services, cred, dryRun);
     if (dryRun) {
       out.push({ ...r, test: null });
       continue;

@@ -71,8 +71,11 @@ function parseAll(files: Array<{ name: string; doc: unknown }>): ParsedAccount[]
   });
 }
 
-function importFiles(services: Services, parsed: ParsedAccount[]): ImportedConnectionSummary[] {
-  return parsed.map((p) => summary(importAccount(services, p, fileOrigin(services, p))));
+/** One after another, in file order (two files of one account update one connection). */
+async function importFiles(services: Services, parsed: ParsedAccount[]): Promise<ImportedConnectionSummary[]> {
+  const out: ImportedConnectionSummary[] = [];
+  for (const p of parsed) out.push(summary(await importAccount(services, p, fileOrigin(services, p))));
+  return out;
 }
 
 /** Token files inside an archive: `*.json` and files named like the CLI's own token file. */
@@ -117,7 +120,7 @@ async function importConfirmed(services: Services, wanted: Array<{ service: stri
     if (!match) skip('not_found');
     else if (!constantTimeEqual(listed(services, match).fingerprint, want.fingerprint)) skip('changed');
     else if (!providerKnown(services, match.parsed.provider)) skip('unsupported');
-    else reply.imported.push({ service: want.service, account: want.account, connection: summary(importAccount(services, match.parsed, `${match.service}:${match.account}`)) });
+    else reply.imported.push({ service: want.service, account: want.account, connection: summary(await importAccount(services, match.parsed, `${match.service}:${match.account}`)) });
   }
   return reply;
 }
@@ -149,10 +152,10 @@ export const importRoutes: RouteDef[] = [
     body: tokenFile,
     status: 201,
     reply: tokenImportReply,
-    handler: ({ services, body }): Response => {
+    handler: async ({ services, body }): Promise<Response> => {
       const parsed = parseAll([{ name: 'token file', doc: body }]);
       requireAntigravity(services);
-      return created({ imported: importFiles(services, parsed) });
+      return created({ imported: await importFiles(services, parsed) });
     },
   }),
   route({
@@ -164,10 +167,10 @@ export const importRoutes: RouteDef[] = [
     body: bulkBody,
     status: 201,
     reply: tokenImportReply,
-    handler: ({ services, body }): Response => {
+    handler: async ({ services, body }): Promise<Response> => {
       const parsed = parseAll(body.files.map((doc, i) => ({ name: `files[${i}]`, doc })));
       requireAntigravity(services);
-      return created({ imported: importFiles(services, parsed) });
+      return created({ imported: await importFiles(services, parsed) });
     },
   }),
   route({
@@ -190,7 +193,7 @@ export const importRoutes: RouteDef[] = [
       if (tokens.length === 0) throw badRequest('The archive holds no token files (*.json).');
       const parsed = parseAll(tokens.map((e) => ({ name: e.path, doc: parseArchiveEntry(e.path, e.data) })));
       requireAntigravity(services);
-      return created({ imported: importFiles(services, parsed), ignored: entries.filter((e) => !isTokenFileName(e.path)).map((e) => e.path) });
+      return created({ imported: await importFiles(services, parsed), ignored: entries.filter((e) => !isTokenFileName(e.path)).map((e) => e.path) });
     },
   }),
   route({
@@ -205,7 +208,9 @@ export const importRoutes: RouteDef[] = [
       const found = await readKnownFile(userHome(), { path: AGY_TOKEN_FILE, parse: parseAntigravity });
       if (found.length === 0) throw new RouterError(404, `No Antigravity CLI login found (~/${AGY_TOKEN_FILE}); sign in with agy first.`);
       requireAntigravity(services);
-      return created({ imported: found.map((s) => summary(importAccount(services, s.parsed, `${s.service}:${s.account}`))) });
+      const imported: ImportedConnectionSummary[] = [];
+      for (const s of found) imported.push(summary(await importAccount(services, s.parsed, `${s.service}:${s.account}`)));
+      return created({ imported });
     },
   }),
   route({

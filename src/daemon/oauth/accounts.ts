@@ -96,7 +96,7 @@ export async function saveLogin(services: Services, def: ProviderDef, tokens: Lo
   const same = key ? services.connections.list().find((c) => c.provider === def.id && accountKey(c.providerSpecificData) === key) : undefined;
   const credential = Object.fromEntries(Object.entries(done.credential).filter(([, v]) => typeof v === 'string'));
   if (same) {
-    const connection = services.connections.update(same.id, {
+    const connection = await services.connections.update(same.id, {
       authKind: 'oauth',
       credential,
       expiresAt: done.expiresAt,
@@ -104,11 +104,12 @@ export async function saveLogin(services: Services, def: ProviderDef, tokens: Lo
       isActive: true,
       testStatus: null,
       lastError: null,
-    })!;
-    return { connection, created: false };
+    });
+    // Gone meanwhile (removed on another node): the login makes a new connection below.
+    if (connection) return { connection, created: false };
   }
   const name = tokens.name ?? (typeof data.email === 'string' ? `${def.name}: ${data.email}` : def.name);
-  const connection = services.connections.create({ provider: def.id, name: name.slice(0, 100), authKind: 'oauth', credential, expiresAt: done.expiresAt, providerSpecificData: data });
+  const connection = await services.connections.create({ provider: def.id, name: name.slice(0, 100), authKind: 'oauth', credential, expiresAt: done.expiresAt, providerSpecificData: data });
   return { connection, created: true };
 }
 

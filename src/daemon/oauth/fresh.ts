@@ -58,9 +58,9 @@ async function withProject(services: Services, target: Target): Promise<Target> 
     if (!conn?.credential.accessToken) return target;
     const base = oauthEndpoints(target.provider, services.settings.get()).apiBaseUrl;
     running = discoverProject(target.provider, target.baseUrl || base, conn.credential.accessToken, connectionProxy(conn))
-      .then((projectId) => {
+      .then(async (projectId) => {
         const cur = services.connections.get(id);
-        if (cur) services.connections.update(id, { providerSpecificData: { ...cur.providerSpecificData, projectId } });
+        if (cur) await services.connections.update(id, { providerSpecificData: { ...cur.providerSpecificData, projectId } });
         return projectId;
       })
       .finally(() => discovering.delete(id));

@@ -96,12 +96,13 @@ async function doRefresh(def: ProviderDef, c: Connection, deps: RefreshDeps): Pr
   const current = deps.connections.get(c.id) ?? c;
   const renewed = def.oauth!.refresh === 'copilot-exchange' ? await copilotRenew(def, current, deps) : await grantRenew(def, current, deps);
   const rotated = renewed.refreshToken !== undefined && renewed.refreshToken !== current.credential.refreshToken;
-  const next = deps.connections.update(c.id, {
+  const next = await deps.connections.update(c.id, {
     credential: { accessToken: renewed.accessToken, ...(renewed.refreshToken ? { refreshToken: renewed.refreshToken } : {}) },
     expiresAt: renewed.expiresAt,
     lastError: null,
     providerSpecificData: { ...current.providerSpecificData, ...renewed.data, lastRefreshedAt: new Date().toISOString() },
-  })!;
+  });
+  if (!next) throw new Error('the connection was removed while its token was being renewed');
   deps.events?.emit(
     'connection.refreshed',
     { connection_id: c.id, provider: c.provider, name: c.name, expires_at: renewed.expiresAt, rotated },

@@ -26,15 +26,15 @@ export async function testConnection(services: Services, c: Connection): Promise
   if (!def) return { ok: false, latencyMs: 0, error: `the provider '${c.provider}' of this connection no longer exists` };
   const t0 = performance.now();
   const result = await fetchUpstreamModels(def, c, services.providers.connectionTarget(def, c)).then(
-    (models) => {
+    async (models) => {
       // A node has no shipped model list: what a successful test found becomes its catalog.
-      if (services.nodes.get(def.id)) services.syncedModels.replace(def.id, models);
+      if (services.nodes.get(def.id)) await services.syncedModels.replace(def.id, models);
       return { ok: true as const, models: models.length };
     },
     (err: Error) => ({ ok: false as const, error: sanitizeMessage(err.message) }),
   );
   const latencyMs = Math.round(performance.now() - t0);
-  services.connections.update(c.id, {
+  await services.connections.update(c.id, {
     testStatus: result.ok ? 'ok' : 'error',
     lastError: result.ok ? null : result.error,
     lastTestedAt: new Date().toISOString(),

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../store/db.js';
+import { RouterError } from '../http/errors.js';
+import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
+import { settledLoad, type ProviderRepository } from './port.js';
 import { bearer, type Credential, type ProviderDef } from './types.js';
 
 import type { ProviderNode } from '../../shared/records.js';
@@ -13,36 +15,6 @@ export type NodeInput = Omit<ProviderNode, 'id' | 'createdAt' | 'updatedAt' | 'a
   tokenLimitField?: ProviderNode['tokenLimitField'];
   customHeaders?: Record<string, string>;
 };
-
-interface Row {
-  id: string;
-  name: string;
-  prefix: string;
-  type: ProviderNode['type'];
-  base_url: string;
-  api_type: ProviderNode['apiType'];
-  completions: number;
-  rerank_format: string;
-  token_limit_field: string;
-  custom_headers: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const fromRow = (r: Row): ProviderNode => ({
-  id: r.id,
-  name: r.name,
-  prefix: r.prefix,
-  type: r.type,
-  baseUrl: r.base_url,
-  apiType: r.api_type,
-  completions: r.completions !== 0,
-  rerankFormat: r.rerank_format === 'tei' ? 'tei' : 'cohere',
-  tokenLimitField: r.token_limit_field === 'max_tokens' || r.token_limit_field === 'max_completion_tokens' ? r.token_limit_field : 'auto',
-  customHeaders: JSON.parse(r.custom_headers) as Record<string, string>,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 /** A user-given Anthropic base URL may end in `/messages`; the convention is the version root. */
 export function normalizeNodeBaseUrl(type: ProviderNode['type'], url: string): string {
@@ -95,21 +67,51 @@ function tokenLimit(field: ProviderNode['tokenLimitField']): Pick<ProviderDef, '
   return field === 'max_tokens' || field === 'max_completion_tokens' ? { chatTokenLimit: field } : { chatTokenLimitByModel: true };
 }
 
-/** Custom provider nodes, cached in memory. */
-export class NodeStore {
-  private nodes: ProviderNode[] = [];
-  private readonly listeners: Array<() => void> = [];
+/** The change-feed topic of provider node writes. */
+export const NODES_TOPIC = 'provider-nodes';
 
-  constructor(private readonly db: Db) {
-    this.reload();
+/** A prefix another node took first (the routes check names before writing: this is the safety net). */
+function prefixTaken(prefix: string): RouterError {
+  return new RouterError(409, `Prefix '${prefix}' is already a provider node's prefix.`, { code: 'prefix_taken', extra: { param: 'prefix' } });
+}
+
+/**
+ * Custom provider nodes, cached in memory (the provider directory reads them). Writes go to the
+ * `ProviderRepository` port first and reach the snapshot once stored; each publishes `NODES_TOPIC`, and a
+ * notice from another node reloads the snapshot and tells the listeners as a local write does.
+ */
+export class NodeStore {
+  private nodes: readonly ProviderNode[];
+  private readonly listeners: Array<() => void> = [];
+  /** Local writes so far: a reload that overlapped one loads again (it may have read the row before it). */
+  private writes = 0;
+
+  constructor(
+    private readonly repo: ProviderRepository,
+    initial: readonly ProviderNode[],
+    private readonly changes: ChangeFeed = LOCAL_CHANGES,
+    onError: (error: unknown) => void = () => {},
+  ) {
+    this.nodes = initial;
+    this.changes.subscribe(NODES_TOPIC, () => this.reload().catch(onError));
   }
 
-  private reload(): void {
-    this.nodes = (this.db.prepare('SELECT * FROM provider_nodes ORDER BY created_at').all() as Row[]).map(fromRow);
+  static async create(repo: ProviderRepository, changes?: ChangeFeed, onError?: (error: unknown) => void): Promise<NodeStore> {
+    return new NodeStore(repo, await repo.loadNodes(), changes, onError);
+  }
+
+  /** Replaces the snapshot with what storage holds now (another node wrote) and tells the listeners. */
+  async reload(): Promise<void> {
+    const rows = await settledLoad(() => this.writes, () => this.repo.loadNodes());
+    this.set(rows);
+  }
+
+  private set(nodes: readonly ProviderNode[]): void {
+    this.nodes = nodes;
     for (const fn of this.listeners) fn();
   }
 
-  /** Called after every change, whoever made it (a route, a sync, an import): the provider directory rebuilds. */
+  /** Called after every change, whoever made it (a route, a sync, an import, another node): the provider directory rebuilds. */
   onChange(fn: () => void): void {
     this.listeners.push(fn);
   }
@@ -126,46 +128,51 @@ export class NodeStore {
     return this.nodes.find((n) => n.prefix === prefix);
   }
 
-  create(input: NodeInput): ProviderNode {
+  async create(input: NodeInput): Promise<ProviderNode> {
     const now = new Date().toISOString();
-    const id = randomUUID();
-    this.db
-      .prepare(
-        'INSERT INTO provider_nodes (id, name, prefix, type, base_url, api_type, completions, rerank_format, token_limit_field, custom_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        id,
-        input.name,
-        input.prefix,
-        input.type,
-        normalizeNodeBaseUrl(input.type, input.baseUrl),
-        input.apiType ?? 'chat',
-        input.completions === false ? 0 : 1,
-        input.rerankFormat ?? 'cohere',
-        input.tokenLimitField ?? 'auto',
-        JSON.stringify(input.customHeaders ?? {}),
-        now,
-        now,
-      );
-    this.reload();
-    return this.get(id)!;
+    const node: ProviderNode = {
+      id: randomUUID(),
+      name: input.name,
+      prefix: input.prefix,
+      type: input.type,
+      baseUrl: normalizeNodeBaseUrl(input.type, input.baseUrl),
+      apiType: input.apiType ?? 'chat',
+      completions: input.completions !== false,
+      rerankFormat: input.rerankFormat === 'tei' ? 'tei' : 'cohere',
+      tokenLimitField: input.tokenLimitField ?? 'auto',
+      customHeaders: input.customHeaders ?? {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.writes++;
+    if ((await this.repo.insertNode(node)) === 'prefix-taken') throw prefixTaken(node.prefix);
+    this.changes.publish(NODES_TOPIC);
+    this.set([...this.nodes.filter((n) => n.id !== node.id), node]);
+    return node;
   }
 
-  update(id: string, patch: Partial<NodeInput>): ProviderNode | undefined {
+  async update(id: string, patch: Partial<NodeInput>): Promise<ProviderNode | undefined> {
     const cur = this.get(id);
     if (!cur) return undefined;
-    const next = { ...cur, ...patch };
+    const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<NodeInput>;
+    const next: ProviderNode = { ...cur, ...defined, updatedAt: new Date().toISOString() };
     next.baseUrl = normalizeNodeBaseUrl(next.type, next.baseUrl);
-    this.db
-      .prepare('UPDATE provider_nodes SET name = ?, prefix = ?, type = ?, base_url = ?, api_type = ?, completions = ?, rerank_format = ?, token_limit_field = ?, custom_headers = ?, updated_at = ? WHERE id = ?')
-      .run(next.name, next.prefix, next.type, next.baseUrl, next.apiType, next.completions ? 1 : 0, next.rerankFormat ?? 'cohere', next.tokenLimitField ?? 'auto', JSON.stringify(next.customHeaders), new Date().toISOString(), id);
-    this.reload();
-    return this.get(id);
+    next.rerankFormat = next.rerankFormat === 'tei' ? 'tei' : 'cohere';
+    next.tokenLimitField ??= 'auto';
+    this.writes++;
+    const result = await this.repo.updateNode(next);
+    if (result === 'prefix-taken') throw prefixTaken(next.prefix);
+    if (result === 'missing') return undefined;
+    this.changes.publish(NODES_TOPIC);
+    this.set(this.nodes.map((n) => (n.id === id ? next : n)));
+    return next;
   }
 
-  remove(id: string): boolean {
-    const done = this.db.prepare('DELETE FROM provider_nodes WHERE id = ?').run(id).changes > 0;
-    this.reload();
+  async remove(id: string): Promise<boolean> {
+    this.writes++;
+    const done = await this.repo.removeNode(id);
+    if (done) this.changes.publish(NODES_TOPIC);
+    if (this.get(id)) this.set(this.nodes.filter((n) => n.id !== id));
     return done;
   }
 }

@@ -190,10 +190,10 @@ export const providerRoutes: RouteDef[] = [
     body: createConnection,
     status: 201,
     reply: connectionReply,
-    handler: ({ services, body }) => {
+    handler: async ({ services, body }) => {
       const def = providerOf(services, body.provider);
       const authKind = authKindFor(def, body);
-      const c = services.connections.create({
+      const c = await services.connections.create({
         provider: def.id,
         name: body.name ?? def.name,
         authKind,
@@ -223,7 +223,7 @@ export const providerRoutes: RouteDef[] = [
     summary: 'Update a connection; given secrets replace the stored ones',
     body: updateConnection,
     reply: connectionReply,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const cur = connectionOr404(services, params.id);
       const { apiKey, accessToken, refreshToken, cookie, expiresAt: exp, ...rest } = body;
       const credential = Object.fromEntries(Object.entries({ apiKey, accessToken, refreshToken, cookie }).filter(([, v]) => v !== undefined));
@@ -235,7 +235,7 @@ export const providerRoutes: RouteDef[] = [
       if (typeof shownProxy === 'string' && typeof cur.providerSpecificData.proxy === 'string' && shownProxy !== cur.providerSpecificData.proxy && shownProxy === maskProxyUrl(cur.providerSpecificData.proxy)) {
         rest.providerSpecificData = { ...rest.providerSpecificData, proxy: cur.providerSpecificData.proxy };
       }
-      const next = services.connections.update(cur.id, {
+      const next = await services.connections.update(cur.id, {
         ...rest,
         ...(authKind ? { authKind } : {}),
         ...(Object.keys(credential).length ? { credential } : {}),
@@ -243,7 +243,8 @@ export const providerRoutes: RouteDef[] = [
         // Re-activating a connection clears an "expired" verdict.
         ...(rest.isActive === true ? { testStatus: null } : {}),
       });
-      return publicConnection(next!, (id) => services.providers.label(id));
+      if (!next) throw new RouterError(404, 'Connection not found.');
+      return publicConnection(next, (id) => services.providers.label(id));
     },
   }),
   route({
@@ -254,9 +255,9 @@ export const providerRoutes: RouteDef[] = [
     summary: 'Remove a connection',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params }) => {
+    handler: async ({ services, params }) => {
       connectionOr404(services, params.id);
-      services.connections.remove(params.id!);
+      await services.connections.remove(params.id!);
       return noContent();
     },
   }),
@@ -295,7 +296,7 @@ export const providerRoutes: RouteDef[] = [
       const models = await fetchUpstreamModels(def, c, services.providers.connectionTarget(def, c)).catch((err: Error) => {
         throw new RouterError(502, `Model sync failed: ${err.message}`);
       });
-      services.syncedModels.replace(def.id, models);
+      await services.syncedModels.replace(def.id, models);
       const stored = services.syncedModels.get(def.id) ?? [];
       return { provider: services.providers.publicId(def), count: stored.length, models: stored };
     },
@@ -318,9 +319,9 @@ export const providerRoutes: RouteDef[] = [
     body: createNode,
     status: 201,
     reply: nodeReply,
-    handler: ({ services, body }) => {
+    handler: async ({ services, body }) => {
       if (services.providers.provider(body.prefix)) throw badRequest(`Prefix '${body.prefix}' is already a provider id, alias or prefix.`, 'prefix');
-      const node = services.nodes.create(body);
+      const node = await services.nodes.create(body);
       refreshDirectory(services);
       return json(201, node);
     },
@@ -346,13 +347,14 @@ export const providerRoutes: RouteDef[] = [
     summary: 'Update a provider node',
     body: updateNode,
     reply: nodeReply,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const cur = services.nodes.get(params.id ?? '');
       if (!cur) throw new RouterError(404, 'Provider node not found.');
       if (body.prefix && body.prefix !== cur.prefix && services.providers.provider(body.prefix)) {
         throw badRequest(`Prefix '${body.prefix}' is already a provider id, alias or prefix.`, 'prefix');
       }
-      const node = services.nodes.update(cur.id, body);
+      const node = await services.nodes.update(cur.id, body);
+      if (!node) throw new RouterError(404, 'Provider node not found.');
       refreshDirectory(services);
       return node;
     },
@@ -365,12 +367,12 @@ export const providerRoutes: RouteDef[] = [
     summary: 'Remove a provider node and its connections (their stored credentials with them)',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params }) => {
+    handler: async ({ services, params }) => {
       const id = params.id ?? '';
-      if (!services.nodes.remove(id)) throw new RouterError(404, 'Provider node not found.');
+      if (!(await services.nodes.remove(id))) throw new RouterError(404, 'Provider node not found.');
       // Connections are stored under the node id; left behind they would keep credentials nobody can use
       // or see routed, and would come back to life under a new node that reused the id.
-      for (const c of services.connections.list().filter((x) => x.provider === id)) services.connections.remove(c.id);
+      for (const c of services.connections.list().filter((x) => x.provider === id)) await services.connections.remove(c.id);
       refreshDirectory(services);
       return noContent();
     },

@@ -126,7 +126,7 @@ export async function confirmAuthFailure(services: AuthCheckServices, target: At
     if (!(err instanceof ModelListError) || !err.failure.authConfirmable) return;
     const fresh = services.connections.get(conn.id);
     if (!fresh || JSON.stringify(fresh.credential) !== JSON.stringify(target.credential)) return;
-    const expired = services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
+    const expired = await services.connections.update(conn.id, { isActive: false, testStatus: 'expired', lastError: (err as Error).message });
     services.events.emit('connection.expired', { connection_id: conn.id, provider: conn.provider, name: conn.name, reason: expired?.lastError ?? 'authentication failed' });
     services.log.warn('connection expired after a confirmed auth failure', { provider: services.providers.label(conn.provider), connection: conn.name, connectionId: conn.id });
   }

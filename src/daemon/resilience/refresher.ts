@@ -38,7 +38,7 @@ export class TokenRefresher {
         await refreshConnection(def!, c, this.deps);
         refreshed++;
       } catch (err) {
-        this.deps.connections.update(c.id, { lastError: (err as Error).message });
+        await this.deps.connections.update(c.id, { lastError: (err as Error).message }).catch(() => undefined);
         this.log.warn('proactive token refresh failed; will retry', { connection: c.name, connectionId: c.id, error: (err as Error).message });
       }
     }

@@ -101,7 +101,7 @@ export async function applySnapshot(services: Services, snap: WireSnapshot, opts
   return report;
 }
 
-function applyNode(services: Services, n: WireSnapshot['nodes'][number], opts: ApplyOptions, report: SyncReport): void {
+async function applyNode(services: Services, n: WireSnapshot['nodes'][number], opts: ApplyOptions, report: SyncReport): Promise<void> {
   const sealed = nodeSecretsSchema.parse(open(opts.secret, n.secrets));
   // The same rules as a node made by hand (prefix grammar, http(s) URL, no framing headers).
   const { baseUrl, customHeaders = {}, prefix, ...plain } = createNode.parse({
@@ -114,7 +114,7 @@ function applyNode(services: Services, n: WireSnapshot['nodes'][number], opts: A
     if (!opts.applySecurityChanges) return note('skipped', needsTrust('a new endpoint'));
     if (services.providers.provider(prefix)) throw new Error(`prefix ${prefix} is already a provider id, alias or prefix here`);
     const withHeaders = opts.overwriteCredentials || Object.keys(customHeaders).length === 0;
-    services.nodes.create({ ...plain, prefix, baseUrl, customHeaders: withHeaders ? customHeaders : {} });
+    await services.nodes.create({ ...plain, prefix, baseUrl, customHeaders: withHeaders ? customHeaders : {} });
     return note('created', withHeaders ? undefined : 'custom headers not applied (overwriteCredentials is off)');
   }
   const urlChange = local.baseUrl !== normalizeNodeBaseUrl(plain.type, baseUrl);
@@ -125,14 +125,14 @@ function applyNode(services: Services, n: WireSnapshot['nodes'][number], opts: A
   // The base URL receives every prompt and the key of each connection of the node.
   if (urlChange && !opts.applySecurityChanges) return note('skipped', needsTrust('its base URL'));
   if (headersChange && !opts.overwriteCredentials) return note('skipped', 'its custom headers may carry credentials: applied only with cloudSync.overwriteCredentials');
-  services.nodes.update(local.id, { ...plain, baseUrl, customHeaders });
+  await services.nodes.update(local.id, { ...plain, baseUrl, customHeaders });
   note('updated');
 }
 
 type SyncedConnection = WireSnapshot['connections'][number];
 type Secrets = { credential: Credential; providerSpecificData: Record<string, unknown> };
 
-function applyConnection(services: Services, c: SyncedConnection, opts: ApplyOptions, report: SyncReport): void {
+async function applyConnection(services: Services, c: SyncedConnection, opts: ApplyOptions, report: SyncReport): Promise<void> {
   const name = `${c.provider}/${c.name}`;
   const note = (result: SyncChange['result'], reason?: string) => void report.changes.push({ kind: 'connection', name, result, ...(reason ? { reason } : {}) });
   let provider = c.provider;
@@ -149,13 +149,13 @@ function applyConnection(services: Services, c: SyncedConnection, opts: ApplyOpt
   if (!local) {
     const untrusted = Object.keys(remoteEndpoint).length > 0 && !opts.applySecurityChanges;
     if (secrets && !untrusted) {
-      const made = services.connections.create({ provider, name: c.name, authKind: c.authKind as AuthKind, credential: secrets.credential, providerSpecificData: secrets.providerSpecificData, ...meta });
-      services.connections.update(made.id, { updatedAt: c.updatedAt });
+      const made = await services.connections.create({ provider, name: c.name, authKind: c.authKind as AuthKind, credential: secrets.credential, providerSpecificData: secrets.providerSpecificData, ...meta });
+      await services.connections.update(made.id, { updatedAt: c.updatedAt });
       return note('created');
     }
-    const made = services.connections.create({ provider, name: c.name, authKind: c.authKind as AuthKind, credential: {}, priority: c.priority, isActive: false });
+    const made = await services.connections.create({ provider, name: c.name, authKind: c.authKind as AuthKind, credential: {}, priority: c.priority, isActive: false });
     // The remote's time, not now: a later sync with the opt-in on fills this placeholder in.
-    services.connections.update(made.id, { lastError: untrusted ? NEEDS_TRUST : NEEDS_REENTRY, updatedAt: c.updatedAt });
+    await services.connections.update(made.id, { lastError: untrusted ? NEEDS_TRUST : NEEDS_REENTRY, updatedAt: c.updatedAt });
     return note('created', untrusted
       ? `inactive: ${needsTrust(`its endpoint (${Object.keys(remoteEndpoint).join(', ')})`)}`
       : 'inactive: credentials need re-entry (overwriteCredentials is off)');
@@ -169,7 +169,7 @@ function applyConnection(services: Services, c: SyncedConnection, opts: ApplyOpt
   if (secrets && !opts.applySecurityChanges && !same(endpointData(local.providerSpecificData), remoteEndpoint)) {
     return note('skipped', needsTrust(`its endpoint (${Object.keys({ ...remoteEndpoint, ...endpointData(local.providerSpecificData) }).join(', ')})`));
   }
-  services.connections.update(local.id, {
+  await services.connections.update(local.id, {
     ...(secrets ? { ...meta, credential: secrets.credential, providerSpecificData: secrets.providerSpecificData, authKind: c.authKind as AuthKind } : meta),
     ...(placeholder ? { lastError: null } : {}),
     updatedAt: c.updatedAt,
