@@ -83,6 +83,8 @@ import { BatchService } from './batches/service.js';
 import { DiskFileContents, SqlFileContents } from './batches/contents.js';
 import { leaseMsFromEnv, LocalLeases, SqlBatchLeases } from './batches/leases.js';
 import { SqlBatchRepository } from './batches/sql-repository.js';
+import { routeFor, type LineRoutes } from './batches/line-call.js';
+import type { PipelineDeps } from './proxy/deps.js';
 import { checkSealingKey, sealedConnectionSample, resolveNodeId, resolveSecretKey } from './cluster/identity.js';
 import { openSharedDatabase, type SharedDatabase } from './cluster/database.js';
 import { localModuleNames } from './cluster/shared-modules.js';
@@ -209,8 +211,6 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
   const skills = new SkillCatalog(join(paths.home, 'skills'));
   stages.register(skillsStage(skills), SKILLS_STAGE_ORDER);
-  const memory = await MemoryService.create({ repo: new SqlMemoryRepository(storage), changes, log, keyFile: paths.secretKey });
-  stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
   const reasoningCache = new ReasoningCache(() => {
     const s = settings.get();
     return { maxEntries: s.reasoningCacheMaxEntries, maxBytes: s.reasoningCacheMaxBytes, ttlMs: s.reasoningCacheTtlSeconds * 1000 };
@@ -225,43 +225,57 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     return def !== undefined && providerDirectory.models(def).some((m) => m.id === model);
   };
   const metrics = new Metrics({ usage, resilience, connections, label, knownModel, version: VERSION, spansDropped: tracing && (() => tracing.dropped), hot: () => hot.health(), database: shared && (() => shared.health()) }).attach();
-  const services: Services = {
+  const quotas = new QuotaService({
     db,
-    paths,
-    version: VERSION,
-    startedAt: Date.now(),
-    listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
     settings,
     keys,
+    events,
+    log,
+    now: opts.clock,
     hot,
-    quotas: new QuotaService({
-      db,
-      settings,
-      keys,
-      events,
-      log,
-      now: opts.clock,
-      hot,
-      price: (provider, model) => usage.pricing.lookup(provider, model),
-      maxOutput: (provider, model) => {
-        const def = providerDirectory.provider(provider);
-        return def ? modelCapabilities(def, model).maxOutputTokens : undefined;
-      },
-      onRecord: (fn) => usage.onRecord(fn),
-    }),
-    combos: await ComboStore.create(
-      new SqlComboRepository(storage),
-      (error) => log.error('combo change listener or reload failed', { error: error instanceof Error ? error.message : String(error) }),
-      changes,
-    ),
+    price: (provider, model) => usage.pricing.lookup(provider, model),
+    maxOutput: (provider, model) => {
+      const def = providerDirectory.provider(provider);
+      return def ? modelCapabilities(def, model).maxOutputTokens : undefined;
+    },
+    onRecord: (fn) => usage.onRecord(fn),
+  });
+  const combos = await ComboStore.create(
+    new SqlComboRepository(storage),
+    (error) => log.error('combo change listener or reload failed', { error: error instanceof Error ? error.message : String(error) }),
+    changes,
+  );
+  // The request pipeline, built before the features that call it (memory, evals, MCP, batches, the
+  // Responses socket take it in their constructors); stages registered after this still run (the registry is read per request).
+  const pipeline: PipelineDeps = {
+    version: VERSION,
+    log,
+    settings,
+    events,
     connections,
-    nodes,
     syncedModels,
     providers: providerDirectory,
+    combos,
     resilience,
+    quotas,
+    stages,
+    usage,
     metrics,
     tracing,
-    stages,
+    capture: new TrafficCapture(settings),
+    translatorHistory: new TranslatorHistory(settings),
+  };
+  const memory = await MemoryService.create({ repo: new SqlMemoryRepository(storage), changes, log, keyFile: paths.secretKey, pipeline });
+  stages.register(memoryStage(memory), MEMORY_STAGE_ORDER);
+  const services: Services = {
+    ...pipeline,
+    db,
+    paths,
+    startedAt: Date.now(),
+    listen: { host: opts.host, port: opts.port, url: listenUrl(opts.host, opts.port) },
+    keys,
+    hot,
+    nodes,
     guardrails,
     hooks,
     reasoningCache,
@@ -270,19 +284,15 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     presets: new PresetStore(new SqlPresetRepository(storage)),
     tokenRefresher: new TokenRefresher({ connections, settings, events, hot }, providerDirectory, log),
     oauth: new OAuthLogins(() => services),
-    capture: new TrafficCapture(settings),
-    translatorHistory: new TranslatorHistory(settings),
     cliToolLog: new CliToolLog(new SqlCliToolLogRepository(storage)),
-    evals: new EvalService(db),
+    evals: new EvalService(db, pipeline),
     sessions: await SessionStore.create(new SqlSessionRepository(storage), changes, log),
     passwords: new PasswordStore(new SqlPasswordRepository(storage)),
     memory,
-    events,
     webhooks,
-    usage,
     catalog,
     live: new LiveHub({ usage, log, names: { label, keys, connections }, startedAt: Date.now(), version: VERSION, hot }),
-    responsesSocket: new ResponsesSocketServer(),
+    responsesSocket: new ResponsesSocketServer({ ...pipeline, keys }),
     cliToken,
     nodeId,
     sharedDatabase: shared,
@@ -294,7 +304,6 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
         (err) => shared.failed(err),
       ),
     changes,
-    log,
     routeTable: ROUTES,
     requestShutdown: opts.requestShutdown ?? (() => {}),
     requestRestart: opts.requestRestart ?? (() => {}),
@@ -309,7 +318,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
         await usage.flush();
       },
     }),
-    mcp: new McpService(new McpAudit(new SqlMcpAuditRepository(storage), log)),
+    mcp: new McpService(new McpAudit(new SqlMcpAuditRepository(storage), log), { ...pipeline, keys, memory, webhooks }),
     skills,
     // One machine: file contents under the state folder and every batch run here; a shared database: contents
     // in its rows and a lease per running batch, so another node resumes a dead node's batches.
@@ -319,21 +328,30 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
       leases: storage.dialect === 'sqlite' ? new LocalLeases() : new SqlBatchLeases(storage, nodeId, leaseMsFromEnv(opts.env)),
       concurrency: () => settings.get().batchConcurrency,
       changes,
+      deps: { ...pipeline, keys, routes: lineRoutes(() => services) },
     }),
   };
   if (preMigration) services.backups.prune();
-  // The memory engine needs the finished services (provider directory, stage registry): started last.
-  services.memory.start(services);
-  services.mcp.start(services);
+  memory.start();
   services.mcp.extend((server) => registerSkills(server, skills));
-  services.responsesSocket.start(services);
   // The live feed carries batch events and model mismatches too (webhooks subscribe to the bus themselves).
   for (const name of ['batch.completed', 'batch.failed', 'batch.cancelled', 'model.mismatch'] as const) {
     events.on(name, (ev) => services.live.share({ type: 'event', event: ev.event, timestamp: ev.timestamp, data: ev.data }));
   }
-  // Batches left unfinished by the last stop continue (needs the finished services: routes, executor).
-  await services.batches.start(services);
+  // Batches left unfinished by the last stop continue.
+  await services.batches.resume();
   return services;
+}
+
+/**
+ * Batch lines go through the route a client calls, with the daemon's route context (the batch routes are
+ * in that context too, hence the daemon is read when a line runs, not when batches are built).
+ */
+export function lineRoutes(daemon: () => Services): LineRoutes {
+  return {
+    find: (endpoint) => routeFor(daemon().routeTable, endpoint),
+    call: (route, ctx) => route.handler({ ...ctx, services: daemon(), params: {}, body: undefined, query: undefined }),
+  };
 }
 
 /** Builds the h3 app for a set of services. */

@@ -14,7 +14,7 @@ import { SqlFileContents } from '../../src/daemon/batches/contents.js';
 import { SqlBatchLeases } from '../../src/daemon/batches/leases.js';
 import { SqlBatchRepository } from '../../src/daemon/batches/sql-repository.js';
 import { BatchService } from '../../src/daemon/batches/service.js';
-import { bootServices, buildApp, closeServices } from '../../src/daemon/boot.js';
+import { bootServices, buildApp, closeServices, lineRoutes } from '../../src/daemon/boot.js';
 import { SqlKeyRepository } from '../../src/daemon/keys/sql-repository.js';
 import type { KeyRecord } from '../../src/daemon/keys/store.js';
 import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
@@ -67,8 +67,9 @@ async function startNode(id: string): Promise<Node> {
     contents: new SqlFileContents(node.driver),
     leases: new SqlBatchLeases(node.driver, id, LEASE_MS),
     concurrency: () => services.settings.get().batchConcurrency,
+    deps: { ...services, routes: lineRoutes(() => services) },
   });
-  await services.batches.start(services);
+  await services.batches.resume();
   return node;
 }
 

@@ -2,9 +2,9 @@ import { H3Event } from 'h3';
 import type { AuthInfo } from '../auth/pipeline.js';
 import { errorResponse } from '../http/app.js';
 import { RouterError, toErrorReply } from '../http/errors.js';
-import type { RouteDef } from '../http/routes.js';
-import { pathAllowed } from '../keys/store.js';
-import type { Services } from '../services.js';
+import type { RouteContext, RouteDef } from '../http/routes.js';
+import { pathAllowed, type KeyStore } from '../keys/store.js';
+import type { Logger } from '../logger.js';
 import { HEADER } from '../../shared/headers.js';
 import type { BatchLine } from './jsonl.js';
 import { newId } from './store.js';
@@ -14,6 +14,15 @@ import { newId } from './store.js';
  * batch owner's identity, so the line goes through the executor exactly as a client's request would (key
  * scopes and quotas, plan, breakers and cooldowns, failover in combos, a usage row with its cost).
  */
+
+/**
+ * How lines reach router's routes: the route serving an endpoint, and a call of its handler with an event
+ * and an identity (boot.ts gives the route table and the rest of the route context).
+ */
+export interface LineRoutes {
+  find(endpoint: string): RouteDef | undefined;
+  call(route: RouteDef, ctx: Pick<RouteContext, 'event' | 'auth'>): unknown | Promise<unknown>;
+}
 
 /** What one line got: the reply's status, body and trace id, and the wait it asked for. */
 export interface LineReply {
@@ -26,10 +35,10 @@ export interface LineReply {
 }
 
 /** The identity a batch's lines run under: its owner's key, re-read so a revoked key stops the batch's calls. */
-export function ownerAuth(services: Services, keyId: string | null, endpoint: string): AuthInfo {
+export function ownerAuth(keys: Pick<KeyStore, 'get'>, keyId: string | null, endpoint: string): AuthInfo {
   const base = { loopback: true, remoteAddress: '127.0.0.1' };
   if (keyId === null) return { via: 'session', key: undefined, ...base };
-  const key = services.keys.get(keyId);
+  const key = keys.get(keyId);
   if (!key?.isActive) throw new RouterError(401, 'The API key that created this batch is no longer active.');
   if (!key.scopes.includes('proxy')) throw new RouterError(403, "The API key that created this batch lacks the 'proxy' scope.");
   if (key.hasPathScopes && !pathAllowed(key.scopes, endpoint)) {
@@ -39,8 +48,8 @@ export function ownerAuth(services: Services, keyId: string | null, endpoint: st
 }
 
 /** The POST route serving an endpoint (the same one clients call). */
-export function routeFor(services: Services, endpoint: string): RouteDef | undefined {
-  return services.routeTable.find((r) => r.method === 'POST' && r.path === endpoint);
+export function routeFor(table: readonly RouteDef[], endpoint: string): RouteDef | undefined {
+  return table.find((r) => r.method === 'POST' && r.path === endpoint);
 }
 
 async function readReply(res: Response): Promise<LineReply> {
@@ -63,7 +72,7 @@ async function readReply(res: Response): Promise<LineReply> {
 }
 
 /** Runs one line through its route with the owner's identity; never throws. */
-export async function callLine(services: Services, route: RouteDef, auth: AuthInfo | RouterError, line: BatchLine): Promise<LineReply> {
+export async function callLine(deps: { routes: LineRoutes; log: Logger; version: string }, route: RouteDef, auth: AuthInfo | RouterError, line: BatchLine): Promise<LineReply> {
   if (auth instanceof RouterError) {
     const reply = toErrorReply(auth);
     return { status: reply.status, body: reply.body, requestId: '', code: reply.body.error.code };
@@ -75,11 +84,11 @@ export async function callLine(services: Services, route: RouteDef, auth: AuthIn
   });
   const event = new H3Event(request);
   try {
-    const result = await route.handler({ event, services, auth, params: {}, body: undefined, query: undefined });
+    const result = await deps.routes.call(route, { event, auth });
     if (result instanceof Response) return await readReply(result);
     return { status: 500, body: { error: { message: 'The route gave no reply.', type: 'server_error', code: 'internal_error' } }, requestId: '' };
   } catch (err) {
-    return readReply(errorResponse(err, services));
+    return readReply(errorResponse(err, deps));
   }
 }
 

@@ -7,7 +7,7 @@ import { recordOutcome, type Outcome } from '../proxy/outcome.js';
 import { planTargets } from '../proxy/plan.js';
 import { AttemptError } from '../proxy/upstream-error.js';
 import { encodeOptionsFor, joinUrl, type Target } from '../providers/target.js';
-import type { Services } from '../services.js';
+import type { BatchDeps } from './deps.js';
 import { anthropicRequests, anthropicResults, BATCH_PRICE_FACTOR, lineUsage, openaiInput, openaiResults, type NativeResult } from '../families/batch-native/codec.js';
 import type { BatchLine } from './jsonl.js';
 import { errorLine, ownerAuth } from './line-call.js';
@@ -34,7 +34,7 @@ const CALL_TIMEOUT_S = 120;
 const MAX_LIST_PAGES = 20;
 
 /** The provider batch a set of lines can become, or why they cannot become one. */
-export function nativePlan(services: Services, endpoint: string, lines: BatchLine[]): NativeState | string {
+export function nativePlan(services: BatchDeps, endpoint: string, lines: BatchLine[]): NativeState | string {
   const models = [...new Set(lines.map((l) => l.body.model))];
   let provider: string | undefined;
   let connection: string | undefined;
@@ -62,7 +62,7 @@ export function nativePlan(services: Services, endpoint: string, lines: BatchLin
 }
 
 /** The target each model of the batch goes to (the account the plan chose when the batch was made). */
-function targetsFor(services: Services, lines: BatchLine[], state: NativeState): Map<string, Target> {
+function targetsFor(services: BatchDeps, lines: BatchLine[], state: NativeState): Map<string, Target> {
   const out = new Map<string, Target>();
   for (const model of new Set(lines.map((l) => l.body.model))) {
     const plan = planTargets(services, model);
@@ -98,7 +98,7 @@ interface ProviderCall {
  * the account that holds the batch is saved before the provider could accept it. Every later call goes to
  * that account (`holder`): a provider batch and its files live on one account only.
  */
-async function providerCall(services: Services, state: NativeState, op: ProviderCall, route: 'choose' | 'holder', onTarget?: (t: Target) => Promise<void>): Promise<any> {
+async function providerCall(services: BatchDeps, state: NativeState, op: ProviderCall, route: 'choose' | 'holder', onTarget?: (t: Target) => Promise<void>): Promise<any> {
   let payload: { body: string | Uint8Array; contentType?: string } | undefined;
   if (op.body instanceof FormData) {
     const req = new Request('http://form.invalid', { method: 'POST', body: op.body });
@@ -146,7 +146,7 @@ interface Calls {
 }
 
 /** The usage row of one line a provider batch answered. */
-function recordLine(services: Services, batch: BatchRow, auth: AuthInfo, line: BatchLine, target: Target, status: number, body: unknown, error?: string): void {
+function recordLine(services: BatchDeps, batch: BatchRow, auth: AuthInfo, line: BatchLine, target: Target, status: number, body: unknown, error?: string): void {
   const outcome: Outcome & { costFactor: number } = {
     traceId: randomUUID(),
     call: { clientFormat: 'openai-chat', raw: line.body, model: line.body.model, stream: false, endpoint: batch.endpoint },
@@ -345,7 +345,7 @@ async function pollOnce(poll: () => Promise<any>): Promise<any> {
  * next start polls the same provider batch again).
  */
 export async function runNative(
-  services: Services,
+  services: BatchDeps,
   store: BatchRepository,
   batch: BatchRow,
   lines: BatchLine[],
@@ -404,7 +404,7 @@ export async function runNative(
     const results = await api.results(remote);
     let auth: AuthInfo;
     try {
-      auth = ownerAuth(services, batch.key_id, batch.endpoint);
+      auth = ownerAuth(services.keys, batch.key_id, batch.endpoint);
     } catch {
       auth = INTERNAL_AUTH;
     }

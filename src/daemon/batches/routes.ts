@@ -122,7 +122,7 @@ export const batchRoutes: RouteDef[] = [
     summary: 'Create a batch {input_file_id, endpoint, completion_window, metadata?, mode?: local|native|auto}',
     body: createBody,
     reply: batchReply,
-    handler: async ({ services, auth, body }) => services.batches.view(await services.batches.create(services, auth, body)),
+    handler: async ({ services, auth, body }) => services.batches.view(await services.batches.create(auth, body)),
   }),
   route({
     method: 'GET',

@@ -1,7 +1,7 @@
-import type { Services } from '../services.js';
+import type { BatchDeps } from './deps.js';
 import type { RouterError } from '../http/errors.js';
 import type { BatchLine } from './jsonl.js';
-import { callLine, errorLine, ownerAuth, resultLine, routeFor, type LineReply } from './line-call.js';
+import { callLine, errorLine, ownerAuth, resultLine, type LineReply } from './line-call.js';
 import type { BatchRepository } from './port.js';
 import type { BatchRow } from './store.js';
 
@@ -139,14 +139,14 @@ function shouldWait(reply: LineReply): number | undefined {
  * `batch_expired` code), or `stopped` (cancelled or shutting down).
  */
 export async function runLocal(
-  services: Services,
+  services: BatchDeps,
   store: BatchRepository,
   limiter: Limiter,
   batch: BatchRow,
   lines: BatchLine[],
   handle: RunHandle,
 ): Promise<'done' | 'expired' | 'stopped'> {
-  const route = routeFor(services, batch.endpoint);
+  const route = services.routes.find(batch.endpoint);
   const done = await store.doneLines(batch.id);
   const queue = lines.map((_, i) => i).filter((i) => !done.has(i));
   const waits = new Map<number, number>();
@@ -176,7 +176,7 @@ export async function runLocal(
       try {
         const auth = (() => {
           try {
-            return ownerAuth(services, batch.key_id, batch.endpoint);
+            return ownerAuth(services.keys, batch.key_id, batch.endpoint);
           } catch (err) {
             return err as RouterError;
           }

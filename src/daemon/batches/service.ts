@@ -1,6 +1,6 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import { badRequest, RouterError } from '../http/errors.js';
-import type { Services } from '../services.js';
+import type { BatchDeps } from './deps.js';
 import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
 import type { BatchFinishedData } from '../events/types.js';
 import { FileService } from './files.js';
@@ -29,6 +29,8 @@ export interface BatchServiceOptions {
   /** The `batchConcurrency` setting, read on each acquire. */
   concurrency: () => number;
   changes?: ChangeFeed;
+  /** The pipeline, keys and routes the lines run through. */
+  deps: BatchDeps;
 }
 
 /** What `POST /v1/batches` takes. */
@@ -67,7 +69,7 @@ export class BatchService {
   private readonly changes: ChangeFeed;
   private readonly limiter: Limiter;
   private readonly running = new Map<string, { handle: RunHandle; done: Promise<void> }>();
-  private services?: Services;
+  private readonly deps: BatchDeps;
   private closed = false;
   /** Set by a graceful stop's drain: this node takes no batch over any more. */
   private stopping = false;
@@ -83,14 +85,14 @@ export class BatchService {
     this.changes = opts.changes ?? LOCAL_CHANGES;
     this.files = new FileService(this.store, opts.contents);
     this.limiter = new Limiter(opts.concurrency);
+    this.deps = opts.deps;
   }
 
   /**
-   * Starts the service once every other service exists: resumes the batches a stop left unfinished (one
-   * machine: all of them; a cluster: those no live node holds, this node's own included).
+   * Starts background work (boot.ts, once the daemon is composed): resumes the batches a stop left
+   * unfinished (one machine: all of them; a cluster: those no live node holds, this node's own included).
    */
-  async start(services: Services): Promise<void> {
-    this.services = services;
+  async resume(): Promise<void> {
     const unfinished = await this.store.unfinished();
     for (const row of unfinished) if (await this.leases.claim(row.id)) this.launch(row);
     // Expired files go at start and every few minutes (and before any lookup: files.ts).
@@ -107,7 +109,7 @@ export class BatchService {
   }
 
   private logError(message: string, err: unknown): void {
-    this.services?.log.error(message, { error: err instanceof Error ? err.message : String(err) });
+    this.deps.log.error(message, { error: err instanceof Error ? err.message : String(err) });
   }
 
   /** One lease round at a time (the timer and change notices may overlap). */
@@ -131,7 +133,7 @@ export class BatchService {
       const run = this.running.get(id);
       if (!run) continue;
       if (!held.has(id)) {
-        this.services?.log.warn('batch lease lost to another node: this node stops running it', { batch: id });
+        this.deps.log.warn('batch lease lost to another node: this node stops running it', { batch: id });
         run.handle.halt('shutdown');
         continue;
       }
@@ -145,7 +147,7 @@ export class BatchService {
         await this.leases.release([id]);
         continue;
       }
-      this.services?.log.info('batch taken over from a node whose lease lapsed', { batch: id });
+      this.deps.log.info('batch taken over from a node whose lease lapsed', { batch: id });
       this.launch(row);
     }
   }
@@ -220,13 +222,13 @@ export class BatchService {
   }
 
   /** Checks a new batch against its input file and starts it. */
-  async create(services: Services, auth: AuthInfo, body: CreateBatch): Promise<BatchRow> {
+  async create(auth: AuthInfo, body: CreateBatch): Promise<BatchRow> {
     if (!BATCH_ENDPOINTS.includes(body.endpoint)) throw badRequest(`Endpoint '${body.endpoint.slice(0, 100)}' is not supported; use one of ${BATCH_ENDPOINTS.join(', ')}.`, 'endpoint');
     const window = WINDOW_RE.exec(body.completion_window);
     if (!window || Number(window[1]) < 1 || Number(window[1]) > 168) throw badRequest("completion_window must be '24h' (or another whole number of hours up to 168h).", 'completion_window');
     const keyId = ownerOf(auth) ?? null;
     // The owner must be allowed to call the endpoint its lines name (path: scopes), now and when they run.
-    ownerAuth(services, keyId, body.endpoint);
+    ownerAuth(this.deps.keys, keyId, body.endpoint);
     const file = await this.files.get(body.input_file_id, ownerOf(auth));
     if (file.purpose !== 'batch') throw badRequest(`File ${file.id} has purpose '${file.purpose}'; a batch needs a file uploaded with purpose 'batch'.`, 'input_file_id');
     const lines = readBatchLines(await this.files.readText(file.id));
@@ -235,7 +237,7 @@ export class BatchService {
     const mode = body.mode ?? 'local';
     let native: ReturnType<typeof nativePlan> | undefined;
     if (mode !== 'local') {
-      native = nativePlan(services, body.endpoint, lines);
+      native = nativePlan(this.deps, body.endpoint, lines);
       if (typeof native === 'string') {
         if (mode === 'native') throw badRequest(`This batch cannot run natively: ${native}`, 'mode');
         native = undefined;
@@ -312,7 +314,7 @@ export class BatchService {
       .catch((err: unknown) => {
         // Stopping, or the lease went to another node: the batch is not this node's to fail.
         if (this.closed || handle.stop === 'shutdown') return;
-        this.services?.log.error('batch run failed', { batch: row.id, error: err instanceof Error ? err.message : String(err) });
+        this.deps.log.error('batch run failed', { batch: row.id, error: err instanceof Error ? err.message : String(err) });
         return this.finish(row.id, 'failed', [{ code: 'internal_error', message: 'The batch stopped on an internal error; see the daemon log.' }]);
       })
       .catch((err: unknown) => this.logError('batch could not be marked failed', err))
@@ -324,7 +326,7 @@ export class BatchService {
   }
 
   private async run(row: BatchRow, handle: RunHandle, given?: BatchLine[]): Promise<void> {
-    const services = this.services!;
+    const services = this.deps;
     let lines: BatchLine[];
     try {
       lines = given ?? readBatchLines(await this.files.readText(row.input_file_id));
@@ -373,9 +375,9 @@ export class BatchService {
     };
     // A batch ends once, whichever node of a cluster ran or resumed it: webhooks deliver its end once.
     const once = `batch:${row.id}:${status}`;
-    if (status === 'completed') this.services?.events.emit('batch.completed', data, once);
-    else if (status === 'failed' || status === 'expired') this.services?.events.emit('batch.failed', data, once);
+    if (status === 'completed') this.deps.events.emit('batch.completed', data, once);
+    else if (status === 'failed' || status === 'expired') this.deps.events.emit('batch.failed', data, once);
     // Its own name, not batch.failed: a cancel is the owner's decision, and an alert on failures should not fire for it.
-    else if (status === 'cancelled') this.services?.events.emit('batch.cancelled', data, once);
+    else if (status === 'cancelled') this.deps.events.emit('batch.cancelled', data, once);
   }
 }

@@ -1,8 +1,8 @@
-import type { Services } from '../services.js';
-import type { ComboRecord } from './store.js';
+import type { ProviderDirectory } from '../providers/directory.js';
+import type { ComboRecord, ComboStore } from './store.js';
 import { comboContextLength } from './validate.js';
 
-type CatalogServices = Pick<Services, 'combos' | 'providers'>;
+type CatalogServices = { combos: ComboStore; providers: ProviderDirectory };
 
 /** One named combo as a catalog entry: its name, creation time and computed context length. */
 export interface ComboCatalogEntry {

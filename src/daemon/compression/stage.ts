@@ -1,7 +1,7 @@
 import type { RequestStage, StageContext } from '../proxy/stages.js';
 import type { Target } from '../providers/target.js';
 import type { ModelInfo } from '../providers/types.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
 import type { IrRequest } from '../translate/ir.js';
 import { fitRequest } from './fit.js';
 import type { CompressionSettings } from './settings.js';
@@ -12,7 +12,7 @@ export const COMPRESSION_STAGE_ORDER = 800;
 const byList = new WeakMap<readonly ModelInfo[], Map<string, number | undefined>>();
 
 /** The context length of a target's model (synced models, else the provider's static list); undefined when unknown. */
-export function contextLengthOf(services: Services, target: Target): number | undefined {
+export function contextLengthOf(services: PipelineDeps, target: Target): number | undefined {
   const list = services.providers.models(target.provider);
   let map = byList.get(list);
   if (!map) byList.set(list, (map = new Map(list.map((m) => [m.id, m.contextLength]))));

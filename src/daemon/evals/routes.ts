@@ -84,7 +84,7 @@ export const evalRoutes: RouteDef[] = [
     handler: async ({ services, params, body }) => {
       const ev = evalOf(services, params.id ?? '');
       if (services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running already; wait for its run to finish.`);
-      const { run, done } = services.evals.start(services, ev, body.models ?? ev.models);
+      const { run, done } = services.evals.start(ev, body.models ?? ev.models);
       if (!body.wait) return json(202, run);
       await done;
       return services.evals.store.run(ev.id, run.id, true);

@@ -1,6 +1,6 @@
 import { publicReason } from '../http/errors.js';
 import { internalChat } from '../proxy/internal-call.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
 import type { Db } from '../store/db.js';
 import type { EvalCaseResult, EvalRecord, EvalRun } from '../../shared/observability.js';
 import { runCheck } from './checks.js';
@@ -20,7 +20,11 @@ export class EvalService {
   readonly store: EvalStore;
   private readonly running = new Map<string, Promise<void>>();
 
-  constructor(db: Db) {
+  /** `pipeline`: the request pipeline every case is sent through (usage, failover, breakers, pricing). */
+  constructor(
+    db: Db,
+    private readonly pipeline: PipelineDeps,
+  ) {
     this.store = new EvalStore(db);
   }
 
@@ -30,7 +34,8 @@ export class EvalService {
   }
 
   /** Starts a run; `done` settles when every call has ended and the run is completed. */
-  start(services: Services, ev: EvalRecord, models: readonly string[]): { run: EvalRun; done: Promise<void> } {
+  start(ev: EvalRecord, models: readonly string[]): { run: EvalRun; done: Promise<void> } {
+    const services = this.pipeline;
     const run = this.store.startRun(ev.id, models);
     const tasks = models.flatMap((model) => ev.cases.map((_, caseIndex) => ({ model, caseIndex })));
     let next = 0;
@@ -48,7 +53,7 @@ export class EvalService {
     return { run, done };
   }
 
-  private async runCase(services: Services, ev: EvalRecord, model: string, caseIndex: number): Promise<EvalCaseResult> {
+  private async runCase(services: PipelineDeps, ev: EvalRecord, model: string, caseIndex: number): Promise<EvalCaseResult> {
     const c = ev.cases[caseIndex]!;
     const t0 = performance.now();
     try {

@@ -1,7 +1,7 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import { RouterError } from '../http/errors.js';
 import { internalCall } from '../proxy/internal-call.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
 import type { ChatCall } from '../proxy/chat.js';
 import type { StageContext } from '../proxy/stages.js';
 import { joinUrl } from '../providers/target.js';
@@ -49,7 +49,7 @@ export type ModerationSettings = NonNullable<GuardrailPolicy['moderation']>;
  * whose flagged categories meet the configured list (any, when empty) is one finding per text, named by
  * its first such category. Throws when the call fails (the caller decides whether to fail open).
  */
-export async function moderate(services: Services, cfg: ModerationSettings, texts: string[], auth: AuthInfo): Promise<Finding[]> {
+export async function moderate(services: PipelineDeps, cfg: ModerationSettings, texts: string[], auth: AuthInfo): Promise<Finding[]> {
   if (texts.length === 0) return [];
   const { value } = await internalCall(services, {
     endpoint: MODERATION_ENDPOINT,

@@ -7,9 +7,8 @@ import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/sdk/server/a
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../auth/pipeline.js';
 import { RouterError, publicReason } from '../http/errors.js';
-import type { Services } from '../services.js';
 import { callerName, McpAudit, type AuditTransport } from './audit.js';
-import { listedTools, TOOL_BY_NAME, TOOLS, type ToolDef } from './tools.js';
+import { listedTools, TOOL_BY_NAME, TOOLS, type ToolDef, type ToolDeps } from './tools.js';
 
 /**
  * Router's MCP server (docs/agents.md): the official SDK's server over two transports, Streamable HTTP
@@ -24,7 +23,7 @@ import { listedTools, TOOL_BY_NAME, TOOLS, type ToolDef } from './tools.js';
  * the skills catalog registers here. Tools are router's own list (tools.ts): an extension must not call
  * `registerTool`.
  */
-export type McpExtension = (server: McpServer, services: Services) => void;
+export type McpExtension = (server: McpServer) => void;
 
 interface Session {
   id: string;
@@ -46,7 +45,7 @@ function toMcpAuth(auth: AuthInfo): McpAuthInfo {
 
 /** Runs one tool on behalf of a caller, auditing it; errors become the tool's error text (never a stack). */
 export async function runTool(
-  services: Services,
+  services: ToolDeps,
   audit: McpAudit,
   def: ToolDef,
   args: unknown,
@@ -84,21 +83,17 @@ const jsonRpcError = (status: number, code: number, message: string) =>
   new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
 
 export class McpService {
-  readonly audit: McpAudit;
   private readonly sessions = new Map<string, Session>();
   private readonly extensions: McpExtension[] = [];
   private closed = false;
 
-  private services!: Services;
-  private sweeper?: NodeJS.Timeout;
+  private readonly sweeper: NodeJS.Timeout;
 
-  constructor(audit: McpAudit) {
-    this.audit = audit;
-  }
-
-  /** Starts the idle-session sweeper and prunes old audit rows (needs the finished services). */
-  start(services: Services): void {
-    this.services = services;
+  /** Starts the idle-session sweeper and prunes old audit rows; `services`: what the tools run on. */
+  constructor(
+    readonly audit: McpAudit,
+    private readonly services: ToolDeps,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), 15_000);
     this.sweeper.unref();
     this.audit.prune(services.settings.get().agents.mcpAuditRetentionDays).catch((err: unknown) => {
@@ -139,7 +134,7 @@ export class McpService {
       const structured = r.value !== null && typeof r.value === 'object' && !Array.isArray(r.value) ? (r.value as Record<string, unknown>) : { value: r.value };
       return { content: [{ type: 'text', text: JSON.stringify(r.value, null, 2) }], structuredContent: structured };
     });
-    for (const ext of this.extensions) ext(server, this.services);
+    for (const ext of this.extensions) ext(server);
     return server;
   }
 

@@ -4,7 +4,10 @@ import { RouterError } from '../http/errors.js';
 import { MEMORY_STRATEGIES, MEMORY_TYPES } from '../../shared/records.js';
 import { openAiModelList } from '../proxy/catalog.js';
 import { internalConverse } from '../proxy/internal-call.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
+import type { KeyStore } from '../keys/store.js';
+import type { MemoryService } from '../memory/service.js';
+import type { WebhookService } from '../webhooks/service.js';
 import type { IrMessage } from '../translate/ir.js';
 import { replyText } from '../translate/util/reply-text.js';
 
@@ -13,8 +16,15 @@ import { replyText } from '../translate/util/reply-text.js';
  * function over the services, run on behalf of the caller (its AuthInfo: a chat is counted against its key).
  * The MCP server (server.ts) and the assistant (copilot/) serve this same list.
  */
+/** What the tools read: the request pipeline (chat, models, usage, health) plus keys, memory and webhooks. */
+export interface ToolDeps extends PipelineDeps {
+  keys: KeyStore;
+  memory: MemoryService;
+  webhooks: WebhookService;
+}
+
 export interface ToolContext {
-  services: Services;
+  services: ToolDeps;
   auth: AuthInfo;
 }
 

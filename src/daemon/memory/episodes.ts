@@ -3,7 +3,7 @@
  * heuristic) and summarization of old episodic memories into `semantic` ones. Both write through the engine
  * (so entries are embedded and indexed as any other) and run off the request path.
  */
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
 import { EXTRACTION_PROMPT, heuristicExtract, parseExtraction, SUMMARY_PROMPT, type Extracted } from './extract.js';
 import type { ExtractionJob } from './extraction-queue.js';
 import type { StoredMemory } from './port.js';
@@ -27,8 +27,8 @@ export interface SummaryResult {
 /** What extraction and summarization use of the engine. */
 export interface EpisodeContext {
   engine: Pick<MemoryService, 'store' | 'settings' | 'create' | 'update'>;
-  /** The daemon's services once the engine started (model calls need them). */
-  services: Services | undefined;
+  /** The request pipeline model calls go through (absent in storage-only tests). */
+  services: PipelineDeps | undefined;
   closed(): boolean;
 }
 
@@ -92,7 +92,7 @@ export async function summarizeEpisodes(ctx: EpisodeContext, o: SummarizeOptions
   const { engine } = ctx;
   const model = engine.settings.summarizationModel;
   if (!model) throw new Error('no summarization model configured (summarizationModel)');
-  if (!ctx.services) throw new Error('engine not started');
+  if (!ctx.services) throw new Error('engine has no pipeline');
   const days = o.olderThanDays ?? engine.settings.summarizeOlderThanDays;
   const before = new Date(Date.now() - days * 86_400_000);
   const groups = groupEpisodes(await engine.store.episodicBefore(o.apiKeyId, before, o.sessionId, new Date()));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
 import type { ChangeFeed } from '../store/changes.js';
 import { EmbeddingSelector } from './embedding/selector.js';
 import { isZero } from './embedding/source.js';
@@ -51,6 +51,11 @@ export interface MemoryServiceOptions {
   log: Logger;
   /** The state folder's secret key file: the Qdrant API key is stored sealed with it. */
   keyFile: string;
+  /**
+   * The request pipeline the engine calls models through (remote embeddings, rerank, extraction, summaries).
+   * Absent (storage-only tests): those calls answer 'engine has no pipeline'.
+   */
+  pipeline?: PipelineDeps;
 }
 
 export interface CreateInput {
@@ -89,7 +94,7 @@ export class MemoryService {
   private readonly log: Logger;
   private readonly keyFile: string;
   private readonly unsubscribe: Array<() => void> = [];
-  private services?: Services;
+  private readonly services?: PipelineDeps;
   /** The embedding source in use and its LRU. */
   readonly sources: EmbeddingSelector;
   /** Vectors: embedded (sqlite-vec) and external (Qdrant), with the background reindex. */
@@ -122,6 +127,7 @@ export class MemoryService {
     this.changes = opts.changes;
     this.log = opts.log;
     this.keyFile = opts.keyFile;
+    this.services = opts.pipeline;
     const settings = () => this.settingsValue;
     const closed = () => this.closed;
     const changed = () => this.changes.publish(MEMORY_TOPIC);
@@ -167,11 +173,10 @@ export class MemoryService {
   }
 
   /**
-   * Wires the engine to the daemon (remote calls need the provider directory) and starts background work.
-   * Its request stage is registered in boot.ts with every other stage.
+   * Starts background work (pruning, auto-summaries, choosing the embedding source). Its request stage is
+   * registered in boot.ts with every other stage.
    */
-  start(services: Services): void {
-    this.services = services;
+  start(): void {
     // The tokenizer is loaded on first use (countTokens), not here: it costs ~20 MB an idle daemon never needs.
     void this.prune();
     this.every(PRUNE_EVERY_MS, () => void this.prune());
@@ -524,7 +529,7 @@ export class MemoryService {
     if (!s.rerankModel) rerank = { enabled: false, provider: null, model: null, available: false, reason: 'no rerank model configured (rerankModel)' };
     else {
       const slash = s.rerankModel.indexOf('/');
-      const reach = this.services ? modelReachable(this.services, s.rerankModel) : { ok: false as const, reason: 'engine not started' };
+      const reach = this.services ? modelReachable(this.services, s.rerankModel) : { ok: false as const, reason: 'engine has no pipeline' };
       const available = reach.ok && this.rerankError === null;
       rerank = {
         enabled: true,

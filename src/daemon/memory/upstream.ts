@@ -4,7 +4,7 @@ import { rerankSpecOf } from '../families/rerank/index.js';
 import { upstreamUrl } from '../proxy/attempt.js';
 import { resolveTargets } from '../proxy/resolve.js';
 import { joinUrl } from '../providers/target.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from '../proxy/deps.js';
 
 /**
  * The memory engine's calls to providers (remote embeddings, rerank, summarization and extraction
@@ -22,7 +22,7 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
-async function run<T>(services: Services, spec: MemoryCall<T>): Promise<T> {
+async function run<T>(services: PipelineDeps, spec: MemoryCall<T>): Promise<T> {
   return (await internalCall(services, { ...spec, endpoint: `memory:${spec.kind}` })).value;
 }
 
@@ -38,7 +38,7 @@ function decodeVector(v: unknown): Float32Array {
 }
 
 /** Calls `{base}/embeddings` of the model's provider; returns one vector per input, in input order. */
-export async function remoteEmbed(services: Services, model: string, texts: string[], dimensions?: number | null): Promise<Float32Array[]> {
+export async function remoteEmbed(services: PipelineDeps, model: string, texts: string[], dimensions?: number | null): Promise<Float32Array[]> {
   return run(services, {
     kind: 'embeddings',
     model,
@@ -60,7 +60,7 @@ export async function remoteEmbed(services: Services, model: string, texts: stri
 }
 
 /** Whether a model resolves to usable targets now (no call made); the reason when not. */
-export function modelReachable(services: Services, model: string): { ok: true } | { ok: false; reason: string } {
+export function modelReachable(services: PipelineDeps, model: string): { ok: true } | { ok: false; reason: string } {
   try {
     resolveTargets(services, model);
     return { ok: true };
@@ -74,7 +74,7 @@ export function modelReachable(services: Services, model: string): { ok: true } 
  * Jina, Voyage, Together, vLLM/TEI nodes), the executor without a key, a usage row `memory:rerank`;
  * relevance per document index.
  */
-export async function remoteRerank(services: Services, model: string, query: string, documents: string[], timeoutMs = 10_000): Promise<Array<{ index: number; score: number }>> {
+export async function remoteRerank(services: PipelineDeps, model: string, query: string, documents: string[], timeoutMs = 10_000): Promise<Array<{ index: number; score: number }>> {
   const req = readRerankRequest({ model, query, documents, top_n: documents.length });
   const result = await internalCall(services, {
     endpoint: 'memory:rerank',
@@ -97,6 +97,6 @@ export async function remoteRerank(services: Services, model: string, query: str
  * One non-streamed chat call (system + user text) to a model or combo, in the target's own wire format
  * through the codecs; returns the reply text.
  */
-export async function callModel(services: Services, model: string, system: string, user: string, maxTokens = 1024): Promise<string> {
+export async function callModel(services: PipelineDeps, model: string, system: string, user: string, maxTokens = 1024): Promise<string> {
   return (await internalChat(services, { endpoint: 'memory:chat', model, system, user, maxTokens, timeoutMs: 120_000 })).value;
 }

@@ -1,9 +1,15 @@
 import { connectionProxy } from '../net/outbound-proxy.js';
 import type { Target } from '../providers/target.js';
-import type { Services } from '../services.js';
+import type { Logger } from '../logger.js';
+import type { ConnectionStore } from '../providers/connections.js';
+import type { ProviderDirectory } from '../providers/directory.js';
+import type { SettingsStore } from '../settings/store.js';
 import { discoverProject } from './code-assist.js';
 import { oauthEndpoints } from './endpoints.js';
 import { canRefresh, REFRESH_AHEAD_MS, refreshConnection } from './refresh.js';
+
+/** What renewing a target's token reads. */
+type FreshDeps = { connections: ConnectionStore; log: Logger; providers: ProviderDirectory; settings: SettingsStore };
 
 /** After a failed refresh before a request, requests use the current token this long before trying again. */
 const RETRY_AFTER_FAILURE_MS = 30_000;
@@ -24,7 +30,7 @@ function needsRefresh(target: Target): boolean {
  * upstream-confirmed auth failure then decides anything (resilience/attempts.ts). A Code Assist connection
  * imported without its project gets it found once. Costs a comparison or two for every other target.
  */
-export async function freshTarget(services: Services, target: Target): Promise<Target> {
+export async function freshTarget(services: FreshDeps, target: Target): Promise<Target> {
   if (!target.connectionId) return target;
   let next = target;
   if (needsRefresh(target)) next = await refreshed(services, target);
@@ -32,7 +38,7 @@ export async function freshTarget(services: Services, target: Target): Promise<T
   return next;
 }
 
-async function refreshed(services: Services, target: Target): Promise<Target> {
+async function refreshed(services: FreshDeps, target: Target): Promise<Target> {
   const conn = services.connections.get(target.connectionId!);
   if (!conn || !canRefresh(target.provider, conn, services.settings)) return target;
   const failed = failedAt.get(conn.id);
@@ -50,7 +56,7 @@ async function refreshed(services: Services, target: Target): Promise<Target> {
 }
 
 /** Finds and stores a Code Assist connection's project (loadCodeAssist/onboardUser), once per connection. */
-async function withProject(services: Services, target: Target): Promise<Target> {
+async function withProject(services: FreshDeps, target: Target): Promise<Target> {
   const id = target.connectionId!;
   let running = discovering.get(id);
   if (!running) {

@@ -1,5 +1,8 @@
 import { comboCatalog } from '../combos/catalog.js';
-import type { Services } from '../services.js';
+import type { ComboStore } from '../combos/store.js';
+import type { ConnectionStore } from './connections.js';
+import type { ProviderDirectory } from './directory.js';
+import type { SyncedModels } from './models.js';
 import { parseModelList } from './sync.js';
 import { boundedText } from '../net/bounded-read.js';
 import type { ModelInfo, ProviderDef } from './types.js';
@@ -41,7 +44,7 @@ export async function probeLocal(baseUrl: string, timeoutMs = LOCAL_PROBE_TIMEOU
  * and local servers that answer a probe (their own model list). With `all`, every provider's models too,
  * marked unavailable (`no connection`, `unreachable`). Management only: probes never run on a proxied request.
  */
-export async function modelCatalog(services: Pick<Services, 'combos' | 'providers' | 'connections' | 'syncedModels'>, all: boolean): Promise<ModelRow[]> {
+export async function modelCatalog(services: { combos: ComboStore; providers: ProviderDirectory; connections: ConnectionStore; syncedModels: SyncedModels }, all: boolean): Promise<ModelRow[]> {
   const rows: ModelRow[] = comboCatalog(services).map((c) => ({
     id: c.id,
     provider: 'combo',
@@ -85,7 +88,7 @@ export async function modelCatalog(services: Pick<Services, 'combos' | 'provider
 }
 
 /** Where a local provider listens: its active connection's base URL override, else its default. */
-function localBase(services: Pick<Services, 'connections'>, def: ProviderDef): string {
+function localBase(services: { connections: ConnectionStore }, def: ProviderDef): string {
   const override = services.connections.active(def.id)[0]?.providerSpecificData.baseUrl;
   return typeof override === 'string' ? override : def.baseUrl;
 }

@@ -1,8 +1,8 @@
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import { anthropicComboModels, geminiComboModels, openAiComboModels } from '../combos/catalog.js';
 
 /** GET /v1/models in the OpenAI list shape. */
-export function openAiModelList(services: Services) {
+export function openAiModelList(services: PipelineDeps) {
   return {
     object: 'list',
     data: [
@@ -19,7 +19,7 @@ export function openAiModelList(services: Services) {
 }
 
 /** GET /v1/models in the Anthropic shape (the Anthropic SDK sends `anthropic-version`). */
-export function anthropicModelList(services: Services) {
+export function anthropicModelList(services: PipelineDeps) {
   const data = [
     ...anthropicComboModels(services),
     ...services.providers.catalog().map((m) => ({
@@ -36,7 +36,7 @@ export function anthropicModelList(services: Services) {
  * GET /v1beta/models: the catalog restricted to providers with an active connection (no-auth local
  * providers count as connected: they need none), in the Gemini `models.list` shape.
  */
-export function geminiModelList(services: Services) {
+export function geminiModelList(services: PipelineDeps) {
   return {
     models: [
       ...geminiComboModels(services),

@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { HANDLED } from '../http/app.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { StreamEncoder, UpstreamWireFormat } from '../translate/codec.js';
@@ -55,7 +55,7 @@ export type ChatReply = Response | typeof HANDLED;
  * What the chat pipeline reads of its caller: a route's context, or another transport's equivalent (the
  * Responses WebSocket serves each `response.create` through here with the headers of its upgrade request).
  */
-export type ChatContext = Pick<RouteContext, 'services' | 'auth'> & { event: { req: { headers: Headers } } };
+export type ChatContext = { services: PipelineDeps; auth: RouteContext['auth'] } & { event: { req: { headers: Headers } } };
 
 /**
  * A committed stream to be written straight into the client's Node response. Sent by runChat after the
@@ -124,7 +124,7 @@ interface Prepared {
  * capture's bodies, and what the upstream did not get (the codecs' notes; on passthrough, the client
  * fields removed for this provider).
  */
-function noteTranslation(services: Services, call: ChatCall, target: Target, prepared: Prepared, status: number): void {
+function noteTranslation(services: PipelineDeps, call: ChatCall, target: Target, prepared: Prepared, status: number): void {
   let dropped = prepared.ir?.dropped ?? [];
   if (prepared.native) {
     const sent = JSON.parse(prepared.body) as Record<string, unknown>;
@@ -226,7 +226,7 @@ function withProviderHeaders(
 }
 
 /** The Server-Timing header of a served reply; the same figures feed /metrics (router overhead, first byte). */
-function timing(services: Pick<Services, 'metrics'>, outcome: Outcome, upstreamMs: number): string {
+function timing(services: Pick<PipelineDeps, 'metrics'>, outcome: Outcome, upstreamMs: number): string {
   const routerMs = Math.max(0, performance.now() - outcome.t0 - upstreamMs);
   services.metrics.serverTiming(outcome.target.provider.id, routerMs, upstreamMs, outcome.call.stream);
   return `router;dur=${routerMs.toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`;
@@ -279,7 +279,7 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
 
 
 async function attempt(
-  services: Services,
+  services: PipelineDeps,
   call: ChatCall,
   target: Target,
   prepared: Prepared,
@@ -370,7 +370,7 @@ function decodeJson(prepared: Prepared, text: string): IrResponse | undefined {
 }
 
 async function jsonReply(
-  services: Services,
+  services: PipelineDeps,
   call: ChatCall,
   target: Target,
   prepared: Prepared,
@@ -426,7 +426,7 @@ async function jsonReply(
  * for a Responses client under a combo's cache affinity, its id, so the turn naming it as
  * `previous_response_id` is the same conversation (routing/conversation.ts).
  */
-function noteReply(services: Services, outcome: Outcome, response: IrResponse | undefined): void {
+function noteReply(services: PipelineDeps, outcome: Outcome, response: IrResponse | undefined): void {
   outcome.servedModel = response?.model;
   // Only an upstream `resp_` id reaches the client as is (a translated reply gets router's own id).
   if (!response?.id.startsWith('resp_') || outcome.call.clientFormat !== 'openai-responses' || outcome.combo === undefined) return;
@@ -439,7 +439,7 @@ function noteReply(services: Services, outcome: Outcome, response: IrResponse | 
 }
 
 async function streamReply(
-  services: Services,
+  services: PipelineDeps,
   call: ChatCall,
   target: Target,
   prepared: Prepared,
@@ -499,7 +499,7 @@ async function streamReply(
 }
 
 /** Completes a served stream's usage row (and counts a break after its first byte against the provider). */
-function streamDone(services: Services, target: Target, outcome: Outcome, s: StreamSummary, upstreamMs: number | undefined): void {
+function streamDone(services: PipelineDeps, target: Target, outcome: Outcome, s: StreamSummary, upstreamMs: number | undefined): void {
   outcome.status = 200;
   outcome.usage = s.usage;
   outcome.finishReason = s.finishReason;
@@ -513,7 +513,7 @@ function streamDone(services: Services, target: Target, outcome: Outcome, s: Str
 }
 
 /** A combo's `continue` recovery for this stream: the next targets take up the answer so far (recovery.ts). */
-function continuation(services: Services, call: ChatCall, target: Target, prepared: Prepared, outcome: Outcome, limits: AttemptLimits, encoder: StreamEncoder, transform: StreamTransform | undefined) {
+function continuation(services: PipelineDeps, call: ChatCall, target: Target, prepared: Prepared, outcome: Outcome, limits: AttemptLimits, encoder: StreamEncoder, transform: StreamTransform | undefined) {
   const { recovery } = limits;
   const settings = services.settings.get();
   const ctx: ContinueContext = {
@@ -545,7 +545,7 @@ function continuation(services: Services, call: ChatCall, target: Target, prepar
  * as JSON or, for a streaming request, re-encoded as the client format's stream.
  */
 function stageReply(
-  services: Services,
+  services: PipelineDeps,
   call: ChatCall,
   request: IrRequest,
   response: IrResponse,

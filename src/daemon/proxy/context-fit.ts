@@ -1,6 +1,6 @@
 import { contextLengthOf, rawMaxTokens } from '../compression/stage.js';
 import { RouterError } from '../http/errors.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { Plan } from './plan.js';
 
 /**
@@ -11,7 +11,7 @@ import type { Plan } from './plan.js';
  * big it is and the largest window on offer. The tokens are counted only when some window is known and
  * the cheap bound (every token is at least one byte of the body) does not already clear every window.
  */
-export async function fitContext(services: Services, plan: Plan, raw: Record<string, unknown>, inputTokens: () => Promise<number>): Promise<void> {
+export async function fitContext(services: PipelineDeps, plan: Plan, raw: Record<string, unknown>, inputTokens: () => Promise<number>): Promise<void> {
   const windows = plan.targets.map((t) => contextLengthOf(services, t));
   const known = windows.filter((w): w is number => w !== undefined);
   if (known.length === 0) return;

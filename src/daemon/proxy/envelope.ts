@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { RouteContext } from '../http/routes.js';
+import type { PipelineDeps } from './deps.js';
 import { sessionHeader } from '../routing/conversation.js';
 import type { ExecRequest } from './execute.js';
 import type { ProxyCall } from './outcome.js';
@@ -11,7 +12,7 @@ import type { ProxyCall } from './outcome.js';
  * (chat, count_tokens, every family of families/).
  */
 export function requestEnvelope(
-  ctx: Pick<RouteContext, 'services' | 'auth'> & { event: { req: { headers: Headers } } },
+  ctx: { services: PipelineDeps; auth: RouteContext['auth']; event: { req: { headers: Headers } } },
   call: ProxyCall,
   options: { t0?: number; traceId?: string; conversation?: boolean; relay?: boolean } = {},
 ): ExecRequest {

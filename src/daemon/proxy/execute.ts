@@ -3,7 +3,7 @@ import { HEADER } from '../../shared/headers.js';
 import { asRouterError, RouterError } from '../http/errors.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { circuitOpenError } from '../routing/errors.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { IrUsage } from '../translate/ir.js';
 import { recordOutcome, type Outcome, type ProxyCall } from './outcome.js';
 import { planTargets, type Plan } from './plan.js';
@@ -26,7 +26,7 @@ import type { HeaderGetter } from '../routing/conversation.js';
 
 /** Who is asking and for what; one per request. */
 export interface ExecRequest {
-  services: Services;
+  services: PipelineDeps;
   auth: AuthInfo;
   call: ProxyCall;
   traceId: string;
@@ -102,7 +102,7 @@ export function isTargetSpecific(err: unknown): boolean {
 }
 
 /** Completes the usage side of a served attempt: the usage row and the caller's token budgets. */
-export function finishOutcome(services: Pick<Services, 'usage' | 'quotas'>, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
+export function finishOutcome(services: Pick<PipelineDeps, 'usage' | 'quotas'>, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
   recordOutcome(services, outcome);
   const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
   if (tokens > 0) services.quotas.recordTokens(outcome.auth, { provider: outcome.target.provider.id, model: outcome.target.model, tokens });

@@ -2,7 +2,7 @@ import type { AuthInfo } from '../auth/pipeline.js';
 import { replyText } from '../translate/util/reply-text.js';
 import { randomUUID } from 'node:crypto';
 import { RouterError, publicErrorClass, publicReason } from '../http/errors.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { IrMessage, IrRequest, IrResponse, IrTool, IrUsage } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
 import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from './execute.js';
@@ -58,7 +58,7 @@ function errorText(err: unknown): string {
 }
 
 /** Runs a call through the executor; any failure becomes an InternalCallError with a safe, one-line message. */
-export async function internalCall<T>(services: Services, spec: InternalCall<T>): Promise<InternalResult<T>> {
+export async function internalCall<T>(services: PipelineDeps, spec: InternalCall<T>): Promise<InternalResult<T>> {
   const call: ProxyCall = { clientFormat: 'openai-chat', raw: {}, model: spec.model, stream: false, endpoint: spec.endpoint };
   const traceId = randomUUID();
   const policy: ExecPolicy<{ url: string; body: string; provider: string }, InternalResult<T>> = {
@@ -101,7 +101,7 @@ export async function internalCall<T>(services: Services, spec: InternalCall<T>)
  * through the codecs; the value is the reply text.
  */
 export function internalChat(
-  services: Services,
+  services: PipelineDeps,
   opts: { endpoint: string; model: string; system?: string; user: string; maxTokens: number; timeoutMs: number },
 ): Promise<InternalResult<string>> {
   return internalCall(services, {
@@ -131,7 +131,7 @@ export function internalChat(
  * behalf of `auth`, through the codecs; the value is the decoded reply (text and tool calls).
  */
 export function internalConverse(
-  services: Services,
+  services: PipelineDeps,
   opts: {
     endpoint: string;
     model: string;

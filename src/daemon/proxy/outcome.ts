@@ -1,5 +1,5 @@
 import type { AuthInfo } from '../auth/pipeline.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { IrFinishReason, IrUsage, WireFormat } from '../translate/ir.js';
 import type { Target } from '../providers/target.js';
 
@@ -55,7 +55,7 @@ export interface Outcome {
 }
 
 /** Records the end of an attempt: never throws, never blocks the reply. */
-export function recordOutcome(services: Pick<Services, 'usage'>, o: Outcome): void {
+export function recordOutcome(services: Pick<PipelineDeps, 'usage'>, o: Outcome): void {
   try {
     o.call.recorded = true;
     // Builds the usage row, prices it and queues it (written in batches off the request path), then emits

@@ -4,7 +4,7 @@ import { conversationOf, targetKey, type HeaderGetter } from '../routing/convers
 import { circuitOpenError, modelCooldownError } from '../routing/errors.js';
 import type { ComboAffinity, MidStreamRecovery } from '../../shared/records.js';
 import { orderTargets } from '../routing/strategies.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { Target } from '../providers/target.js';
 
 /** Nesting limit of combos referencing combos (also enforced when combos are saved). */
@@ -63,7 +63,7 @@ function skip(acc: Collect, err: RouterError): void {
  * the same way, combos nested up to MAX_COMBO_DEPTH). Providers whose circuit is open and accounts cooling
  * down for the model are left out. An unknown model is a 404, never routed to a default (spec, proxy endpoints: an unrecognized model is never defaulted to another provider).
  */
-export function planTargets(services: Services, model: unknown, sessionKey?: string, source?: ConversationSource): Plan {
+export function planTargets(services: PipelineDeps, model: unknown, sessionKey?: string, source?: ConversationSource): Plan {
   if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');
   if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
   const acc: Collect = { targets: [], skipped: [] };
@@ -105,7 +105,7 @@ export function planTargets(services: Services, model: unknown, sessionKey?: str
  * account's failure streak demoted is let go; the conversation then follows the order and binds to the
  * target that serves it (resilience/attempts.ts), where it stays.
  */
-function pinConversation(services: Services, comboId: string, conversation: string, targets: Target[]): void {
+function pinConversation(services: PipelineDeps, comboId: string, conversation: string, targets: Target[]): void {
   const r = services.resilience;
   const bound = r.conversations.bound(comboId, conversation);
   if (bound === undefined) return;
@@ -120,14 +120,14 @@ function pinConversation(services: Services, comboId: string, conversation: stri
 }
 
 /** The 404 for a model name that names nothing, with "did you mean" when something is close. */
-export function unknownModel(services: Pick<Services, 'providers' | 'combos'>, model: string): RouterError {
+export function unknownModel(services: Pick<PipelineDeps, 'providers' | 'combos'>, model: string): RouterError {
   const hint = modelHint(services.providers, services.combos.list().map((c) => c.name), model);
   return new RouterError(404, `Unknown model '${model}': use <provider>/<model> or a combo name (GET /v1/models lists them).${hint}`, {
     code: 'model_not_found',
   });
 }
 
-function expandCombo(services: Services, name: string, acc: Collect, sessionKey: string | undefined, depth: number, seen: Set<string>): void {
+function expandCombo(services: PipelineDeps, name: string, acc: Collect, sessionKey: string | undefined, depth: number, seen: Set<string>): void {
   const combo = services.combos.byName(name)!;
   if (depth >= MAX_COMBO_DEPTH || seen.has(combo.id)) return;
   seen.add(combo.id);
@@ -167,14 +167,14 @@ function expandCombo(services: Services, name: string, acc: Collect, sessionKey:
  * Relative price of a combo entry for `cost-optimized`: input + output USD per million tokens from the
  * price table (defaults and overrides); undefined (sorts last) for unpriced models and nested combos.
  */
-function comboEntryCost(services: Services, model: string): number | undefined {
+function comboEntryCost(services: PipelineDeps, model: string): number | undefined {
   const split = services.providers.split(model);
   if (!split) return undefined;
   const price = services.usage.pricing.lookup(split.def.id, split.model);
   return price ? price.input + price.output : undefined;
 }
 
-function providerTargets(services: Services, model: string, acc: Collect, sessionKey: string | undefined): void {
+function providerTargets(services: PipelineDeps, model: string, acc: Collect, sessionKey: string | undefined): void {
   const split = services.providers.split(model);
   if (!split) throw unknownModel(services, model);
   const all = services.providers.targets(split.def, split.model, model);

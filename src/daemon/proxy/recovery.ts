@@ -3,7 +3,7 @@ import { UpstreamExchange } from '../net/upstream.js';
 import { freshTarget } from '../oauth/fresh.js';
 import { credentialSecrets, type Target } from '../providers/target.js';
 import { attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { StreamDecoder, StreamEncoder, UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, IrStreamEvent, WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
@@ -117,7 +117,7 @@ export function spliceDecoder(inner: StreamDecoder, at: BlockPosition & { trimLe
 
 /** What a continuation needs of the stream it continues. */
 export interface ContinueContext {
-  services: Services;
+  services: PipelineDeps;
   plan: Pick<Plan, 'combo' | 'targets'>;
   /** The targets after the one that broke, in plan order. */
   rest: readonly Target[];

@@ -1,6 +1,6 @@
 import { badRequest } from '../http/errors.js';
 import { unknownModel } from './plan.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { Target } from '../providers/target.js';
 
 /**
@@ -8,7 +8,7 @@ import type { Target } from '../providers/target.js';
  * `<provider>/<model>` (provider id, alias, node id or node prefix). An unknown model is a 404, never
  * routed to some default provider (spec, proxy endpoints: an unrecognized model is rejected, never defaulted).
  */
-export function resolveTargets(services: Services, model: unknown): readonly Target[] {
+export function resolveTargets(services: PipelineDeps, model: unknown): readonly Target[] {
   if (typeof model !== 'string' || model.trim() === '') throw badRequest("The 'model' field is required.", 'model');
   if (model.length > 512) throw badRequest("The 'model' field is too long.", 'model');
   const split = services.providers.split(model);

@@ -1,5 +1,5 @@
 import { outboundDispatcher } from '../net/outbound-proxy.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { UpstreamWireFormat } from '../translate/codec.js';
 import { joinUrl, type Target } from '../providers/target.js';
 import { SocketPool, UpstreamSocket } from './upstream-socket.js';
@@ -32,7 +32,7 @@ const HTTP_ONLY = new Set(['content-type', 'accept', 'accept-encoding', 'content
  * plus its new items, as Codex does, since the provider keeps the conversation on the socket.
  */
 export function socketRoute(
-  services: Services,
+  services: PipelineDeps,
   call: SocketCall,
   target: Target,
   format: UpstreamWireFormat,

@@ -1,12 +1,12 @@
 import type { AuthInfo } from '../auth/pipeline.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { IrRequest, IrResponse, IrStreamEvent } from '../translate/ir.js';
 import type { ChatCall } from './chat.js';
 import type { Target } from '../providers/target.js';
 
 /** What a stage knows about the request it is looking at. */
 export interface StageContext {
-  services: Services;
+  services: PipelineDeps;
   auth: AuthInfo;
   call: ChatCall;
   /** The target this attempt goes to (stages run again for a failover target). */

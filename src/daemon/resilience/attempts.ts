@@ -5,7 +5,13 @@ import type { Credential, ProviderDef } from '../providers/types.js';
 import { ANY_MODEL } from '../routing/cooldowns.js';
 import { allUnavailableError, upstreamAuthError } from '../routing/errors.js';
 import type { ClassifiedFailure } from '../routing/provider-error.js';
-import type { Services } from '../services.js';
+import type { EventBus } from '../events/bus.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { ConnectionStore } from '../providers/connections.js';
+import type { ProviderDirectory } from '../providers/directory.js';
+import type { SettingsStore } from '../settings/store.js';
+import type { Resilience } from './service.js';
 
 /*
  * Routing decides from its own types; the proxy acts. These are what resilience reads of an attempt: the
@@ -43,7 +49,7 @@ export interface FailedAttempt {
 }
 
 /** Bookkeeping after a target served a request: breaker closes, cooldown clears, usage and latency count. */
-export function attemptSucceeded(services: Pick<Services, 'resilience' | 'events'>, plan: AttemptPlan, target: AttemptTarget, ms: number, index: number, sessionKey?: string): void {
+export function attemptSucceeded(services: { resilience: Resilience; events: EventBus }, plan: AttemptPlan, target: AttemptTarget, ms: number, index: number, sessionKey?: string): void {
   const r = services.resilience;
   r.breakers.recordSuccess(target.provider.id, target.model);
   if (target.connectionId) {
@@ -78,7 +84,7 @@ export function attemptSucceeded(services: Pick<Services, 'resilience' | 'events
  * not count, but releases a half-open probe slot, since the provider did answer), and the reactive expiry
  * check on auth failures.
  */
-export function attemptFailed(services: AuthCheckServices & Pick<Services, 'resilience' | 'metrics' | 'log'>, target: AttemptTarget, error: FailedAttempt): void {
+export function attemptFailed(services: AuthCheckServices & { resilience: Resilience; metrics: Metrics }, target: AttemptTarget, error: FailedAttempt): void {
   const r = services.resilience;
   services.metrics.upstreamError(target.provider.id, error.failure.kind, error.status);
   const failure = error.failure;
@@ -98,7 +104,7 @@ export function attemptFailed(services: AuthCheckServices & Pick<Services, 'resi
 }
 
 /** What the reactive expiry check uses of the daemon. */
-type AuthCheckServices = Pick<Services, 'connections' | 'log' | 'settings' | 'providers' | 'events'>;
+type AuthCheckServices = { connections: ConnectionStore; log: Logger; settings: SettingsStore; providers: ProviderDirectory; events: EventBus };
 
 /**
  * The reactive expiry path: an upstream-confirmed auth failure marks the connection expired only when a
@@ -133,7 +139,7 @@ export async function confirmAuthFailure(services: AuthCheckServices, target: At
 }
 
 /** The error a client gets when every target failed (spec "Errors" table). */
-export function allFailedError(services: Pick<Services, 'resilience'>, plan: AttemptPlan, last: FailedAttempt): RouterError | undefined {
+export function allFailedError(services: { resilience: Resilience }, plan: AttemptPlan, last: FailedAttempt): RouterError | undefined {
   const refused = upstreamAuthError(last);
   if (plan.combo) {
     return new RouterError(502, `All targets of combo '${plan.combo.name}' failed; last error: ${refused?.message ?? last.message}`, { code: 'combo_failed' });

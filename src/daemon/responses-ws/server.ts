@@ -14,8 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import nodeAdapter from 'crossws/adapters/node';
 import type { AuthInfo } from '../auth/pipeline.js';
-import type { Services } from '../services.js';
-import { ResponsesSession } from './session.js';
+import { ResponsesSession, type ResponsesSocketDeps } from './session.js';
 
 /** Open Responses sockets at most. */
 export const MAX_SOCKETS = 256;
@@ -39,10 +38,7 @@ export class ResponsesSocketServer {
   private readonly conns = new Map<string, Conn>();
   private closed = false;
   private readonly ws;
-  /** Set by {@link start}, once the services bag is complete. */
-  private services!: Services;
-
-  constructor() {
+  constructor(private readonly services: ResponsesSocketDeps) {
     this.ws = nodeAdapter({
       serverOptions: { maxPayload: HARD_MAX_PAYLOAD, perMessageDeflate: false },
       hooks: {
@@ -81,14 +77,9 @@ export class ResponsesSocketServer {
     });
   }
 
-  /** Hands the server the finished services bag (boot.ts). */
-  start(services: Services): void {
-    this.services = services;
-  }
-
   /** True while a new socket may be accepted. */
   get accepting(): boolean {
-    return !this.closed && this.services !== undefined && this.conns.size < MAX_SOCKETS;
+    return !this.closed && this.conns.size < MAX_SOCKETS;
   }
 
   get size(): number {

@@ -9,7 +9,13 @@
 import type { AuthInfo } from '../auth/pipeline.js';
 import { asRouterError, RouterError } from '../http/errors.js';
 import { runChat } from '../proxy/chat.js';
-import type { Services } from '../services.js';
+import type { KeyStore } from '../keys/store.js';
+import type { PipelineDeps } from '../proxy/deps.js';
+
+/** What a Responses socket session runs on: the request pipeline, and the keys it re-reads per turn. */
+export interface ResponsesSocketDeps extends PipelineDeps {
+  keys: Pick<KeyStore, 'get' | 'touch'>;
+}
 import { encodeResponsesStreamError } from '../translate/formats/openai-responses/errors.js';
 import { SseReader } from '../translate/sse.js';
 import { SocketPool } from '../proxy/upstream-socket.js';
@@ -67,7 +73,7 @@ export class ResponsesSession {
   private readonly upstream = new SocketPool();
 
   constructor(
-    private readonly services: Services,
+    private readonly services: ResponsesSocketDeps,
     private readonly auth: AuthInfo,
     private readonly headers: Headers,
     private readonly sink: FrameSink,

@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger.js';
-import type { Services } from '../../services.js';
+import type { PipelineDeps } from '../../proxy/deps.js';
 import type { MemorySettings } from '../settings.js';
 import type { MemoryRepository } from '../port.js';
 import type { EmbeddingSourceKind } from '../types.js';
@@ -32,7 +32,7 @@ export interface SelectorDeps {
   changed(): void;
   log: Logger;
   settings(): MemorySettings;
-  services(): Services | undefined;
+  services(): PipelineDeps | undefined;
   closed(): boolean;
   /** Called after a source was chosen (the engine schedules a reindex when that setting is on). */
   onSelected(): void;
@@ -70,7 +70,7 @@ export class EmbeddingSelector {
       if (kind === 'remote') {
         if (!s.remoteModel) return { kind, available: false, model: null, reason: 'no remote embedding model configured (remoteModel)' };
         const services = this.deps.services();
-        if (!services) throw new Error('engine not started');
+        if (!services) throw new Error('engine has no pipeline');
         const reach = modelReachable(services, s.remoteModel);
         if (!reach.ok) return { kind, available: false, model: s.remoteModel, reason: reach.reason };
         const model = s.remoteModel;
