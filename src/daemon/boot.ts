@@ -68,6 +68,7 @@ import { PresetStore } from './playground/presets.js';
 import { SqlPresetRepository } from './playground/sql-repository.js';
 import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
+import { SqlCacheKeyModeRepository } from './cache/key-modes-sql.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { HOOK_STAGE_ORDER, hookStage } from './hooks/stage.js';
 import { HookService } from './hooks/store.js';
@@ -202,7 +203,9 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', pricing, repo: usageRepo, writer: usageWriter });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });
-  const cacheModes = new CacheKeyModes(db);
+  const cacheModes = await CacheKeyModes.create(new SqlCacheKeyModeRepository(storage), changes, (error) =>
+    log.error('cache key modes reload failed', { error: error instanceof Error ? error.message : String(error) }),
+  );
   stages.register(cacheStage(cache, cacheModes), CACHE_STAGE_ORDER);
   const guardrails = await GuardrailService.create(new SqlGuardrailRepository(storage), changes);
   stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);

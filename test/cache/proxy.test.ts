@@ -30,9 +30,9 @@ beforeAll(async () => {
     expect(r.status, JSON.stringify(r.json)).toBe(201);
   }
 });
-beforeEach(() => {
+beforeEach(async () => {
   services.cache.purge();
-  services.cacheModes.set(key.id, 'request');
+  await services.cacheModes.set(key.id, 'request');
 });
 afterEach(() => mock.reset());
 afterAll(async () => {
@@ -148,7 +148,7 @@ describe('opting in', () => {
   });
 
   it('a key in always mode is cached without a directive, unless the request opts out', async () => {
-    services.cacheModes.set(key.id, 'always');
+    await services.cacheModes.set(key.id, 'always');
     expect(cacheHeader(await chat({}, {}))).toBe('miss');
     expect(cacheHeader(await chat({}, {}))).toBe('hit');
     expect(cacheHeader(await chat({}, { 'x-router-cache': 'bypass' }))).toBeNull();
@@ -158,10 +158,10 @@ describe('opting in', () => {
   });
 
   it('a key in off mode is never cached, and the global switch turns the cache off for everyone', async () => {
-    services.cacheModes.set(key.id, 'off');
+    await services.cacheModes.set(key.id, 'off');
     await chat();
     expect(cacheHeader(await chat())).toBeNull();
-    services.cacheModes.set(key.id, 'request');
+    await services.cacheModes.set(key.id, 'request');
     expect((await send('PATCH', '/api/cache', { enabled: false }, manage)).json.enabled).toBe(false);
     expect(cacheHeader(await chat())).toBeNull();
     await send('PATCH', '/api/settings', { cacheEnabled: true }, manage);

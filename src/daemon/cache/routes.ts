@@ -50,9 +50,11 @@ const mode = z.enum(CACHE_KEY_MODES as [CacheKeyMode, ...CacheKeyMode[]]);
 const modeBody = z.strictObject({ mode });
 const keyModeReply = z.object({ keyId: z.string(), mode });
 
+const missingKey = () => new RouterError(404, 'API key not found.');
+
 function keyById(services: Services, id: string | undefined) {
   const key = id ? services.keys.get(id) : undefined;
-  if (!key) throw new RouterError(404, 'API key not found.');
+  if (!key) throw missingKey();
   return key;
 }
 
@@ -114,9 +116,9 @@ export const cacheRoutes: RouteDef[] = [
     summary: "Set an API key's cache mode: off (never), request (requests that opt in; default), always (unless a request opts out)",
     body: modeBody,
     reply: keyModeReply,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       const key = keyById(services, params.id);
-      services.cacheModes.set(key.id, body.mode);
+      if (!(await services.cacheModes.set(key.id, body.mode))) throw missingKey();
       return { keyId: key.id, mode: body.mode };
     },
   }),

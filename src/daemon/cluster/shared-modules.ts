@@ -35,11 +35,11 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'pricing', tables: ['pricing_overrides'] },
   { module: 'mcp audit', tables: ['mcp_audit'] },
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
+  { module: 'cache key modes', tables: ['cache_key_settings'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
-  { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },

@@ -1,0 +1,33 @@
+import type { SqlDriver } from '../store/driver.js';
+import type { CacheKeyMode } from './key-modes.js';
+import type { CacheKeyModeRepository, KeyCacheMode } from './key-modes-port.js';
+
+/** A foreign-key refusal (the key is gone): SQLite's code, or PostgreSQL's SQLSTATE 23503. */
+function isMissingKey(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
+}
+
+/** The cache key modes port over the driver seam: one SQL text for SQLite and PostgreSQL (table cache_key_settings). */
+export class SqlCacheKeyModeRepository implements CacheKeyModeRepository {
+  constructor(private readonly driver: SqlDriver) {}
+
+  async loadAll(): Promise<KeyCacheMode[]> {
+    const rows = await this.driver.query<{ api_key_id: string; mode: CacheKeyMode }>('SELECT api_key_id, mode FROM cache_key_settings');
+    return rows.map((r) => ({ keyId: r.api_key_id, mode: r.mode }));
+  }
+
+  async set({ keyId, mode }: KeyCacheMode, updatedAt: string): Promise<'stored' | 'missing-key'> {
+    try {
+      await this.driver.run(
+        `INSERT INTO cache_key_settings (api_key_id, mode, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (api_key_id) DO UPDATE SET mode = excluded.mode, updated_at = excluded.updated_at`,
+        [keyId, mode, updatedAt],
+      );
+      return 'stored';
+    } catch (err) {
+      if (isMissingKey(err)) return 'missing-key';
+      throw err;
+    }
+  }
+}
