@@ -30,6 +30,7 @@ import { EventBus } from './events/bus.js';
 import { WebhookService } from './webhooks/service.js';
 import { McpService } from './mcp/server.js';
 import { McpAudit } from './mcp/audit.js';
+import { SqlA2aTaskRepository } from './a2a/sql-repository.js';
 import { SqlMcpAuditRepository } from './mcp/audit-sql.js';
 import { CatalogService } from './catalog/service.js';
 import { UsageService } from './usage/service.js';
@@ -307,6 +308,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
         (err) => shared.failed(err),
       ),
     changes,
+    a2aTasks: new SqlA2aTaskRepository(storage),
     routeTable: ROUTES,
     requestShutdown: opts.requestShutdown ?? (() => {}),
     requestRestart: opts.requestRestart ?? (() => {}),

@@ -43,6 +43,7 @@ import type { HotState } from './hot/port.js';
 import type { SharedDatabase } from './cluster/database.js';
 import type { NodeRegistry } from './cluster/registry.js';
 import type { ChangeFeed } from './store/changes.js';
+import type { A2aTaskRepository } from './a2a/port.js';
 
 /** Everything handlers may use, built once at start and passed to every route through its context. */
 export interface Services {
@@ -127,6 +128,8 @@ export interface Services {
   clusterNodes?: NodeRegistry;
   /** Change notices between the nodes (LOCAL_CHANGES on one machine): stores publish, and reload on others'. */
   changes: ChangeFeed;
+  /** The A2A agent's tasks (read by the A2A service, loaded with its SDK on the first A2A request). */
+  a2aTasks: A2aTaskRepository;
   /** The CLI token this daemon accepts (derived once at start). */
   cliToken: string;
   log: Logger;

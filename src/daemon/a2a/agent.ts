@@ -36,7 +36,7 @@ const statusEvent = (taskId: string, contextId: string, state: TaskState, messag
 
 export class RouterAgentExecutor implements AgentExecutor {
   /** Tasks being answered now; a cancel marks them so their late answer is dropped. */
-  private readonly running = new Map<string, { canceled: boolean }>();
+  private readonly running = new Map<string, { canceled: boolean; contextId: string; bus: ExecutionEventBus }>();
 
   constructor(private readonly services: Services) {}
 
@@ -49,7 +49,7 @@ export class RouterAgentExecutor implements AgentExecutor {
       ? { ...ctx.task, history }
       : { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history, metadata: undefined };
     bus.publish(AgentEvent.task(task));
-    const run = { canceled: false };
+    const run = { canceled: false, contextId, bus };
     this.running.set(taskId, run);
     try {
       const auth = ctx.context.state.get(A2A_AUTH_KEY) as AuthInfo | undefined;
@@ -89,6 +89,24 @@ export class RouterAgentExecutor implements AgentExecutor {
       bus.finished();
     }
   };
+
+  /** Ids of the tasks this node is answering now. */
+  runningTasks(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /**
+   * Tasks canceled elsewhere (another node of the cluster stored the cancel): their answer is dropped and
+   * their caller here is told they are canceled.
+   */
+  canceledElsewhere(taskIds: readonly string[]): void {
+    for (const taskId of taskIds) {
+      const run = this.running.get(taskId);
+      if (!run || run.canceled) continue;
+      run.canceled = true;
+      run.bus.publish(statusEvent(taskId, run.contextId, TaskState.TASK_STATE_CANCELED));
+    }
+  }
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     const run = this.running.get(taskId);

@@ -6,12 +6,13 @@ import type { AuthInfo } from '../auth/pipeline.js';
 import { callerName } from '../mcp/audit.js';
 import type { Services } from '../services.js';
 import { A2A_AUTH_KEY, RouterAgentExecutor } from './agent.js';
-import { SqliteTaskStore } from './store.js';
+import { CANCELED_STATE } from './port.js';
+import { A2A_TASKS_TOPIC, SqlTaskStore } from './store.js';
 import { A2A_PATH } from './routes.js';
 
 /**
  * The A2A server (docs/agents.md) from the `@a2a-js/sdk` pieces that do not depend on a web framework: the
- * SDK's DefaultRequestHandler (task lifecycle, event buses, cancellation) over router's SQLite task store and
+ * SDK's DefaultRequestHandler (task lifecycle, event buses, cancellation) over router's task store (the A2A port) and
  * agent executor, and its JSON-RPC transport handlers: the v1.0 one (`SendMessage`, `GetTask`...) and the
  * v0.3 compat one (`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`), chosen by method name.
  */
@@ -73,7 +74,15 @@ export class A2aService {
 
   constructor(private readonly services: Services) {
     this.card = coreCard(services.listen.url.replace(/\/$/, ''), services.version);
-    this.handler = new DefaultRequestHandler(this.card, new SqliteTaskStore(services.db), new RouterAgentExecutor(services));
+    const executor = new RouterAgentExecutor(services);
+    this.handler = new DefaultRequestHandler(this.card, new SqlTaskStore(services.a2aTasks, services.changes), executor);
+    // A cancel stored by another node: the tasks this node is still answering are looked up and stopped.
+    services.changes.subscribe(A2A_TASKS_TOPIC, async () => {
+      const ids = executor.runningTasks();
+      if (ids.length === 0) return;
+      const states = await services.a2aTasks.states(ids);
+      executor.canceledElsewhere(ids.filter((id) => states.get(id) === CANCELED_STATE));
+    });
     this.v1 = new JsonRpcTransportHandler(this.handler);
     this.legacy = new LegacyJsonRpcTransportHandler(this.handler);
   }

@@ -1,33 +1,31 @@
 import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import type { Db } from '../store/db.js';
+import type { ChangeFeed } from '../store/changes.js';
+import { CANCELED_STATE, type A2aTaskRepository } from './port.js';
+
+/** The change topic a cancel is published on: the node answering the task drops its answer. */
+export const A2A_TASKS_TOPIC = 'a2a-tasks';
 
 /**
- * A2A tasks persisted in SQLite (table a2a_tasks): the whole task as the SDK's JSON form, with its state and
- * owner as columns. A task is visible only to the caller that created it: `load` by anyone else finds
- * nothing, which the SDK answers as "task not found".
+ * A2A tasks through the A2A port (table a2a_tasks; docs/storage.md): the whole task as the SDK's JSON, with
+ * its state and owner as columns. A task is visible only to the caller that created it: `load` by anyone
+ * else finds nothing, which the SDK answers as "task not found". In cluster mode every node reads the same
+ * tasks, and a cancel stored here is published so the node still answering the task stops.
  */
-export class SqliteTaskStore implements TaskStore {
-  private readonly upsert;
-  private readonly select;
-
-  constructor(private readonly db: Db) {
-    this.upsert = db.prepare(
-      `INSERT INTO a2a_tasks (id, context_id, state, owner, task, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(id) DO UPDATE SET state = excluded.state, task = excluded.task, updated_at = excluded.updated_at
-       WHERE a2a_tasks.owner = excluded.owner`,
-    );
-    this.select = db.prepare('SELECT owner, task FROM a2a_tasks WHERE id = ?');
-  }
+export class SqlTaskStore implements TaskStore {
+  constructor(
+    private readonly repo: A2aTaskRepository,
+    private readonly changes: ChangeFeed,
+  ) {}
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
-    const now = Date.now();
     const state = TaskState[task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED] ?? 'TASK_STATE_UNSPECIFIED';
-    this.upsert.run(task.id, task.contextId, state, ownerOf(context), JSON.stringify(Task.toJSON(task)), now, now);
+    const stored = await this.repo.save({ id: task.id, contextId: task.contextId, state, owner: ownerOf(context), task: JSON.stringify(Task.toJSON(task)), updatedAt: Date.now() });
+    if (stored && state === CANCELED_STATE) this.changes.publish(A2A_TASKS_TOPIC);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const row = this.select.get(taskId) as { owner: string; task: string } | undefined;
+    const row = await this.repo.load(taskId);
     if (!row || row.owner !== ownerOf(context)) return undefined;
     return Task.fromJSON(JSON.parse(row.task));
   }
@@ -36,19 +34,13 @@ export class SqliteTaskStore implements TaskStore {
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const size = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
     const offset = /^\d{1,9}$/.test(params.pageToken) ? Number(params.pageToken) : 0;
-    const conds = ['owner = ?'];
-    const args: unknown[] = [ownerOf(context)];
-    if (params.contextId) {
-      conds.push('context_id = ?');
-      args.push(params.contextId);
-    }
-    if (params.status) {
-      conds.push('state = ?');
-      args.push(TaskState[params.status]);
-    }
-    const where = conds.join(' AND ');
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE ${where}`).get(...args) as { n: number }).n;
-    const rows = this.db.prepare(`SELECT task FROM a2a_tasks WHERE ${where} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?`).all(...args, size, offset) as Array<{ task: string }>;
+    const { tasks: rows, total } = await this.repo.list({
+      owner: ownerOf(context),
+      contextId: params.contextId || undefined,
+      state: params.status ? TaskState[params.status] : undefined,
+      limit: size,
+      offset,
+    });
     const tasks = rows.map((r) => {
       const t = Task.fromJSON(JSON.parse(r.task));
       if (params.historyLength !== undefined) t.history = params.historyLength === 0 ? [] : t.history.slice(-params.historyLength);

@@ -36,6 +36,7 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'mcp audit', tables: ['mcp_audit'] },
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
   { module: 'cache key modes', tables: ['cache_key_settings'] },
+  { module: 'a2a tasks', tables: ['a2a_tasks'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
