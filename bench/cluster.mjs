@@ -6,6 +6,7 @@
 //   - req/s and CPU ms per request (the routers' processes, /proc) of one node and of the cluster;
 //   - Redis round trips per request on the request path (EVALSHA/EVAL of the limit check, INFO commandstats)
 //     and every Redis command per request (heartbeats and pub/sub excluded), for a key with a daily limit;
+//     the same with the key's response cache on (cache mode always: limit check plus cache lookup);
 //   - the added latency of shared limits at a fixed rate (default 500 req/s): the cluster, a key with a
 //     daily limit (one Lua round trip) against a key without (none), p50/p90/p99;
 //   - the machine's load while measuring (other processes' CPU in cores, load average).
@@ -239,7 +240,7 @@ const nodes = [await startDaemon({ name: 'node1', env: env(0) })];
 for (let i = 1; i < NODES; i++) nodes.push(await startDaemon({ name: `node${i + 1}`, env: env(i) }));
 try {
   for (const n of nodes) await prepareNode(n, mock.port);
-  const limited = (await nodes[0].manage('POST', '/api/keys', { name: 'limited', scopes: ['proxy'], dailyRequestLimit: 100_000_000 })).key;
+  const { key: limited, id: limitedId } = await nodes[0].manage('POST', '/api/keys', { name: 'limited', scopes: ['proxy'], dailyRequestLimit: 100_000_000 });
   const plain = (await nodes[0].manage('POST', '/api/keys', { name: 'plain', scopes: ['proxy'] })).key;
   await sleep(1500); // the keys reach every node (change feed)
   const urls = nodes.map((n) => n.url);
@@ -264,6 +265,18 @@ try {
     redisCommandsPerRequest: round(all / r.ok, 3),
     redisCommands: delta,
   };
+
+  // The response cache shared in Redis: the same key in cache mode `always` (the bench's one prompt: hits
+  // after each node's first store). Its lookup is one more Lua round trip; a store runs after the reply.
+  await nodes[0].manage('PUT', `/api/cache/keys/${limitedId}`, { mode: 'always' });
+  await sleep(1000); // the mode reaches every node (change feed)
+  await closedLoop(urls, limited, 1); // each node's first store
+  const cache0 = await redis.commandCalls();
+  const cached = await closedLoop(urls, limited, Math.min(SECONDS, 4));
+  const cache1 = await redis.commandCalls();
+  const lua = (calls) => (calls.evalsha ?? 0) + (calls.eval ?? 0);
+  report.cacheOn = { requests: cached.ok, redisRoundTripsPerRequest: round((lua(cache1) - lua(cache0)) / cached.ok, 3) };
+  await nodes[0].manage('PUT', `/api/cache/keys/${limitedId}`, { mode: 'request' });
 
   // Added latency of shared limits at a fixed rate: limited key (one Lua call) vs plain key (none).
   say(`cluster: ${RATE} req/s with and without a shared limit`);
@@ -292,6 +305,8 @@ const md = [
   `| ${NODES} nodes (PostgreSQL + Redis, round-robin) | ${c.rps} | ${c.cpuMsPerRequest} | ${c.routerCores} | ${c.machineBusyCores} |`,
   '',
   `Redis per request (key with a daily limit): ${c.redisRoundTripsPerRequest} round trips on the request path (EVALSHA; the GET/INCRBY/PEXPIRE of the script run inside Redis). Commands counted during the run: ${Object.entries(c.redisCommands).map(([k, v]) => `${k} ${v}`).join(', ')} (zadd/zcard/multi/exec: the nodes' heartbeats).`,
+  '',
+  `Cache on (the same key in cache mode always, ${report.cacheOn.requests} requests, nearly all hits): ${report.cacheOn.redisRoundTripsPerRequest} round trips per request (the limit check and the cache lookup; a miss's store runs after its reply).`,
   '',
   `Shared limits at ${l.rate} req/s over ${NODES} nodes: p50 ${l.plain.p50} -> ${l.limited.p50} ms (+${l.addedP50Ms}), p90 ${l.plain.p90} -> ${l.limited.p90} ms, p99 ${l.plain.p99} -> ${l.limited.p99} ms (+${l.addedP99Ms}); failed ${l.plain.failed + l.limited.failed}${l.sustained ? '' : ` (NOT sustained: the cluster served ${c.rps} req/s here, so these latencies are queueing; run with a --rate below that)`}.`,
   '',

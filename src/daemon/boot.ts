@@ -70,6 +70,7 @@ import { SqlPresetRepository } from './playground/sql-repository.js';
 import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
 import { SqlCacheKeyModeRepository } from './cache/key-modes-sql.js';
+import { SharedResponseCache } from './cache/shared.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { HOOK_STAGE_ORDER, hookStage } from './hooks/stage.js';
 import { HookService } from './hooks/store.js';
@@ -204,10 +205,12 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   const usage = new UsageService({ db, settings, events, log, enabled: process.env.ROUTER_USAGE_DISABLED !== '1', pricing, repo: usageRepo, writer: usageWriter });
   const stages = new StageRegistry();
   const cache = new ResponseCache({ db, settings, log, now: opts.clock });
+  // With Redis, the cache is the cluster's (cache/shared.ts); this node's own answers while Redis is down.
+  const sharedCache = hot.shared ? new SharedResponseCache({ hot, local: cache, settings, keyFile: paths.secretKey, log, now: opts.clock }) : undefined;
   const cacheModes = await CacheKeyModes.create(new SqlCacheKeyModeRepository(storage), changes, (error) =>
     log.error('cache key modes reload failed', { error: error instanceof Error ? error.message : String(error) }),
   );
-  stages.register(cacheStage(cache, cacheModes), CACHE_STAGE_ORDER);
+  stages.register(cacheStage(sharedCache ?? cache, cacheModes), CACHE_STAGE_ORDER);
   const guardrails = await GuardrailService.create(new SqlGuardrailRepository(storage), changes);
   stages.register(guardrailStage(guardrails), GUARDRAIL_STAGE_ORDER);
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
@@ -284,6 +287,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     hooks,
     reasoningCache,
     cache,
+    sharedCache,
     cacheModes,
     presets: new PresetStore(new SqlPresetRepository(storage)),
     tokenRefresher: new TokenRefresher({ connections, settings, events, hot }, providerDirectory, log),

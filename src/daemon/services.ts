@@ -24,6 +24,7 @@ import type { MemoryService } from './memory/service.js';
 import type { PresetStore } from './playground/presets.js';
 import type { ResponseCache } from './cache/store.js';
 import type { CacheKeyModes } from './cache/key-modes.js';
+import type { SharedResponseCache } from './cache/shared.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 import type { OAuthLogins } from './oauth/flows.js';
 import type { TrafficCapture } from './inspect/capture.js';
@@ -76,6 +77,8 @@ export interface Services {
   memory: MemoryService;
   /** Exact-match response cache (in memory, written behind to SQLite); its stage is registered on `stages`. */
   cache: ResponseCache;
+  /** Cluster mode with Redis: the response cache shared by every node (cache/shared.ts), over `cache`. */
+  sharedCache?: SharedResponseCache;
   /** Per-key cache modes (off, request, always). */
   cacheModes: CacheKeyModes;
   /** Playground presets, scoped to the API key (or the dashboard) that created them. */

@@ -120,6 +120,29 @@ function portSuite(name: string, make: () => Promise<Pair>) {
       expect(await a.get(`${key}:w`)).toBeNull();
     });
 
+    it('a bounded store is shared, evicts the least recently used to its bounds, expires, and clears', async () => {
+      const space = k();
+      const bounds = { ttlMs: 60_000, maxEntries: 3, maxBytes: 1_000 };
+      for (const key of ['k1', 'k2', 'k3']) expect(await a.lruSet(space, key, `value of ${key}`, bounds)).toBe(0);
+      expect(await b.lruGet(space, 'k2')).toBe('value of k2');
+      expect(await b.lruGet(space, 'k1')).toBe('value of k1'); // k3 is now the least recently used
+      expect(await b.lruSet(space, 'k4', 'value of k4', bounds)).toBe(1);
+      expect(await a.lruGet(space, 'k3')).toBeNull();
+      expect(await a.lruSize(space)).toEqual({ entries: 3, bytes: 33 });
+      // Replacing a value counts its bytes once; the byte bound evicts too.
+      await a.lruSet(space, 'k4', 'x'.repeat(500), bounds);
+      expect(await a.lruSize(space)).toEqual({ entries: 3, bytes: 522 });
+      // 4 entries, 1,122 bytes: the count bound alone would evict k2; the byte bound evicts k1 and k4 too.
+      expect(await b.lruSet(space, 'k5', 'y'.repeat(600), bounds)).toBe(3);
+      expect(await b.lruSize(space)).toEqual({ entries: 1, bytes: 600 });
+      await a.lruSet(space, 'short', 'gone soon', { ...bounds, ttlMs: 150 });
+      await until(async () => (await b.lruGet(space, 'short')) === null);
+      expect(await b.lruSize(space)).toEqual({ entries: 1, bytes: 600 });
+      expect(await b.lruClear(space)).toBe(1);
+      expect(await a.lruGet(space, 'k5')).toBeNull();
+      expect(await a.lruSize(space)).toEqual({ entries: 0, bytes: 0 });
+    });
+
     it('health says what the adapter is', () => {
       const h = a.health();
       expect(h.kind).toBe(a.kind);

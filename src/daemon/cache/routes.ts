@@ -6,17 +6,21 @@ import type { Services } from '../services.js';
 import { settingsPatchSchema, type SettingsPatch } from '../settings/store.js';
 import { CACHE_KEY_MODES, type CacheKeyMode } from './key-modes.js';
 
-/** Hit and miss counters, what is held, and the settings (GET /api/cache). */
-export function cacheStatus(services: Services) {
+/**
+ * Hit and miss counters, what is held, and the settings (GET /api/cache). Counters are this node's; in
+ * cluster mode with Redis, entries and bytes are the shared cache's (sealed values).
+ */
+export async function cacheStatus(services: Services) {
   const s = services.settings.get();
   const { counters, since } = services.cache;
+  const size = services.sharedCache ? await services.sharedCache.size() : services.cache.size();
   const lookups = counters.hits + counters.misses;
   return {
     enabled: s.cacheEnabled,
     ttlSeconds: s.cacheTtlSeconds,
     maxEntries: s.cacheMaxEntries,
     maxBytes: s.cacheMaxBytes,
-    ...services.cache.size(),
+    ...size,
     ...counters,
     hitRate: lookups ? counters.hits / lookups : 0,
     since: new Date(since).toISOString(),
@@ -44,7 +48,7 @@ const cacheStatusReply = z.object({
   savedTokens: z.number(),
   hitRate: z.number(),
   since: isoTime,
-}) satisfies z.ZodType<ReturnType<typeof cacheStatus>>;
+}) satisfies z.ZodType<Awaited<ReturnType<typeof cacheStatus>>>;
 
 const mode = z.enum(CACHE_KEY_MODES as [CacheKeyMode, ...CacheKeyMode[]]);
 const modeBody = z.strictObject({ mode });
@@ -94,7 +98,7 @@ export const cacheRoutes: RouteDef[] = [
     tag: 'cache',
     summary: 'Purge every cached reply',
     reply: z.object({ purged: z.number() }),
-    handler: ({ services }) => ({ purged: services.cache.purge() }),
+    handler: async ({ services }) => ({ purged: services.sharedCache ? await services.sharedCache.purge() : services.cache.purge() }),
   }),
   route({
     method: 'GET',

@@ -6,7 +6,6 @@ import { cacheKey } from './key.js';
 import type { CacheKeyModes } from './key-modes.js';
 import { planFor, readDirective, type CachePlan } from './policy.js';
 import { currentScope } from './scope.js';
-import type { ResponseCache } from './store.js';
 
 /** Stage order: after every stage that rewrites the request (guardrails, memory, compression), so the key is of the final request. */
 export const CACHE_STAGE_ORDER = 900;
@@ -34,6 +33,15 @@ export function cacheableReply(reply: IrResponse): boolean {
   return CACHEABLE_FINISH.has(reply.finishReason) && reply.parts.some((p) => p.type !== 'text' || p.text.length > 0);
 }
 
+/**
+ * Where the stage looks replies up and stores them: this node's `ResponseCache` (one machine: synchronous,
+ * no promise on the request path) or the cluster's `SharedResponseCache` (Redis; one round trip a lookup).
+ */
+export interface CacheTier {
+  get(key: string, maxAgeMs?: number): IrResponse | undefined | Promise<IrResponse | undefined>;
+  set(key: string, provider: string, model: string, reply: IrResponse): boolean;
+}
+
 interface Pending extends CachePlan {
   t0: number;
   key?: string;
@@ -45,7 +53,7 @@ interface Pending extends CachePlan {
  * in `respond` and answers from the cache on a hit (the pipeline re-encodes it, as a stream when the client
  * asked for one), and stores a non-streamed reply in `onComplete`. Adds `x-router-cache: hit|miss`.
  */
-export function cacheStage(cache: ResponseCache, modes: CacheKeyModes): RequestStage {
+export function cacheStage(cache: CacheTier, modes: CacheKeyModes): RequestStage {
   const pending = new WeakMap<StageContext, Pending>();
   return {
     name: 'cache',
@@ -62,13 +70,16 @@ export function cacheStage(cache: ResponseCache, modes: CacheKeyModes): RequestS
       if (!p) return undefined;
       if (!cacheableRequest(request)) return undefined;
       p.key = cacheKey(request, ctx.target.provider.id);
-      const hit = p.read ? cache.get(p.key, p.maxAgeMs) : undefined;
-      ctx.headers[CACHE_HEADER] = hit ? 'hit' : 'miss';
-      if (!hit) return undefined;
-      p.hit = hit;
-      ctx.notes.cacheHit = true;
-      ctx.headers['server-timing'] = `router;dur=${(performance.now() - p.t0).toFixed(2)}, upstream;dur=0.00`;
-      return hit;
+      const found = p.read ? cache.get(p.key, p.maxAgeMs) : undefined;
+      const answer = (hit: IrResponse | undefined): IrResponse | undefined => {
+        ctx.headers[CACHE_HEADER] = hit ? 'hit' : 'miss';
+        if (!hit) return undefined;
+        p.hit = hit;
+        ctx.notes.cacheHit = true;
+        ctx.headers['server-timing'] = `router;dur=${(performance.now() - p.t0).toFixed(2)}, upstream;dur=0.00`;
+        return hit;
+      };
+      return found instanceof Promise ? found.then(answer) : answer(found);
     },
     onComplete(_request, response, ctx) {
       const p = pending.get(ctx);

@@ -112,13 +112,20 @@ export class ResponseCache {
       e.lastUsedAt = now;
       e.hits++;
       this.dirty.add(key);
-      this.counters.hits++;
-      const reply = JSON.parse(e.body) as IrResponse;
-      this.counters.savedTokens += (reply.usage?.inputTokens ?? 0) + (reply.usage?.outputTokens ?? 0);
-      return reply;
+      return this.counted(JSON.parse(e.body) as IrResponse);
     }
-    this.counters.misses++;
-    return undefined;
+    return this.counted(undefined);
+  }
+
+  /** Counts one lookup (a hit when `reply` is given); the shared cache (cache/shared.ts) counts here too. */
+  counted(reply: IrResponse | undefined): IrResponse | undefined {
+    if (!reply) {
+      this.counters.misses++;
+      return undefined;
+    }
+    this.counters.hits++;
+    this.counters.savedTokens += (reply.usage?.inputTokens ?? 0) + (reply.usage?.outputTokens ?? 0);
+    return reply;
   }
 
   /** Stores a reply, evicting least recently used entries to stay within bounds. False when it is too big. */

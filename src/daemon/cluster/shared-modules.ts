@@ -46,7 +46,7 @@ export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   { module: 'quota counters', tables: ['quota_counters'], perNode: "a node's own counters, restored at its start; cluster-wide limits count in Redis" },
   { module: 'resilience state', tables: ['resilience_state'], perNode: "a node's breakers and cooldowns, restored at its start; shared ones live in Redis" },
-  { module: 'response cache', tables: ['response_cache'], perNode: 'read on the request path: each node caches for itself' },
+  { module: 'response cache', tables: ['response_cache'], perNode: 'with --redis-url the cache is shared in Redis (cache/shared.ts); this table is each node\'s own copy, which answers while Redis is down' },
 ];
 
 export const sharedModuleNames = (): string[] => SHARED_MODULES.map((m) => m.module);

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../routing/clock.js';
 import { LruMap } from '../routing/lru.js';
-import { type CounterOp, type CounterOutcome, type HotHealth, type HotMessage, type HotState, type HotWindow, periodStamp, slidingWaitMs, periodLeftMs } from './port.js';
+import { type CounterOp, type CounterOutcome, type HotHealth, type HotMessage, type HotState, type HotWindow, type LruBounds, periodStamp, slidingWaitMs, periodLeftMs } from './port.js';
 
 interface Counter {
   /** Period stamp, or the start of the current sliding window. */
@@ -20,6 +20,12 @@ interface Expiring {
   until: number;
 }
 
+/** One bounded store: a Map in least-recently-used order (oldest first) and the sum of its values' bytes. */
+interface LruSpace {
+  entries: Map<string, Expiring & { bytes: number }>;
+  bytes: number;
+}
+
 export class LocalHotState implements HotState {
   readonly kind = 'local' as const;
   readonly shared = false;
@@ -27,6 +33,7 @@ export class LocalHotState implements HotState {
   private readonly values = new Map<string, Expiring>();
   private readonly hashes = new Map<string, Map<string, Expiring>>();
   private readonly channels = new Map<string, Set<(m: HotMessage) => void>>();
+  private readonly spaces = new Map<string, LruSpace>();
   private readonly now: Clock;
   private readonly started = new Date().toISOString();
 
@@ -138,6 +145,58 @@ export class LocalHotState implements HotState {
 
   async hashDel(key: string, field: string): Promise<void> {
     this.hashes.get(key)?.delete(field);
+  }
+
+  async lruGet(space: string, key: string): Promise<string | null> {
+    const s = this.spaces.get(space);
+    const e = s?.entries.get(key);
+    if (!s || !e) return null;
+    if (e.until <= this.now()) {
+      this.lruDrop(s, key);
+      return null;
+    }
+    s.entries.delete(key);
+    s.entries.set(key, e);
+    return e.value;
+  }
+
+  async lruSet(space: string, key: string, value: string, bounds: LruBounds): Promise<number> {
+    let s = this.spaces.get(space);
+    if (!s) this.spaces.set(space, (s = { entries: new Map(), bytes: 0 }));
+    this.lruDrop(s, key);
+    const now = this.now();
+    const bytes = Buffer.byteLength(value);
+    s.entries.set(key, { value, until: now + bounds.ttlMs, bytes });
+    s.bytes += bytes;
+    for (const [k, e] of s.entries) if (e.until <= now) this.lruDrop(s, k);
+    let evicted = 0;
+    for (const k of s.entries.keys()) {
+      if (s.entries.size <= bounds.maxEntries && s.bytes <= bounds.maxBytes) break;
+      this.lruDrop(s, k);
+      evicted++;
+    }
+    return evicted;
+  }
+
+  async lruClear(space: string): Promise<number> {
+    const n = (await this.lruSize(space)).entries;
+    this.spaces.delete(space);
+    return n;
+  }
+
+  async lruSize(space: string): Promise<{ entries: number; bytes: number }> {
+    const s = this.spaces.get(space);
+    if (!s) return { entries: 0, bytes: 0 };
+    const now = this.now();
+    for (const [k, e] of s.entries) if (e.until <= now) this.lruDrop(s, k);
+    return { entries: s.entries.size, bytes: s.bytes };
+  }
+
+  private lruDrop(s: LruSpace, key: string): void {
+    const e = s.entries.get(key);
+    if (!e) return;
+    s.entries.delete(key);
+    s.bytes -= e.bytes;
   }
 
   /** One process is one node: there is nobody else to tell. */

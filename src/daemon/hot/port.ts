@@ -54,6 +54,14 @@ export interface HotHealth {
   since: string;
 }
 
+/** Bounds of a bounded store ({@link HotState.lruSet}): entries expire `ttlMs` after they were set. */
+export interface LruBounds {
+  ttlMs: number;
+  maxEntries: number;
+  /** Sum of the values' byte lengths. */
+  maxBytes: number;
+}
+
 /** A cross-node message; `from` is the sending node (handlers never receive their own node's messages). */
 export interface HotMessage {
   from: string;
@@ -87,6 +95,18 @@ export interface HotState {
   hashAll(key: string): Promise<Record<string, string>>;
   hashSet(key: string, field: string, value: string, ttlMs: number): Promise<void>;
   hashDel(key: string, field: string): Promise<void>;
+  /**
+   * A bounded store of values in least-recently-used order (the shared response cache), named `space`.
+   * `lruGet` returns a live value and marks it used, in one round trip; `lruSet` stores one (its byte length
+   * counted against `maxBytes`), drops expired entries and evicts the least recently used ones until both
+   * bounds hold, and resolves to how many it evicted.
+   */
+  lruGet(space: string, key: string): Promise<string | null>;
+  lruSet(space: string, key: string, value: string, bounds: LruBounds): Promise<number>;
+  /** Drops every entry of the space; resolves to how many there were. */
+  lruClear(space: string): Promise<number>;
+  /** Live entries and their bytes. */
+  lruSize(space: string): Promise<{ entries: number; bytes: number }>;
   /** Sends a message to every other node; fire and forget. */
   publish(channel: string, message: Record<string, unknown>): void;
   /** Receives other nodes' messages on `channel`; returns the unsubscribe function. */

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { maskConnectionUrl, maskUrlsIn } from '../../shared/mask-url.js';
 import type { Logger } from '../logger.js';
-import { type CounterOp, type CounterOutcome, type HotHealth, type HotMessage, type HotState, type HotWindow, periodLeftMs, periodStamp, slidingWaitMs } from './port.js';
+import { type CounterOp, type CounterOutcome, type HotHealth, type HotMessage, type HotState, type HotWindow, type LruBounds, periodLeftMs, periodStamp, slidingWaitMs } from './port.js';
 
 /** Check every op, then add every op's amount, or add nothing; returns the refusing op (1-based, 0: none) and raw values. */
 const COUNTERS_LUA = `
@@ -66,6 +66,67 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KE
 return 1
 `;
 
+/*
+ * Bounded stores (the shared response cache). A space `S` is, under the prefix: `lru:S:e:<key>` the values
+ * (expiring by themselves, PX), `lru:S:idx` the keys by last use (sorted set), `lru:S:exp` the keys by
+ * expiry (sorted set), `lru:S:size` each key's bytes (hash), `lru:S:bytes` their sum and `lru:S:seq` the use counter (the
+ * order of use, exact where many uses share a millisecond). Scripts derive a value's key from ARGV (one
+ * Redis server, not Redis Cluster). KEYS: idx, exp, size, bytes, seq.
+ */
+const LRU_DROP = `
+local function drop(m)
+  local b = redis.call('HGET', KEYS[3], m)
+  if b then redis.call('DECRBY', KEYS[4], b) end
+  redis.call('HDEL', KEYS[3], m)
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('UNLINK', ARGV[1] .. m)
+end
+local function sweep(now)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 1000)
+  for _, m in ipairs(gone) do drop(m) end
+end
+`;
+
+/** ARGV: value prefix, key. The live value, marked used. */
+const LRU_GET_LUA = `
+local v = redis.call('GET', ARGV[1] .. ARGV[2])
+if v then redis.call('ZADD', KEYS[1], 'XX', redis.call('INCR', KEYS[5]), ARGV[2]) end
+return v
+`;
+
+/** ARGV: value prefix, key, value, bytes, ttlMs, now, maxEntries, maxBytes. Returns the evicted count. */
+const LRU_SET_LUA = `${LRU_DROP}
+local key, now = ARGV[2], tonumber(ARGV[6])
+drop(key)
+redis.call('SET', ARGV[1] .. key, ARGV[3], 'PX', ARGV[5])
+redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[5]), key)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), key)
+redis.call('HSET', KEYS[3], key, ARGV[4])
+redis.call('INCRBY', KEYS[4], ARGV[4])
+sweep(now)
+local evicted = 0
+while redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[7]) or tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[8]) do
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if #oldest == 0 then break end
+  drop(oldest[1])
+  evicted = evicted + 1
+end
+return evicted
+`;
+
+/** ARGV: value prefix, now, clear (1: drop everything). Returns {entries, bytes} (before a clear). */
+const LRU_SIZE_LUA = `${LRU_DROP}
+sweep(tonumber(ARGV[2]))
+local n = redis.call('ZCARD', KEYS[1])
+local bytes = tonumber(redis.call('GET', KEYS[4]) or '0')
+if ARGV[3] == '1' then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('UNLINK', ARGV[1] .. m) end
+  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+end
+return {n, bytes}
+`;
+
 /** A node missing heartbeats this long no longer counts as live. */
 export const NODE_TTL_MS = 10_000;
 const HEARTBEAT_MS = 1_000;
@@ -75,6 +136,9 @@ type Scripted = Redis & {
   hotAdd(key: string, amount: number, ttlMs: number): Promise<number>;
   hotUnlock(key: string, token: string): Promise<number>;
   hotHset(key: string, field: string, value: string, ttlMs: number): Promise<number>;
+  hotLruGet(...args: Array<string | number>): Promise<string | null>;
+  hotLruSet(...args: Array<string | number>): Promise<number>;
+  hotLruSize(...args: Array<string | number>): Promise<[number, number]>;
 };
 
 export interface RedisHotOptions {
@@ -126,6 +190,9 @@ export class RedisHotState implements HotState {
     this.client.defineCommand('hotAdd', { numberOfKeys: 1, lua: ADD_LUA });
     this.client.defineCommand('hotUnlock', { numberOfKeys: 1, lua: UNLOCK_LUA });
     this.client.defineCommand('hotHset', { numberOfKeys: 1, lua: HSET_LUA });
+    this.client.defineCommand('hotLruGet', { numberOfKeys: 5, lua: LRU_GET_LUA });
+    this.client.defineCommand('hotLruSet', { numberOfKeys: 5, lua: LRU_SET_LUA });
+    this.client.defineCommand('hotLruSize', { numberOfKeys: 5, lua: LRU_SIZE_LUA });
     this.client.on('error', () => this.setHealthy(false));
     this.client.on('close', () => this.setHealthy(false));
     this.client.on('ready', () => void this.heartbeat());
@@ -231,6 +298,31 @@ export class RedisHotState implements HotState {
 
   async hashDel(key: string, field: string): Promise<void> {
     await this.run(this.client.hdel(this.prefix + key, field));
+  }
+
+  async lruGet(space: string, key: string): Promise<string | null> {
+    return this.run(this.client.hotLruGet(...this.lruKeys(space), key));
+  }
+
+  async lruSet(space: string, key: string, value: string, bounds: LruBounds): Promise<number> {
+    const ttl = Math.max(1, Math.round(bounds.ttlMs));
+    const args = [key, value, Buffer.byteLength(value), ttl, Date.now(), bounds.maxEntries, bounds.maxBytes];
+    return Number(await this.run(this.client.hotLruSet(...this.lruKeys(space), ...args)));
+  }
+
+  async lruClear(space: string): Promise<number> {
+    return Number((await this.run(this.client.hotLruSize(...this.lruKeys(space), Date.now(), 1)))[0]);
+  }
+
+  async lruSize(space: string): Promise<{ entries: number; bytes: number }> {
+    const [entries, bytes] = await this.run(this.client.hotLruSize(...this.lruKeys(space), Date.now(), 0));
+    return { entries: Number(entries), bytes: Number(bytes) };
+  }
+
+  /** KEYS (idx, exp, size, bytes, seq) and the values' key prefix: the scripts' keys and first arg. */
+  private lruKeys(space: string): string[] {
+    const base = `${this.prefix}lru:${space}:`;
+    return [`${base}idx`, `${base}exp`, `${base}size`, `${base}bytes`, `${base}seq`, `${base}e:`];
   }
 
   publish(channel: string, message: Record<string, unknown>): void {
