@@ -44,7 +44,7 @@ const inFlight = new Map<string, Promise<Connection>>();
 export function refreshConnection(def: ProviderDef, c: Connection, deps: RefreshDeps): Promise<Connection> {
   const running = inFlight.get(c.id);
   if (running) return running;
-  const p = (deps.hot?.shared ? clusterRefresh(def, c, deps, deps.hot) : doRefresh(def, c, deps)).finally(() => inFlight.delete(c.id));
+  const p = (deps.hot?.shared ? clusterRefresh(def, c, deps, deps.hot) : renew(def, c, deps)).finally(() => inFlight.delete(c.id));
   inFlight.set(c.id, p);
   return p;
 }
@@ -54,7 +54,9 @@ export const REFRESH_LOCK_MS = 30_000;
 
 /**
  * The refresh of a cluster: the node that takes the connection's lock refreshes; the others wait for the
- * lock to go and use what it stored (a rotating endpoint never sees one refresh token twice). When the
+ * lock to go and use what it stored (a rotating endpoint never sees one refresh token twice). The holder
+ * first reads the connection from storage: another node may have renewed it a moment ago and its notice
+ * not arrived yet, and refreshing with the snapshot's (rotated) refresh token would be refused. When the
  * lock cannot be asked for (Redis unreachable) this node refreshes on its own.
  */
 async function clusterRefresh(def: ProviderDef, c: Connection, deps: RefreshDeps, hot: HotState): Promise<Connection> {
@@ -63,25 +65,31 @@ async function clusterRefresh(def: ProviderDef, c: Connection, deps: RefreshDeps
   try {
     token = await hot.lock(name, REFRESH_LOCK_MS);
   } catch {
-    return doRefresh(def, c, deps);
+    return renew(def, c, deps);
   }
   if (token) {
     try {
-      return await doRefresh(def, c, deps);
+      return await renew(def, c, deps);
     } finally {
       await hot.unlock(name, token).catch(() => false);
     }
   }
   const deadline = Date.now() + REFRESH_LOCK_MS;
   while (Date.now() < deadline && (await hot.locked(name).catch(() => false))) await new Promise((r) => setTimeout(r, 100));
-  // The holder's write reaches this node's store through the shared database; give it a moment.
-  const settle = Date.now() + 2_000;
-  let stored = deps.connections.get(c.id) ?? c;
-  while (stored.credential.accessToken === c.credential.accessToken && Date.now() < settle) {
-    await new Promise((r) => setTimeout(r, 100));
-    stored = deps.connections.get(c.id) ?? c;
-  }
-  return stored;
+  // What the holder stored (read from storage: its notice may still be on the way).
+  return (await deps.connections.fresh(c.id)) ?? c;
+}
+
+/**
+ * Refreshes `c` unless storage already holds other tokens than the ones `c` was read with (renewed
+ * elsewhere meanwhile, or changed by a login): those are used as they are.
+ */
+async function renew(def: ProviderDef, c: Connection, deps: RefreshDeps): Promise<Connection> {
+  const stored = await deps.connections.fresh(c.id);
+  if (!stored) throw new Error('the connection was removed');
+  const { accessToken, refreshToken } = stored.credential;
+  if (accessToken !== c.credential.accessToken || refreshToken !== c.credential.refreshToken) return stored;
+  return doRefresh(def, stored, deps);
 }
 
 interface Renewed {
