@@ -11,23 +11,9 @@ import { REPO_ROOT } from '../support/cli.js';
 import { checkReply, routeId as id } from '../support/reply-contract.js';
 import { type RouterProcess, startRouter } from '../support/router-daemon.js';
 
-/**
- * Route tags whose routes do not all declare a reply yet. The list only shrinks: a tag whose routes all
- * declare one must leave it (the test below says so).
- */
-const PENDING_TAGS = new Set([
-  'proxy',
-]);
-
 describe('reply schemas', () => {
-  it('every route declares its reply schema (tags still pending aside)', () => {
-    const missing = ROUTES.filter((def) => !def.reply && !PENDING_TAGS.has(def.tag)).map(id);
-    expect(missing).toEqual([]);
-  });
-
-  it('the pending list names only tags that still have a route without a reply schema', () => {
-    const stillPending = new Set(ROUTES.filter((def) => !def.reply).map((def) => def.tag));
-    expect([...PENDING_TAGS].filter((tag) => !stillPending.has(tag))).toEqual([]);
+  it('every route declares its reply schema', () => {
+    expect(ROUTES.filter((def) => !def.reply).map(id)).toEqual([]);
   });
 
   it('the typed client in src/shared/api is what the route table generates', async () => {

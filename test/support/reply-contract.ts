@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import WebSocket from 'ws';
 import type { z } from 'zod';
-import { replyMedia, streamedReplies, WEBSOCKET } from '../../src/daemon/http/replies.js';
+import { ERROR_REPLIES, otherMedia, replyMedia, streamedReplies, WEBSOCKET } from '../../src/daemon/http/replies.js';
 import type { RouteDef } from '../../src/daemon/http/routes.js';
 import { ROUTES } from '../../src/daemon/routes.js';
 import type { RouterProcess } from './router-daemon.js';
@@ -72,6 +72,7 @@ export async function checkReply<T = any>(router: RouterProcess, method: string,
   }
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
   if (type === 'text/event-stream' && streamedReplies.has(schema)) return text as T;
+  if (otherMedia.get(schema)?.contentTypes.includes(type)) return text as T;
   expect(type, `${routeId(def)} answers JSON`).toBe('application/json');
   const json = JSON.parse(text);
   const parsed = schema.safeParse(json);
@@ -98,4 +99,22 @@ export async function checkWebSocket(router: RouterProcess, path: string, header
   });
   expect(status, `GET ${path}: handshake`).toBe(101);
   return ws;
+}
+
+/**
+ * Calls a route expecting an error and checks the body against the error shape the route documents (its
+ * client format's, RouteDef.errorFormat, else the standard body). Answers the parsed body.
+ */
+export async function checkError<T = any>(router: RouterProcess, method: string, path: string, body: unknown, status: number, opts: CheckOptions = {}): Promise<T> {
+  const def = routeOf(method, path);
+  const headers: Record<string, string> = { ...(opts.anonymous ? {} : { 'x-router-cli-token': router.cliToken }), 'content-type': 'application/json', ...opts.headers };
+  const res = await fetch(`${router.url}${path}`, { method, headers, body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+  const text = await res.text();
+  expect(res.status, `${method} ${path}: ${text.slice(0, 500)}`).toBe(status);
+  const schema = def.errorFormat === 'anthropic' ? ERROR_REPLIES.anthropic : def.errorFormat === 'gemini' ? ERROR_REPLIES.gemini : ERROR_REPLIES.standard;
+  const json = JSON.parse(text);
+  const parsed = schema.safeParse(json);
+  expect(parsed.error?.issues ?? [], `${routeId(def)} error`).toEqual([]);
+  expect(parsed.data, `${routeId(def)}: a field of the error is not in its schema`).toEqual(json);
+  return json as T;
 }

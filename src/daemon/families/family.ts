@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { Price } from '../usage/pricing.js';
 import type { ProviderDef } from '../providers/types.js';
 
@@ -38,10 +39,24 @@ export interface MultipartBody {
 /** The client's body as the route read it: a JSON object, or a multipart form. */
 export type FamilyInput = { json: Record<string, unknown>; form?: undefined } | { form: MultipartBody; json?: undefined };
 
+/**
+ * What a family's route answers on success: the route table's reply (proxy/family-routes.ts builds it), so
+ * the OpenAPI document and the typed client cover every family.
+ */
+export interface FamilyReply {
+  /** The JSON reply's schema; absent when the reply is never JSON (speech: the audio itself). */
+  json?: z.ZodType;
+  /** Media types answered instead of JSON (speech's audio; a transcript as plain text, SRT or VTT). */
+  media?: readonly string[];
+  /** The SSE events answered when the request asks to stream (shown in the OpenAPI document). */
+  events?: string;
+}
+
 /** The route a family answers on (client tier, POST). */
 export interface FamilyRoute {
   path: string;
   summary: string;
+  reply: FamilyReply;
   /** `multipart`: uploads (the limits below); `json`: a JSON object under the client-route limit. */
   body: 'json' | 'multipart';
   /** Whole body limit, bytes (multipart; default the route's client limit). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { replyMedia, streamedReplies } from './replies.js';
+import { ERROR_REPLIES, otherMedia, replyMedia, streamedReplies } from './replies.js';
 import type { RouteDef, Tier } from './routes.js';
 
 /** h3 route syntax -> OpenAPI path template (`/api/keys/:id` -> `/api/keys/{id}`, `/**:model` -> `/{model}`). */
@@ -54,9 +54,15 @@ function success(def: RouteDef): Record<string, unknown> {
     return { description: 'Success', content: Object.fromEntries(media.contentTypes.map((t) => [t, {}])) };
   }
   const content: Record<string, unknown> = { 'application/json': { schema: jsonSchema(def.reply, 'output') } };
+  for (const type of otherMedia.get(def.reply)?.contentTypes ?? []) content[type] = {};
   const streamed = streamedReplies.get(def.reply);
   if (streamed) content[streamed.contentType] = streamed.events ? { schema: { type: 'string', description: streamed.events } } : {};
   return { description: 'Success', content };
+}
+
+/** The error body's schema: the client format's for Anthropic's and Gemini's routes, else the standard one. */
+function errorSchemaName(def: RouteDef): string {
+  return def.errorFormat === 'anthropic' ? 'AnthropicError' : def.errorFormat === 'gemini' ? 'GeminiError' : 'Error';
 }
 
 function operation(def: RouteDef): Record<string, unknown> {
@@ -74,7 +80,7 @@ function operation(def: RouteDef): Record<string, unknown> {
     parameters: [...params, ...queryParameters(def.query)],
     responses: {
       [String(def.status ?? 200)]: success(def),
-      default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      default: { description: 'Error', content: { 'application/json': { schema: { $ref: `#/components/schemas/${errorSchemaName(def)}` } } } },
     },
   };
   if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } };
@@ -105,7 +111,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Reco
     servers: [{ url: 'http://127.0.0.1:20128' }],
     paths,
     components: {
-      schemas: { Error: ERROR_SCHEMA },
+      schemas: { Error: ERROR_SCHEMA, AnthropicError: jsonSchema(ERROR_REPLIES.anthropic, 'output'), GeminiError: jsonSchema(ERROR_REPLIES.gemini, 'output') },
       securitySchemes: {
         BearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key created with POST /api/keys.' },
         AnthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },

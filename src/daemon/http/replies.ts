@@ -32,6 +32,16 @@ export function orEventStream<T extends z.ZodType>(schema: T, events?: string): 
   return copy as T;
 }
 
+/** JSON replies whose route answers one of these media types instead when the request asks for it (a transcript as text). */
+export const otherMedia = z.registry<{ contentTypes: readonly string[] }>();
+
+/** The JSON reply `schema`, or a body of one of `contentTypes` when the request asks for that instead. */
+export function orMedia<T extends z.ZodType>(schema: T, contentTypes: readonly string[]): T {
+  const copy = schema.clone() as z.ZodType;
+  copy.register(otherMedia, { contentTypes });
+  return copy as T;
+}
+
 /** 204 No Content (pair with `status: 204`). */
 export const NO_CONTENT = z.undefined().register(replyMedia, { contentTypes: [], description: 'No content' });
 
@@ -48,6 +58,23 @@ export const WEBSOCKET = z.undefined().register(replyMedia, { contentTypes: [], 
 export function errorReply(extra: z.ZodRawShape = {}) {
   return z.object({ error: z.object({ message: z.string(), type: z.string(), code: z.string(), ...extra }) });
 }
+
+/** The error body of a route by the client format its errors take (RouteDef.errorFormat); the standard body otherwise. */
+export const ERROR_REPLIES = {
+  /** `{error: {message, type, code}}`, plus what the error adds (`param`, ...). */
+  standard: z.object({ error: z.looseObject({ message: z.string(), type: z.string(), code: z.string() }) }),
+  /** Anthropic's `{type: "error", error: {type, message}}`; router's detail (`code`, `param`) joins `error`. */
+  anthropic: z.object({ type: z.literal('error'), error: z.looseObject({ type: z.string(), message: z.string() }) }),
+  /** Google's `{error: {code, message, status}}`; router's detail is a google.rpc.ErrorInfo in `details`. */
+  gemini: z.object({
+    error: z.object({
+      code: z.number(),
+      message: z.string(),
+      status: z.string(),
+      details: z.array(z.looseObject({ '@type': z.string(), reason: z.string().optional(), domain: z.string().optional() })).optional(),
+    }),
+  }),
+} as const;
 
 /** `{ok: true}`: the change was made. */
 export const OK = z.object({ ok: z.literal(true) });

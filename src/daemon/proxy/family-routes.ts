@@ -1,8 +1,10 @@
+import type { z } from 'zod';
 import { bodyLimitFor } from '../http/app.js';
 import { readJsonBody } from '../http/body.js';
 import { badRequest } from '../http/errors.js';
+import { orEventStream, orMedia, rawReply } from '../http/replies.js';
 import { route, type RouteContext, type RouteDef } from '../http/routes.js';
-import type { Family, FamilyInput } from '../families/family.js';
+import type { Family, FamilyInput, FamilyReply } from '../families/family.js';
 import { families } from '../families/registry.js';
 import { runFamily } from './family-run.js';
 import { readMultipart } from './multipart.js';
@@ -17,6 +19,14 @@ export async function readObject(ctx: RouteContext, def: RouteDef): Promise<Reco
   // Kept for the traffic capture of a request refused later (http/app.ts).
   ctx.event.context.clientBody = raw;
   return raw as Record<string, unknown>;
+}
+
+/** A family's reply as the route table declares it: JSON (or other media, or SSE on request), or media only. */
+export function familyReply(r: FamilyReply): z.ZodType {
+  if (!r.json) return rawReply(...(r.media ?? []), ...(r.events ? ['text/event-stream'] : []));
+  let reply = r.json;
+  if (r.media?.length) reply = orMedia(reply, r.media);
+  return r.events ? orEventStream(reply, r.events) : reply;
 }
 
 /** The client route of one endpoint family: its body read as the family says, then run through the executor. */
@@ -34,6 +44,7 @@ export function familyRoute(family: Family<any>): RouteDef {
     tag: 'proxy',
     summary: r.summary,
     rawBody: true,
+    reply: familyReply(r.reply),
     ...(r.body === 'multipart' ? { bodyTypes: MULTIPART } : {}),
     ...(r.bodyBytes !== undefined ? { bodyLimit: r.bodyBytes } : {}),
     handler: async (ctx) => runFamily(ctx, family, await read(ctx)),

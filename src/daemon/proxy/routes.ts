@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { badRequest, RouterError } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { WireFormat } from '../translate/ir.js';
@@ -7,9 +8,10 @@ import { sanitizeHeaderValue } from '../usage/sanitize.js';
 import { countTokens } from './count-tokens.js';
 import { readObject } from './family-routes.js';
 import { nodeSink } from './envelope.js';
+import { anthropicTokenCount, chatReply, completionsReply, geminiModelListReply, geminiReply, messagesReply, modelListReply, responsesReply } from './replies.js';
 
 
-function chatRoute(path: string, format: WireFormat, summary: string): RouteDef {
+function chatRoute(path: string, format: WireFormat, summary: string, reply: z.ZodType): RouteDef {
   const def: RouteDef = route({
     method: 'POST',
     path,
@@ -18,6 +20,7 @@ function chatRoute(path: string, format: WireFormat, summary: string): RouteDef 
     summary,
     rawBody: true,
     errorFormat: format,
+    reply,
     handler: async (ctx) => {
       const raw = await readObject(ctx, def);
       if (path === RELAY_PATH) {
@@ -47,6 +50,7 @@ function geminiRoute(path: string, summary: string): RouteDef {
     summary,
     rawBody: true,
     errorFormat: 'gemini',
+    reply: geminiReply,
     handler: async (ctx) => {
       const m = GEMINI_ACTION_RE.exec(decodeURIComponent(ctx.params.target ?? '').replace(/^models\//, ''));
       if (!m) throw new RouterError(404, 'Unknown Gemini action: use models/<model>:generateContent or :streamGenerateContent.');
@@ -67,16 +71,17 @@ const countTokensRoute: RouteDef = route({
   summary: 'Anthropic token counting (native for Anthropic targets, estimated with a tokenizer otherwise)',
   rawBody: true,
   errorFormat: 'anthropic',
+  reply: anthropicTokenCount,
   handler: async (ctx) => countTokens(ctx, 'anthropic', '/v1/messages/count_tokens', await readObject(ctx, countTokensRoute)),
 });
 
 /** The chat-like proxy routes and catalogs: client tier (an API key). The other endpoint families' routes: family-routes.ts. */
 export const proxyRoutes: RouteDef[] = [
-  chatRoute('/v1/chat/completions', 'openai-chat', 'Chat Completions (OpenAI-compatible); streaming over SSE'),
-  chatRoute('/v1/messages', 'anthropic', 'Messages (Anthropic-compatible); streaming over SSE'),
-  chatRoute('/v1/responses', 'openai-responses', 'Responses (OpenAI-compatible); streaming over SSE'),
-  chatRoute('/v1/completions', 'openai-completions', 'Legacy text completions; replies in the text_completion shape'),
-  chatRoute(RELAY_PATH, 'openai-chat', 'Relay variant of Chat Completions'),
+  chatRoute('/v1/chat/completions', 'openai-chat', 'Chat Completions (OpenAI-compatible); streaming over SSE', chatReply),
+  chatRoute('/v1/messages', 'anthropic', 'Messages (Anthropic-compatible); streaming over SSE', messagesReply),
+  chatRoute('/v1/responses', 'openai-responses', 'Responses (OpenAI-compatible); streaming over SSE', responsesReply),
+  chatRoute('/v1/completions', 'openai-completions', 'Legacy text completions; replies in the text_completion shape', completionsReply),
+  chatRoute(RELAY_PATH, 'openai-chat', 'Relay variant of Chat Completions', chatReply),
   countTokensRoute,
   geminiRoute('/v1beta/models/**:target', 'Gemini-native generateContent / streamGenerateContent; {target} is `<provider>/<model>:<action>`'),
   // The AI SDK's Google provider sends ids that contain a slash without the `models/` segment.
@@ -87,6 +92,7 @@ export const proxyRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'proxy',
     summary: 'Model catalog (OpenAI shape; Anthropic shape when the anthropic-version header is sent)',
+    reply: modelListReply,
     handler: ({ services, event }) =>
       event.req.headers.get('anthropic-version') ? anthropicModelList(services) : openAiModelList(services),
   }),
@@ -96,6 +102,7 @@ export const proxyRoutes: RouteDef[] = [
     tier: 'client',
     tag: 'proxy',
     summary: 'Catalog of providers with an active connection, in the Gemini shape',
+    reply: geminiModelListReply,
     handler: ({ services }) => geminiModelList(services),
   }),
 ];

@@ -8,24 +8,98 @@ export interface ProxyRoutes {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "chat.completion";
+      created: number;
+      model: string;
+      choices: Array<{
+        index: number;
+        message: {
+          role: "assistant";
+          content: string | null;
+          tool_calls?: Array<{
+            id: string;
+            type: "function";
+            function: {
+              name: string;
+              arguments: string;
+              [key: string]: unknown;
+            };
+            [key: string]: unknown;
+          }>;
+          refusal?: string | null;
+          [key: string]: unknown;
+        };
+        finish_reason: string | null;
+        logprobs?: unknown;
+        [key: string]: unknown;
+      }>;
+      usage?: {
+        prompt_tokens: number;
+        completion_tokens: number;
+        total_tokens: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Messages (Anthropic-compatible); streaming over SSE (client) */
   'POST /v1/messages': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      type: "message";
+      role: "assistant";
+      model: string;
+      content: Array<{
+        type: string;
+        [key: string]: unknown;
+      }>;
+      stop_reason: string | null;
+      stop_sequence: string | null;
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Responses (OpenAI-compatible); streaming over SSE (client) */
   'POST /v1/responses': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "response";
+      created_at: number;
+      status: "completed" | "failed" | "in_progress" | "incomplete" | "cancelled" | "queued";
+      error: {
+        code: string;
+        message: string;
+        [key: string]: unknown;
+      } | null;
+      incomplete_details: {
+        reason: string;
+        [key: string]: unknown;
+      } | null;
+      model: string;
+      output: Array<{
+        type: string;
+        [key: string]: unknown;
+      }>;
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+        total_tokens: number;
+        [key: string]: unknown;
+      } | null;
+      [key: string]: unknown;
+    };
   };
   /** Responses over WebSocket: response.create frames in, the Responses stream events out, one JSON frame each (docs/responses-websocket.md) (client) */
   'GET /v1/responses': {
@@ -39,95 +113,247 @@ export interface ProxyRoutes {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "text_completion";
+      created: number;
+      model: string;
+      choices: Array<{
+        text: string;
+        index: number;
+        finish_reason: string | null;
+        logprobs?: unknown;
+        [key: string]: unknown;
+      }>;
+      usage?: {
+        prompt_tokens: number;
+        completion_tokens: number;
+        total_tokens: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Relay variant of Chat Completions (client) */
   'POST /api/v1/relay/chat/completions': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      object: "chat.completion";
+      created: number;
+      model: string;
+      choices: Array<{
+        index: number;
+        message: {
+          role: "assistant";
+          content: string | null;
+          tool_calls?: Array<{
+            id: string;
+            type: "function";
+            function: {
+              name: string;
+              arguments: string;
+              [key: string]: unknown;
+            };
+            [key: string]: unknown;
+          }>;
+          refusal?: string | null;
+          [key: string]: unknown;
+        };
+        finish_reason: string | null;
+        logprobs?: unknown;
+        [key: string]: unknown;
+      }>;
+      usage?: {
+        prompt_tokens: number;
+        completion_tokens: number;
+        total_tokens: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Anthropic token counting (native for Anthropic targets, estimated with a tokenizer otherwise) (client) */
   'POST /v1/messages/count_tokens': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      input_tokens: number;
+      [key: string]: unknown;
+    };
   };
   /** Model catalog (OpenAI shape; Anthropic shape when the anthropic-version header is sent) (client) */
   'GET /v1/models': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      object: "list";
+      data: Array<{
+        id: string;
+        object: "model";
+        created: number;
+        owned_by: string;
+        context_length?: number;
+      }>;
+    } | ({
+      data: Array<{
+        type: "model";
+        id: string;
+        display_name: string;
+        created_at: string;
+      }>;
+      has_more: boolean;
+      first_id: string | null;
+      last_id: string | null;
+    });
   };
   /** Embeddings (OpenAI-compatible); upstream content-encoding headers are stripped (client) */
   'POST /v1/embeddings': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      object: "list";
+      data: Array<{
+        object: "embedding";
+        embedding: Array<number> | string;
+        index: number;
+        [key: string]: unknown;
+      }>;
+      model: string;
+      usage?: {
+        prompt_tokens: number;
+        total_tokens: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Image generation (OpenAI shape); OpenAI-compatible providers natively, Gemini image models and Imagen translated (client) */
   'POST /v1/images/generations': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      created: number;
+      data: Array<{
+        url?: string;
+        b64_json?: string;
+        revised_prompt?: string;
+        [key: string]: unknown;
+      }>;
+      usage?: {
+        input_tokens: number;
+        output_tokens: number;
+        total_tokens?: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Image edit (OpenAI shape, multipart: image or image[], optional mask); OpenAI-compatible providers and Gemini image models (client) */
   'POST /v1/images/edits': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      created: number;
+      data: Array<{
+        url?: string;
+        b64_json?: string;
+        revised_prompt?: string;
+        [key: string]: unknown;
+      }>;
+      usage?: {
+        input_tokens: number;
+        output_tokens: number;
+        total_tokens?: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
   };
   /** Text to speech (OpenAI shape); the audio, or SSE with stream_format "sse", is streamed as it arrives (client) */
   'POST /v1/audio/speech': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: unknown;
   };
   /** Speech to text (OpenAI shape, multipart file up to 25 MiB); json/text/srt/vtt/verbose_json; stream: true for SSE transcript events (client) */
   'POST /v1/audio/transcriptions': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      text: string;
+      [key: string]: unknown;
+    };
   };
   /** Speech translated to English text (OpenAI shape, multipart file up to 25 MiB) (client) */
   'POST /v1/audio/translations': {
     params?: undefined;
     query?: undefined;
     body?: undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      text: string;
+      [key: string]: unknown;
+    };
   };
   /** Moderation (OpenAI shape, text and image inputs); model defaults to openai/omni-moderation-latest (client) */
   'POST /v1/moderations': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      model: string;
+      results: Array<{
+        flagged: boolean;
+        categories: {
+          [key: string]: boolean;
+        };
+        category_scores: {
+          [key: string]: number;
+        };
+        category_applied_input_types?: {
+          [key: string]: Array<string>;
+        };
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    };
   };
   /** Rerank (Cohere/Jina shape) to Cohere, Jina, Voyage, Together and compatible nodes (vLLM, TEI); docs/rerank.md (client) */
   'POST /v1/rerank': {
     params?: undefined;
     query?: undefined;
     body: Record<string, unknown>;
-    // biome-ignore lint/suspicious/noExplicitAny: no reply schema declared yet
-    reply: any;
+    reply: {
+      id: string;
+      model: string;
+      results: Array<{
+        index: number;
+        relevance_score: number;
+        document?: unknown;
+      }>;
+      usage: {
+        total_tokens?: number;
+        search_units?: number;
+      };
+      meta: {
+        api_version: {
+          version: "1";
+        };
+        billed_units: {
+          search_units?: number;
+          input_tokens?: number;
+        };
+      };
+    };
   };
 }

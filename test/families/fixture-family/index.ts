@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Family } from '../../../src/daemon/families/family.js';
 import { ReplyError } from '../../../src/daemon/families/family.js';
 import { CodecError } from '../../../src/daemon/translate/errors.js';
@@ -9,7 +10,12 @@ import { CodecError } from '../../../src/daemon/translate/errors.js';
  */
 export const tokenizeFamily: Family<{ model: string; text: string }> = {
   name: 'fixture-tokenize',
-  route: { path: '/v1/fixture/tokenize', body: 'json', summary: 'Test fixture: tokenization' },
+  route: {
+    path: '/v1/fixture/tokenize',
+    body: 'json',
+    summary: 'Test fixture: tokenization',
+    reply: { json: z.object({ object: z.literal('tokenization'), model: z.string(), count: z.number(), tokens: z.array(z.number()) }) },
+  },
   read({ json }) {
     if (typeof json?.model !== 'string') throw new CodecError(400, "The 'model' field is required.", { param: 'model' });
     if (typeof json.text !== 'string') throw new CodecError(400, "'text' must be a string.", { param: 'text' });

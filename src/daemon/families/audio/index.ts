@@ -2,6 +2,7 @@ import type { Family, RelayEnd } from '../family.js';
 import { speechCost, transcriptionCost } from '../pricing.js';
 import { badField, field, formFor, jsonAsk, lastEvent, num, requireEndpoint, requireModel, tryJson } from '../util.js';
 import type { MultipartBody } from '../family.js';
+import { speechReply, transcriptReply } from './reply.js';
 
 /**
  * Audio: POST /v1/audio/speech (the audio, or SSE with `stream_format: "sse"`, relayed to the client as it
@@ -29,7 +30,7 @@ function speechEnd(ask: SpeechRequest, tail: string, bytes: number): RelayEnd {
 
 export const speech: Family<SpeechRequest> = {
   name: 'speech',
-  route: { path: '/v1/audio/speech', body: 'json', summary: 'Text to speech (OpenAI shape); the audio, or SSE with stream_format "sse", is streamed as it arrives' },
+  route: { path: '/v1/audio/speech', body: 'json', summary: 'Text to speech (OpenAI shape); the audio, or SSE with stream_format "sse", is streamed as it arrives', reply: speechReply },
   read({ json: raw }) {
     const model = requireModel(raw!);
     if (typeof raw!.input !== 'string' || raw!.input === '') throw badField("The 'input' field is required.", 'input');
@@ -100,7 +101,7 @@ function transcribed(ask: TranscriptionRequest, usage: TranscriptUsage): RelayEn
 function transcriptionFamily(kind: 'transcriptions' | 'translations', summary: string): Family<TranscriptionRequest> {
   return {
     name: kind,
-    route: { path: `/v1/audio/${kind}`, body: 'multipart', summary, bodyBytes: AUDIO_FILE_BYTES + 1024 * 1024, fileBytes: AUDIO_FILE_BYTES, files: 1 },
+    route: { path: `/v1/audio/${kind}`, body: 'multipart', summary, reply: transcriptReply, bodyBytes: AUDIO_FILE_BYTES + 1024 * 1024, fileBytes: AUDIO_FILE_BYTES, files: 1 },
     read({ form }) {
       const model = field(form!, 'model');
       if (!model) throw badField("The 'model' field is required.", 'model');

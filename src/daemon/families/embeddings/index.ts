@@ -1,6 +1,7 @@
 import { CodecError } from '../../translate/errors.js';
 import type { Family } from '../family.js';
 import { badField, JSON_TYPE, jsonAsk, tryJson } from '../util.js';
+import { embeddingsReply } from './reply.js';
 
 /**
  * POST /v1/embeddings to OpenAI-compatible targets: the client's body with the target's model id, the
@@ -15,7 +16,7 @@ export function embeddingUsage(text: string): { inputTokens: number; outputToken
 
 export const embeddings: Family<Record<string, unknown>> = {
   name: 'embeddings',
-  route: { path: '/v1/embeddings', body: 'json', summary: 'Embeddings (OpenAI-compatible); upstream content-encoding headers are stripped' },
+  route: { path: '/v1/embeddings', body: 'json', summary: 'Embeddings (OpenAI-compatible); upstream content-encoding headers are stripped', reply: embeddingsReply },
   read({ json }) {
     if (json!.input === undefined) throw badField("The 'input' field is required.", 'input');
     return json!;

@@ -3,6 +3,7 @@ import type { Family, FamilyTarget, Served, UploadedFile, UpstreamAsk } from '..
 import { imageCost, type ImageTokenUsage } from '../pricing.js';
 import { badField, field, formFor, JSON_TYPE, jsonAsk, num, requireEndpoint, tryJson } from '../util.js';
 import { foldGeminiStream, geminiImageReply, geminiImageRequest, imageUsageObject, isImagen, type ImageAsk } from './gemini.js';
+import { imagesReply } from './reply.js';
 
 /**
  * POST /v1/images/generations and /v1/images/edits: OpenAI-format targets natively (streamed image events
@@ -148,8 +149,8 @@ function imageFamily(edit: boolean): Family<ImageRequest> {
   return {
     name: edit ? 'image-edits' : 'images',
     route: edit
-      ? { path: '/v1/images/edits', body: 'multipart', summary: 'Image edit (OpenAI shape, multipart: image or image[], optional mask); OpenAI-compatible providers and Gemini image models' }
-      : { path: '/v1/images/generations', body: 'json', summary: 'Image generation (OpenAI shape); OpenAI-compatible providers natively, Gemini image models and Imagen translated' },
+      ? { path: '/v1/images/edits', body: 'multipart', summary: 'Image edit (OpenAI shape, multipart: image or image[], optional mask); OpenAI-compatible providers and Gemini image models', reply: imagesReply(true) }
+      : { path: '/v1/images/generations', body: 'json', summary: 'Image generation (OpenAI shape); OpenAI-compatible providers natively, Gemini image models and Imagen translated', reply: imagesReply(false) },
     read({ json, form }) {
       if (!form) {
         const model = json!.model;

@@ -1,5 +1,6 @@
 import type { Family } from '../family.js';
 import { badField, JSON_TYPE, jsonAsk, requireEndpoint, tryJson } from '../util.js';
+import { moderationReply } from './reply.js';
 
 /** POST /v1/moderations (OpenAI shape, text and image inputs). Moderation is free at OpenAI: the row costs 0. */
 
@@ -28,7 +29,7 @@ function checkInput(input: unknown): void {
 
 export const moderation: Family<{ raw: Record<string, unknown>; model: string }> = {
   name: 'moderation',
-  route: { path: '/v1/moderations', body: 'json', summary: 'Moderation (OpenAI shape, text and image inputs); model defaults to openai/omni-moderation-latest' },
+  route: { path: '/v1/moderations', body: 'json', summary: 'Moderation (OpenAI shape, text and image inputs); model defaults to openai/omni-moderation-latest', reply: moderationReply },
   read({ json: raw }) {
     if (raw!.input === undefined) throw badField("The 'input' field is required.", 'input');
     checkInput(raw!.input);

@@ -2,6 +2,7 @@ import type { Family, FamilyTarget, Served } from '../family.js';
 import { ReplyError } from '../family.js';
 import { badField, JSON_TYPE } from '../util.js';
 import { clientResults, decodeRerank, encodeRerank, readRerankRequest, type RerankReply, type RerankRequest, type RerankResult, type RerankSpec } from './dialects.js';
+import { rerankReply, rerankV2Reply } from './reply.js';
 
 /**
  * POST /v1/rerank and /v2/rerank: the client's Cohere/Jina-shaped request is encoded in each target's
@@ -73,9 +74,10 @@ export function readRerankReply(target: FamilyTarget, text: string, req: RerankR
 }
 
 function rerankFamily(name: string, path: string, shape: RerankReplyShape, summary: string): Family<RerankRequest> {
+  const reply = shape === 'cohere-v2' ? rerankV2Reply : rerankReply;
   return {
     name,
-    route: { path, body: 'json', summary },
+    route: { path, body: 'json', summary, reply },
     read: ({ json }) => readRerankRequest(json!),
     call: (req) => ({ model: req.raw.model as string, raw: req.raw, stream: false }),
     encode(req, target) {
