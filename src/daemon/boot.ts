@@ -62,6 +62,7 @@ import { TranslatorHistory } from './insights/translator-history.js';
 import { CliToolLog } from './insights/cli-tool-log.js';
 import { SqlCliToolLogRepository } from './insights/cli-tool-sql.js';
 import { EvalService } from './evals/service.js';
+import { SqlEvalRepository } from './evals/sql-repository.js';
 import { MemoryService } from './memory/service.js';
 import { SqlMemoryRepository } from './memory/sql-repository.js';
 import { MEMORY_STAGE_ORDER, memoryStage } from './memory/stage.js';
@@ -293,7 +294,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     tokenRefresher: new TokenRefresher({ connections, settings, events, hot }, providerDirectory, log),
     oauth: new OAuthLogins(() => services),
     cliToolLog: new CliToolLog(new SqlCliToolLogRepository(storage)),
-    evals: new EvalService(db, pipeline),
+    evals: await EvalService.create(new SqlEvalRepository(storage), nodeId, pipeline),
     sessions: await SessionStore.create(new SqlSessionRepository(storage), changes, log),
     passwords: new PasswordStore(new SqlPasswordRepository(storage)),
     memory,

@@ -37,13 +37,13 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'providers', tables: ['provider_nodes', 'provider_connections', 'provider_models'] },
   { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'a2a tasks', tables: ['a2a_tasks'] },
+  { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
   { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
-  { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   { module: 'quota counters', tables: ['quota_counters'], perNode: "a node's own counters, restored at its start; cluster-wide limits count in Redis" },
   { module: 'resilience state', tables: ['resilience_state'], perNode: "a node's breakers and cooldowns, restored at its start; shared ones live in Redis" },
   { module: 'response cache', tables: ['response_cache'], perNode: 'with --redis-url the cache is shared in Redis (cache/shared.ts); this table is each node\'s own copy, which answers while Redis is down' },

@@ -9,8 +9,8 @@ import { evalBody, runBody } from './schema.js';
 
 const runsQuery = z.object({ runs: z.coerce.number().int().min(0).max(100).default(20) }).strict();
 
-function evalOf(services: Services, id: string): EvalRecord {
-  const ev = services.evals.store.get(id);
+async function evalOf(services: Services, id: string): Promise<EvalRecord> {
+  const ev = await services.evals.store.get(id);
   if (!ev) throw new RouterError(404, `No eval '${id.slice(0, 200)}'.`);
   return ev;
 }
@@ -24,9 +24,13 @@ export const evalRoutes: RouteDef[] = [
     tag: 'evals',
     summary: 'Evals, newest first, each with the scores of its latest run',
     reply: evalListReply,
-    handler: ({ services }) => ({
-      evals: services.evals.store.list().map((ev) => ({ ...ev, running: services.evals.isRunning(ev.id), lastRun: services.evals.store.runs(ev.id, 1)[0] ?? null })),
-    }),
+    handler: async ({ services }) => {
+      const evals = await services.evals.store.list();
+      const latest = await services.evals.store.latestRuns(evals.map((ev) => ev.id));
+      const out = [];
+      for (const ev of evals) out.push({ ...ev, running: await services.evals.isRunning(ev.id), lastRun: latest.get(ev.id) ?? null });
+      return { evals: out };
+    },
   }),
   route({
     method: 'POST',
@@ -37,8 +41,8 @@ export const evalRoutes: RouteDef[] = [
     status: 201,
     body: evalBody,
     reply: evalRecord,
-    handler: ({ services, body }) => {
-      const created = services.evals.store.create(body);
+    handler: async ({ services, body }) => {
+      const created = await services.evals.store.add(body);
       if (!created) throw new RouterError(409, `An eval named '${body.name}' exists already.`, { extra: { param: 'name' } });
       return json(201, created);
     },
@@ -51,9 +55,9 @@ export const evalRoutes: RouteDef[] = [
     summary: 'One eval (by id or name) with its newest runs (`runs`, default 20): scores, latency, tokens and cost per model',
     query: runsQuery,
     reply: evalDetailReply,
-    handler: ({ services, params, query }) => {
-      const ev = evalOf(services, params.id ?? '');
-      return { ...ev, running: services.evals.isRunning(ev.id), runs: services.evals.store.runs(ev.id, query.runs) };
+    handler: async ({ services, params, query }) => {
+      const ev = await evalOf(services, params.id ?? '');
+      return { ...ev, running: await services.evals.isRunning(ev.id), runs: await services.evals.store.runs(ev.id, query.runs) };
     },
   }),
   route({
@@ -64,10 +68,10 @@ export const evalRoutes: RouteDef[] = [
     summary: 'Delete an eval and its runs',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params }) => {
-      const ev = evalOf(services, params.id ?? '');
-      if (services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running; delete it when the run has finished.`);
-      services.evals.store.delete(ev.id);
+    handler: async ({ services, params }) => {
+      const ev = await evalOf(services, params.id ?? '');
+      if (await services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running; delete it when the run has finished.`);
+      await services.evals.store.delete(ev.id);
       return noContent();
     },
   }),
@@ -82,9 +86,9 @@ export const evalRoutes: RouteDef[] = [
     body: runBody,
     reply: evalRun,
     handler: async ({ services, params, body }) => {
-      const ev = evalOf(services, params.id ?? '');
-      if (services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running already; wait for its run to finish.`);
-      const { run, done } = services.evals.start(ev, body.models ?? ev.models);
+      const ev = await evalOf(services, params.id ?? '');
+      if (await services.evals.isRunning(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running already; wait for its run to finish.`);
+      const { run, done } = await services.evals.start(ev, body.models ?? ev.models);
       if (!body.wait) return json(202, run);
       await done;
       return services.evals.store.run(ev.id, run.id, true);
@@ -97,9 +101,9 @@ export const evalRoutes: RouteDef[] = [
     tag: 'evals',
     summary: 'One run of an eval with its scores and per-case results (checks passed, reply, error, latency, tokens, cost)',
     reply: evalRun,
-    handler: ({ services, params }) => {
-      const ev = evalOf(services, params.id ?? '');
-      const run = services.evals.store.run(ev.id, params.runId ?? '', true);
+    handler: async ({ services, params }) => {
+      const ev = await evalOf(services, params.id ?? '');
+      const run = await services.evals.store.run(ev.id, params.runId ?? '', true);
       if (!run) throw new RouterError(404, `Eval '${ev.name}' has no run '${(params.runId ?? '').slice(0, 100)}'.`);
       return run;
     },

@@ -1,9 +1,9 @@
-import { publicReason } from '../http/errors.js';
+import { publicReason, RouterError } from '../http/errors.js';
 import { internalChat } from '../proxy/internal-call.js';
 import type { PipelineDeps } from '../proxy/deps.js';
-import type { Db } from '../store/db.js';
 import type { EvalCaseResult, EvalRecord, EvalRun } from '../../shared/observability.js';
 import { runCheck } from './checks.js';
+import type { EvalRepository } from './port.js';
 import { EvalStore } from './store.js';
 
 /** Longest wait for one model reply of an eval. */
@@ -17,37 +17,51 @@ const OUTPUT_MAX = 20_000;
  * one run per eval at a time. Results are stored as each call ends, so a run can be watched as it goes.
  */
 export class EvalService {
-  readonly store: EvalStore;
+  /** Runs this node is running (a run of another node is seen in storage: `isRunning`). */
   private readonly running = new Map<string, Promise<void>>();
 
   /** `pipeline`: the request pipeline every case is sent through (usage, failover, breakers, pricing). */
-  constructor(
-    db: Db,
+  private constructor(
+    readonly store: EvalStore,
     private readonly pipeline: PipelineDeps,
-  ) {
-    this.store = new EvalStore(db);
+  ) {}
+
+  /** Over the evals port; `nodeId` names the runs this node starts (and the ones it interrupts at start). */
+  static async create(repo: EvalRepository, nodeId: string, pipeline: PipelineDeps): Promise<EvalService> {
+    return new EvalService(await EvalStore.create(repo, nodeId), pipeline);
   }
 
-  /** True while a run of this eval is in progress. */
-  isRunning(evalId: string): boolean {
-    return this.running.has(evalId);
+  /** True while a run of this eval is in progress, here or on another node of the cluster. */
+  async isRunning(evalId: string): Promise<boolean> {
+    return this.running.has(evalId) || (await this.store.isRunning(evalId));
   }
 
   /** Starts a run; `done` settles when every call has ended and the run is completed. */
-  start(ev: EvalRecord, models: readonly string[]): { run: EvalRun; done: Promise<void> } {
+  async start(ev: EvalRecord, models: readonly string[]): Promise<{ run: EvalRun; done: Promise<void> }> {
+    if (this.running.has(ev.id)) throw new RouterError(409, `Eval '${ev.name}' is running already; wait for its run to finish.`);
+    this.running.set(ev.id, Promise.resolve()); // taken now: a second start on this node waits for no write
     const services = this.pipeline;
-    const run = this.store.startRun(ev.id, models);
+    let run: EvalRun;
+    try {
+      run = await this.store.startRun(ev.id, models);
+    } catch (err) {
+      this.running.delete(ev.id);
+      throw err;
+    }
     const tasks = models.flatMap((model) => ev.cases.map((_, caseIndex) => ({ model, caseIndex })));
     let next = 0;
     const worker = async () => {
       while (next < tasks.length) {
         const task = tasks[next++]!;
-        this.store.addResult(run.id, await this.runCase(services, ev, task.model, task.caseIndex));
+        await this.store.addResult(run.id, await this.runCase(services, ev, task.model, task.caseIndex));
       }
     };
     const done = Promise.all(Array.from({ length: Math.min(ev.concurrency, tasks.length) }, worker))
       .then(() => this.store.finishRun(run.id))
-      .catch((err: unknown) => services.log.warn('eval run failed', { evalId: ev.id, runId: run.id, error: String(err) }))
+      .catch(async (err: unknown) => {
+        services.log.warn('eval run failed', { evalId: ev.id, runId: run.id, error: err instanceof Error ? err.message : String(err) });
+        await this.store.finishRun(run.id, 'interrupted').catch(() => {});
+      })
       .finally(() => this.running.delete(ev.id));
     this.running.set(ev.id, done);
     return { run, done };
