@@ -72,6 +72,7 @@ import { ResponseCache } from './cache/store.js';
 import { CacheKeyModes } from './cache/key-modes.js';
 import { SqlCacheKeyModeRepository } from './cache/key-modes-sql.js';
 import { SharedResponseCache } from './cache/shared.js';
+import { SqlSyncNonceRepository } from './sync/nonces.js';
 import { CACHE_STAGE_ORDER, cacheStage } from './cache/stage.js';
 import { HOOK_STAGE_ORDER, hookStage } from './hooks/stage.js';
 import { HookService } from './hooks/store.js';
@@ -290,6 +291,7 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
     cache,
     sharedCache,
     cacheModes,
+    syncNonces: new SqlSyncNonceRepository(storage),
     presets: new PresetStore(new SqlPresetRepository(storage)),
     tokenRefresher: new TokenRefresher({ connections, settings, events, hot }, providerDirectory, log),
     oauth: new OAuthLogins(() => services),

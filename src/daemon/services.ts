@@ -25,6 +25,7 @@ import type { PresetStore } from './playground/presets.js';
 import type { ResponseCache } from './cache/store.js';
 import type { CacheKeyModes } from './cache/key-modes.js';
 import type { SharedResponseCache } from './cache/shared.js';
+import type { SyncNonceRepository } from './sync/nonces.js';
 import type { TokenRefresher } from './resilience/refresher.js';
 import type { OAuthLogins } from './oauth/flows.js';
 import type { TrafficCapture } from './inspect/capture.js';
@@ -81,6 +82,8 @@ export interface Services {
   sharedCache?: SharedResponseCache;
   /** Per-key cache modes (off, request, always). */
   cacheModes: CacheKeyModes;
+  /** Seen nonces of signed sync requests (shared in a cluster: a replay is refused on every node). */
+  syncNonces: SyncNonceRepository;
   /** Playground presets, scoped to the API key (or the dashboard) that created them. */
   presets: PresetStore;
   /** Traffic inspector captures (opt-in). */

@@ -38,11 +38,12 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'cache key modes', tables: ['cache_key_settings'] },
   { module: 'a2a tasks', tables: ['a2a_tasks'] },
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
+  // Not configuration: one atomic insert per admitted sync request, no snapshot, no change topic.
+  { module: 'sync nonces', tables: ['sync_nonces'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */
 export const LOCAL_MODULES: readonly ModuleStorage[] = [
-  { module: 'sync nonces', tables: ['sync_nonces'] },
   { module: 'webhooks', tables: ['webhooks'] },
   { module: 'quota counters', tables: ['quota_counters'], perNode: "a node's own counters, restored at its start; cluster-wide limits count in Redis" },
   { module: 'resilience state', tables: ['resilience_state'], perNode: "a node's breakers and cooldowns, restored at its start; shared ones live in Redis" },

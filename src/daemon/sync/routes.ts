@@ -50,7 +50,7 @@ export const syncRoutes: RouteDef[] = [
     // The signed bytes of the sync protocol (src/shared/sync.ts), read by the other router, not a client.
     reply: rawReply('application/json'),
     handler: async ({ event, services }) => {
-      const admitted = admitRemote(services, event.req.headers);
+      const admitted = await admitRemote(services, event.req.headers);
       const raw = new TextDecoder().decode(await readBodyBytes(event, admitted.auth.length));
       const reply = await answerRemote(services, admitted, raw, event.req.headers.get(CLOUD_SIG_HEADER));
       return new Response(reply.body, { status: 200, headers: { 'content-type': 'application/json', [CLOUD_SIG_HEADER]: reply.sig } });

@@ -9,7 +9,6 @@ import type { Services } from '../services.js';
 import { applySnapshot, type ApplyOptions } from './apply.js';
 import { buildSnapshot, snapshotSchema } from './snapshot.js';
 import { newNonce, signRequestAuth, signSync, verifyRequestAuth, verifySync, type RequestAuth } from './signature.js';
-import { takeNonce } from './nonces.js';
 import type { cloudSyncSettingsSchema } from './settings.js';
 import type { z } from 'zod';
 
@@ -127,7 +126,7 @@ const early = (status: number, message: string, code?: string) => new RouterErro
  * X-Cloud-Sync-Auth (signed nonce, time and length), the time within 5 minutes, a Content-Length equal to
  * the signed length, and a nonce never seen (taken now, so two copies racing cannot both pass).
  */
-export function admitRemote(services: Services, headers: Headers): { cfg: CloudSync; auth: RequestAuth } {
+export async function admitRemote(services: Services, headers: Headers): Promise<{ cfg: CloudSync; auth: RequestAuth }> {
   const cfg = services.settings.get().cloudSync;
   // Sync off or no secret: the route does not exist as far as a caller can tell.
   if (!cfg.enabled || !cfg.secret) throw early(404, 'Not found.');
@@ -138,7 +137,7 @@ export function admitRemote(services: Services, headers: Headers): { cfg: CloudS
   const declared = headers.get('content-length');
   if (declared === null) throw early(411, 'Content-Length is required.');
   if (Number(declared) !== auth.length) throw early(400, `Content-Length differs from the length in ${CLOUD_AUTH_HEADER}.`, 'sync_bad_signature');
-  if (!takeNonce(services.db, auth.nonce, auth.sentAt + MAX_SKEW_MS + 1000)) {
+  if (!(await services.syncNonces.take(auth.nonce, auth.sentAt + MAX_SKEW_MS + 1000, Date.now()))) {
     throw early(409, 'This request was already answered (its nonce was seen): a replay is refused.', 'sync_replayed');
   }
   return { cfg, auth };
