@@ -171,10 +171,8 @@ export class ConnectionStore {
    * snapshot takes it when it differs. Undefined when it is gone.
    */
   async fresh(id: string): Promise<Connection | undefined> {
-    const seen = this.writes;
-    const row = await this.repo.getConnection(id);
+    const row = await settledLoad(() => this.writes, () => this.repo.getConnection(id));
     const cur = this.get(id);
-    if (seen !== this.writes) return this.get(id);
     if (!row) {
       if (cur) this.set(this.all.filter((c) => c.id !== id));
       return undefined;
