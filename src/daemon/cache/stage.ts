@@ -1,5 +1,3 @@
-import type { Outcome } from '../proxy/outcome.js';
-import { recordOutcome } from '../proxy/outcome.js';
 import type { RequestStage, StageContext } from '../proxy/stages.js';
 import type { IrRequest, IrResponse } from '../translate/ir.js';
 import { cacheKey } from './key.js';
@@ -43,9 +41,8 @@ export interface CacheTier {
 }
 
 interface Pending extends CachePlan {
-  t0: number;
   key?: string;
-  hit?: IrResponse;
+  hit?: boolean;
 }
 
 /**
@@ -62,7 +59,7 @@ export function cacheStage(cache: CacheTier, modes: CacheKeyModes): RequestStage
       const scope = currentScope();
       const plan = planFor(modes.get(ctx.auth.key?.id), readDirective(scope?.headers), ctx.call.stream);
       if (!plan) return false;
-      pending.set(ctx, { ...plan, t0: scope?.t0 ?? performance.now() });
+      pending.set(ctx, { ...plan });
       return true;
     },
     respond(request, ctx) {
@@ -74,40 +71,17 @@ export function cacheStage(cache: CacheTier, modes: CacheKeyModes): RequestStage
       const answer = (hit: IrResponse | undefined): IrResponse | undefined => {
         ctx.headers[CACHE_HEADER] = hit ? 'hit' : 'miss';
         if (!hit) return undefined;
-        p.hit = hit;
+        // The pipeline's Reply records the hit (no account, no upstream time, zero cost) and stamps its headers.
+        p.hit = true;
         ctx.notes.cacheHit = true;
-        ctx.headers['server-timing'] = `router;dur=${(performance.now() - p.t0).toFixed(2)}, upstream;dur=0.00`;
         return hit;
       };
       return found instanceof Promise ? found.then(answer) : answer(found);
     },
     onComplete(_request, response, ctx) {
       const p = pending.get(ctx);
-      if (!p?.key) return;
-      if (p.hit) return recordHit(ctx, p.hit, p.t0);
+      if (!p?.key || p.hit) return;
       if (p.write && cacheableReply(response)) cache.set(p.key, ctx.target.provider.id, ctx.target.model, response);
     },
   };
-}
-
-/**
- * Records a cache hit in usage: no account was used and no upstream was called, so the row carries no
- * connection, zero upstream time and (through `cacheHit`) zero cost; its token counts are those of the
- * cached reply. The pipeline records nothing for a stage's reply, so the stage does.
- */
-function recordHit(ctx: StageContext, reply: IrResponse, t0: number): void {
-  const outcome: Outcome & { cacheHit: true } = {
-    traceId: ctx.traceId,
-    call: ctx.call,
-    target: { ...ctx.target, connectionId: undefined },
-    auth: ctx.auth,
-    t0,
-    status: 200,
-    usage: reply.usage ?? { inputTokens: 0, outputTokens: 0 },
-    finishReason: reply.finishReason,
-    streamed: ctx.call.stream,
-    upstreamMs: 0,
-    cacheHit: true,
-  };
-  recordOutcome(ctx.services, outcome);
 }

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
-import { credentialSecrets, joinUrl, requestHeaders, targetHeaders, withRequestHeaders, type Target } from '../providers/target.js';
+import { credentialSecrets, joinUrl, requestHeaders, targetHeaders, withoutHeaders, withRequestHeaders, type Target } from '../providers/target.js';
 import { httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { ReplyTooLargeError, UpstreamExchange, type UpstreamHeaders } from '../net/upstream.js';
+import { ReplyTooLargeError, UpstreamExchange, type UpstreamHeaders, type UpstreamReply } from '../net/upstream.js';
 
 /**
  * One attempt at one target, for every endpoint family: send the request (the target's credential and
@@ -29,11 +29,26 @@ export interface AttemptRequest {
   accept: string;
   /** The request's own headers on top of the target's. */
   headers?: Record<string, string>;
+  /** Target headers this request must not send (a request hook's removals; never credentials). */
+  removeHeaders?: readonly string[];
+  /**
+   * A streamed reply whose first byte is its first content, which the caller's reader commits (chat SSE):
+   * the first-byte limit then holds past the headers. Default: the reply's headers are its first byte.
+   */
+  firstByteAtCommit?: boolean;
+  /** Sees every reply's status and headers (an account's rate-limit headers), and an error reply's body text. */
+  onReply?(status: number, headers: UpstreamHeaders, errorText?: string): void;
+}
+
+/** An upstream exchange on its way: HTTP, or another transport's (the Responses WebSocket). */
+export interface Sent {
+  exchange: UpstreamReply;
+  response: Promise<UpstreamReply>;
 }
 
 /** An upstream reply whose headers arrived with a 2xx status; its body is still to be read. */
 export interface OpenReply {
-  exchange: UpstreamExchange;
+  exchange: UpstreamReply;
   guard: AttemptGuard;
   tSend: number;
 }
@@ -54,27 +69,40 @@ export class Attempt {
     private readonly sink?: ServerResponse,
   ) {}
 
+  /** The headers a request is sent with: the target's (credential, provider, accept), the request's own, minus its removals. */
+  headersFor(req: AttemptRequest): Record<string, string> {
+    const { accept, contentType } = req;
+    // JSON and SSE calls share the target's prebuilt headers (built once per target and kind).
+    const base =
+      contentType === undefined && (accept === 'application/json' || accept === 'text/event-stream')
+        ? requestHeaders(this.target, accept === 'text/event-stream')
+        : identity(targetHeaders(this.target, accept), contentType);
+    return withoutHeaders(withRequestHeaders(base, req.headers), req.removeHeaders);
+  }
+
   /**
-   * Sends one request and waits for the reply's headers. A non-2xx reply, a network failure or a timeout
-   * becomes an AttemptError. On success the caller owns `guard` until the body is read (`whole`, `relay`).
+   * Sends one request (with `headers`, default {@link headersFor}; over `via` when another transport carries
+   * it) and waits for the reply's headers. A non-2xx reply, a network failure or a timeout becomes an
+   * AttemptError, the error body read and classified here once. On success the caller owns `guard` until
+   * the body is read (`readWhole`, `relayBody`, a stream's reader).
    */
-  async open(req: AttemptRequest): Promise<OpenReply> {
+  async open(req: AttemptRequest, headers = this.headersFor(req), via?: Sent): Promise<OpenReply> {
     const tSend = performance.now();
-    const base = req.accept === 'application/json' && req.contentType === undefined ? requestHeaders(this.target, false) : identity(targetHeaders(this.target, req.accept), req.contentType);
-    const headers = withRequestHeaders(base, req.headers);
-    const { exchange, response } = UpstreamExchange.send({ url: req.url, method: req.method, headers, body: req.body, route: this.target });
+    const { exchange, response } = via ?? UpstreamExchange.send({ url: req.url, method: req.method, headers, body: req.body, route: this.target });
     const guard = new AttemptGuard(exchange, this.sink, this.limits);
     try {
       const reply = await response.catch((err) => {
         throw guard.cause() ?? networkAttemptError(err, false, req.url);
       });
-      guard.firstByte();
+      if (!req.firstByteAtCommit) guard.firstByte();
       if (reply.statusCode >= 300) {
         // The first MiB of an error body is plenty to report it; the rest is not read.
         const text = await reply.textUpTo(1024 * 1024);
+        req.onReply?.(reply.statusCode, reply.headers, text);
         throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(this.target));
       }
-      return { exchange, guard, tSend };
+      req.onReply?.(reply.statusCode, reply.headers);
+      return { exchange: reply, guard, tSend };
     } catch (err) {
       guard.dispose();
       throw err;

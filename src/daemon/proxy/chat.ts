@@ -1,23 +1,23 @@
 import { replyText } from '../translate/util/reply-text.js';
-import { FastResponse } from 'srvx';
 import type { ServerResponse } from 'node:http';
-import { HANDLED } from '../http/app.js';
-import { badRequest, RouterError } from '../http/errors.js';
+import type { HANDLED } from '../http/app.js';
+import { badRequest } from '../http/errors.js';
 import type { RouteContext } from '../http/routes.js';
 import type { PipelineDeps } from './deps.js';
 import { getClientCodec, getUpstreamCodec } from '../translate/registry.js';
 import { assertResponsesStatePortable } from '../translate/formats/openai-responses/passthrough.js';
 import type { StreamEncoder, UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, WireFormat } from '../translate/ir.js';
-import { collectStream, openStream, type BlockPosition, type StreamBody, type StreamSummary } from './stream.js';
+import { collectStream, openStream, type BlockPosition, type StreamSummary } from './stream.js';
 import { answerText, continueStream, type ContinueContext } from './recovery.js';
-import { chatUrl, credentialSecrets, encodeOptionsFor, requestHeaders, withoutHeaders, withRequestHeaders, type Target } from '../providers/target.js';
-import { AttemptError, attemptErrorResponse, httpAttemptError, networkAttemptError } from './upstream-error.js';
-import { UpstreamExchange, type UpstreamReply } from '../net/upstream.js';
+import { chatUrl, encodeOptionsFor, type Target } from '../providers/target.js';
+import { AttemptError, networkAttemptError } from './upstream-error.js';
 import { socketRoute, type SocketCall } from './socket-route.js';
-import { AttemptGuard, type AttemptLimits } from './attempt-guard.js';
+import type { AttemptLimits } from './attempt-guard.js';
+import { Attempt, type AttemptRequest, type OpenReply } from './attempt.js';
 import { nativeBody, nativeHeaders } from './passthrough.js';
-import { execute, finishOutcome } from './execute.js';
+import { execute } from './execute.js';
+import { DirectStream, Reply } from './reply.js';
 import { estimateTokens } from './count-tokens.js';
 import { requestEnvelope } from './envelope.js';
 import type { Outcome, ProxyCall } from './outcome.js';
@@ -56,25 +56,6 @@ export type ChatReply = Response | typeof HANDLED;
  * Responses WebSocket serves each `response.create` through here with the headers of its upgrade request).
  */
 export type ChatContext = { services: PipelineDeps; auth: RouteContext['auth'] } & { event: { req: { headers: Headers } } };
-
-/**
- * A committed stream to be written straight into the client's Node response. Sent by runChat after the
- * attempt's bookkeeping (its per-target timer is cleared by then): the promise ends with the stream, so h3
- * does not consider the request finished before that.
- */
-class DirectStream {
-  constructor(
-    private readonly sink: ServerResponse,
-    private readonly headers: Record<string, string>,
-    private readonly body: StreamBody,
-  ) {}
-
-  async send(): Promise<typeof HANDLED> {
-    this.sink.writeHead(200, this.headers);
-    await this.body.writeTo(this.sink);
-    return HANDLED;
-  }
-}
 
 /** Which wire format to speak to a target: the client's own when the provider serves it natively. */
 export function upstreamFormatFor(target: Target, clientFormat: WireFormat): UpstreamWireFormat {
@@ -120,11 +101,21 @@ interface Prepared {
 }
 
 /**
- * Adds this attempt to the translator history (only called while capture is on): both formats, the
- * capture's bodies, and what the upstream did not get (the codecs' notes; on passthrough, the client
- * fields removed for this provider).
+ * Captures the upstream's reply (status, headers, body: null for a stream, tapped as it comes) and adds this
+ * attempt to the translator history (only called while capture is on): both formats, the capture's bodies,
+ * and what the upstream did not get (the codecs' notes; on passthrough, the client fields removed for this
+ * provider).
  */
-function noteTranslation(services: PipelineDeps, call: ChatCall, target: Target, prepared: Prepared, status: number): void {
+function noteTranslation(
+  services: PipelineDeps,
+  call: ChatCall,
+  target: Target,
+  prepared: Prepared,
+  status: number,
+  headers: Record<string, string | string[] | undefined> | undefined,
+  body: string | null,
+): void {
+  prepared.capture!.upstreamResponse(status, headers, body);
   let dropped = prepared.ir?.dropped ?? [];
   if (prepared.native) {
     const sent = JSON.parse(prepared.body) as Record<string, unknown>;
@@ -225,17 +216,11 @@ function withProviderHeaders(
   return own ? { ...own, ...headers } : headers;
 }
 
-/** The Server-Timing header of a served reply; the same figures feed /metrics (router overhead, first byte). */
-function timing(services: Pick<PipelineDeps, 'metrics'>, outcome: Outcome, upstreamMs: number): string {
-  const routerMs = Math.max(0, performance.now() - outcome.t0 - upstreamMs);
-  services.metrics.serverTiming(outcome.target.provider.id, routerMs, upstreamMs, outcome.call.stream);
-  return `router;dur=${routerMs.toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`;
-}
-
 /**
  * The proxy pipeline for chat-like endpoints, run by the executor (plan, admit, attempt, fail over,
  * record): for each target, the chat policy runs the request stages, translates (or passes through),
- * sends, and translates the reply back.
+ * sends one {@link Attempt}, and translates the reply back; one {@link Reply} stamps the headers, writes
+ * JSON or SSE and records every outcome.
  */
 export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatReply> {
   const env = requestEnvelope(ctx, call, { conversation: true, relay: call.endpoint === RELAY_PATH });
@@ -243,55 +228,70 @@ export async function runChat(ctx: ChatContext, call: ChatCall): Promise<ChatRep
   const { services } = ctx;
   const h = ctx.event.req.headers;
   const capture = services.capture.begin(traceId, h, call.raw);
+  const reply = new Reply(env, call.sink);
+  const turn: Turn = { services, call, reply };
   let ir: IrRequest | undefined;
   const decoded = () => (ir ??= decodeCall(call, h));
   // A stream its combo continues on another target mid-way is translated (its encoder carries on).
   const continued = call.stream && services.combos.byName(call.model)?.midStreamRecovery === 'continue';
-  const res = await execute<Prepared, ChatReply | DirectStream>(
-    env,
-    {
-      async prepare(target, outcome) {
-        const notes: Record<string, unknown> = call.transport ? { transport: call.transport } : {};
-        const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, requestHeaders: h, t0, headers: {}, notes };
-        outcome.notes = stageCtx.notes;
-        const stages = services.stages.active(stageCtx);
-        const staged = stages.length ? await runRequestStages(stages, { ...decoded(), model: target.model }, stageCtx) : undefined;
-        if (staged) {
-          const early = await stageResponse(stages, staged, stageCtx);
-          if (early) return { early: stageReply(services, call, staged, early, stages, stageCtx, traceId) };
-        }
-        return prepare(call, target, decoded, staged, stages, stageCtx, capture, continued);
-      },
-      attempt: (target, prepared, outcome, limits) => attempt(services, call, target, prepared, outcome, limits),
-      inputTokens: () => estimateTokens(decoded()),
-      hedges: true,
-      fail(last, prepared) {
-        const failure = attemptErrorResponse(last, call.clientFormat, prepared.format, services.version, traceId);
-        if (failure instanceof RouterError) throw failure;
-        // The upstream's own error, relayed in its shape: the capture shows it as the client's reply too.
-        prepared.capture?.clientResponse(failure.status, failure.headers, last.raw?.body ?? null);
-        return failure;
-      },
+  const res = await execute<Prepared, ChatReply | DirectStream>(env, {
+    reply,
+    async prepare(target, outcome) {
+      const notes: Record<string, unknown> = call.transport ? { transport: call.transport } : {};
+      const stageCtx: StageContext = { services, auth: ctx.auth, call, target, traceId, requestHeaders: h, t0, headers: {}, notes };
+      outcome.notes = stageCtx.notes;
+      const stages = services.stages.active(stageCtx);
+      const staged = stages.length ? await runRequestStages(stages, { ...decoded(), model: target.model }, stageCtx) : undefined;
+      if (staged) {
+        const early = await stageResponse(stages, staged, stageCtx);
+        if (early) return { early: stageReply(reply, outcome, staged, early, stages, stageCtx) };
+      }
+      return prepare(call, target, decoded, staged, stages, stageCtx, capture, continued);
     },
-  );
+    attempt: (target, prepared, outcome, limits) => attempt(turn, new Attempt(target, limits, call.sink), prepared, outcome, limits),
+    inputTokens: () => estimateTokens(decoded()),
+    hedges: true,
+    fail(last, prepared) {
+      const failure = reply.fail(last, prepared.format, call.clientFormat);
+      // The upstream's own error, relayed in its shape: the capture shows it as the client's reply too.
+      prepared.capture?.clientResponse(failure.status, failure.headers, last.raw?.body ?? null);
+      return failure;
+    },
+  });
   return res instanceof DirectStream ? res.send() : res;
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+const SSE_TYPE = 'text/event-stream; charset=utf-8';
 
-async function attempt(
-  services: PipelineDeps,
-  call: ChatCall,
-  target: Target,
-  prepared: Prepared,
-  outcome: Outcome,
-  limits: AttemptLimits,
-): Promise<ChatReply | DirectStream> {
-  const tSend = performance.now();
+/** What every step of one chat request shares. */
+interface Turn {
+  services: PipelineDeps;
+  call: ChatCall;
+  reply: Reply;
+}
+
+async function attempt(turn: Turn, attempt: Attempt, prepared: Prepared, outcome: Outcome, limits: AttemptLimits): Promise<ChatReply | DirectStream> {
+  const { services, call } = turn;
+  const { target } = attempt;
   // W3C trace context to the upstream only when tracing is on and its propagation setting allows it.
   const traceparent = services.tracing?.traceparent(outcome.traceId);
-  const extra = traceparent ? { ...prepared.headers, traceparent } : prepared.headers;
   const streamUp = call.stream || prepared.forcedStream;
-  const headers = withoutHeaders(withRequestHeaders(requestHeaders(target, streamUp), extra), prepared.removeHeaders);
+  const request: AttemptRequest = {
+    url: prepared.url,
+    body: prepared.body,
+    accept: streamUp ? 'text/event-stream' : 'application/json',
+    headers: traceparent ? { ...prepared.headers, traceparent } : prepared.headers,
+    removeHeaders: prepared.removeHeaders,
+    // A stream's first byte is its first content (openStream's commit), not its headers.
+    firstByteAtCommit: call.stream,
+    onReply: (status, headers, errorText) => {
+      // The account's remaining quota, as its rate-limit headers say (a few lookups when there are none).
+      if (target.connectionId !== undefined) services.resilience.limits.observe(target.connectionId, headers);
+      if (errorText !== undefined && prepared.capture) noteTranslation(services, call, target, prepared, status, headers, errorText);
+    },
+  };
+  const headers = attempt.headersFor(request);
   if (prepared.capture) {
     prepared.capture.upstreamRequest(prepared.url, headers, prepared.body, Object.values(target.credential));
     if (prepared.stages.length) prepared.capture.detail.notes = prepared.stageCtx?.notes;
@@ -299,53 +299,30 @@ async function attempt(
   // The provider's Responses WebSocket where it has one and the setting allows it (socket-route.ts), else HTTP.
   const overSocket = socketRoute(services, call, target, prepared.format, streamUp, prepared.native, headers, prepared.body);
   if (overSocket && outcome.notes) outcome.notes.upstreamTransport = 'websocket';
-  const { exchange, response } = overSocket
-    ? overSocket.socket.send(overSocket.body)
-    : UpstreamExchange.send({ url: prepared.url, headers, body: prepared.body, route: target });
-  // Timeouts (first byte: headers, or a stream's first content; then the whole attempt) and the client
-  // leaving end the exchange at once, whatever its reader is doing.
-  const guard = new AttemptGuard(exchange, call.sink, limits);
+  const open = await attempt.open(request, headers, overSocket?.socket.send(overSocket.body));
+  const upstream = open.exchange;
   try {
-    const reply = await response.catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false, prepared.url);
-    });
-    if (!call.stream) guard.firstByte();
-    const upstreamHeadersMs = performance.now() - tSend;
-    // The account's remaining quota, as its rate-limit headers say (a few lookups when there are none).
-    if (target.connectionId !== undefined) services.resilience.limits.observe(target.connectionId, reply.headers);
-    if (reply.statusCode >= 400) {
-      // The first MiB of an error body is plenty to report it; the rest is not read.
-      const text = await reply.textUpTo(1024 * 1024);
-      if (prepared.capture) {
-        prepared.capture.upstreamResponse(reply.statusCode, reply.headers, text);
-        noteTranslation(services, call, target, prepared, reply.statusCode);
-      }
-      throw guard.cause() ?? httpAttemptError(reply.statusCode, text, reply.headers, credentialSecrets(target));
-    }
     if (call.stream) {
-      return await streamReply(services, call, target, prepared, outcome, reply, upstreamHeadersMs, limits).catch((err) => {
-        throw guard.cause() ?? err;
+      return await streamReply(turn, prepared, outcome, open, limits).catch((err) => {
+        throw open.guard.cause() ?? err;
       });
     }
+    let text: string | IrResponse;
     if (prepared.forcedStream) {
-      if (prepared.capture) {
-        prepared.capture.upstreamResponse(reply.statusCode, reply.headers, null);
-        noteTranslation(services, call, target, prepared, reply.statusCode);
-      }
-      const collected = await collectStream(reply, prepared.format, call.clientFormat, services.settings.get().maxUpstreamEventBytes).catch((err) => {
-        throw guard.cause() ?? err;
+      if (prepared.capture) noteTranslation(services, call, target, prepared, upstream.statusCode, upstream.headers, null);
+      text = await collectStream(upstream, prepared.format, call.clientFormat, services.settings.get().maxUpstreamEventBytes).catch((err) => {
+        throw open.guard.cause() ?? err;
       });
-      limits.race?.claim();
-      return await jsonReply(services, call, target, prepared, outcome, collected, performance.now() - tSend);
+    } else {
+      text = await upstream.text().catch((err) => {
+        throw open.guard.cause() ?? networkAttemptError(err, false, prepared.url);
+      });
     }
-    const text = await reply.text().catch((err) => {
-      throw guard.cause() ?? networkAttemptError(err, false, prepared.url);
-    });
     // A hedged request: the first whole reply is served, the other attempt cancelled (hedge.ts).
     limits.race?.claim();
-    return await jsonReply(services, call, target, prepared, outcome, text, performance.now() - tSend);
+    return await jsonReply(turn, prepared, outcome, text, performance.now() - open.tSend);
   } finally {
-    guard.dispose();
+    open.guard.dispose();
   }
 }
 
@@ -369,56 +346,25 @@ function decodeJson(prepared: Prepared, text: string): IrResponse | undefined {
   }
 }
 
-async function jsonReply(
-  services: PipelineDeps,
-  call: ChatCall,
-  target: Target,
-  prepared: Prepared,
-  outcome: Outcome,
-  reply: string | IrResponse,
-  upstreamMs: number,
-): Promise<ChatReply> {
-  const text = typeof reply === 'string' ? reply : undefined;
-  let response = text === undefined ? (reply as IrResponse) : decodeJson(prepared, text);
+async function jsonReply(turn: Turn, prepared: Prepared, outcome: Outcome, upstream: string | IrResponse, upstreamMs: number): Promise<ChatReply> {
+  const { services, call, reply } = turn;
+  const text = typeof upstream === 'string' ? upstream : undefined;
+  let response = text === undefined ? (upstream as IrResponse) : decodeJson(prepared, text);
   if (response && prepared.stageCtx && prepared.stages.length) {
     response = await runResponseStages(prepared.stages, response, prepared.request(), prepared.stageCtx);
     completeStages(prepared.stages, prepared.request(), response, prepared.stageCtx);
   }
   // A reassembled stream is always encoded by the client's codec (there is no upstream JSON to pass on).
   const body = prepared.native && text !== undefined ? text : JSON.stringify(getClientCodec(call.clientFormat).encodeResponse(response!, prepared.request()));
-  if (prepared.capture && text !== undefined) {
-    prepared.capture.upstreamResponse(200, undefined, text);
-    // The entry points at the capture's client side, filled just below with the headers the client got.
-    noteTranslation(services, call, target, prepared, 200);
-  }
+  // The entry points at the capture's client side, filled just below with the headers the client got.
+  if (prepared.capture && text !== undefined) noteTranslation(services, call, outcome.target, prepared, 200, undefined, text);
   const usage = response?.usage;
-  const outputText = usage === undefined && response ? replyText(response, 'generated') : undefined;
-  outcome.status = 200;
-  outcome.usage = usage;
-  outcome.finishReason = response?.finishReason;
   noteReply(services, outcome, response);
-  outcome.upstreamMs = upstreamMs;
-  outcome.outputText = outputText;
-  finishOutcome(services, outcome, usage);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json; charset=utf-8',
-    'server-timing': timing(services, outcome, upstreamMs),
-    'x-router-version': services.version,
-    'x-router-trace-id': outcome.traceId,
-  };
-  const stageHeaders = prepared.stageCtx?.headers;
-  if (stageHeaders) for (const k in stageHeaders) headers[k] = stageHeaders[k]!;
+  reply.record(outcome, { upstreamMs, usage, finishReason: response?.finishReason, outputText: usage === undefined && response ? replyText(response, 'generated') : undefined });
+  const headers = reply.headers(outcome, JSON_TYPE, upstreamMs, undefined, prepared.stageCtx?.headers);
   // The capture shows the headers the client got (Server-Timing included: the dashboard's timing view).
   prepared.capture?.clientResponse(200, headers, body);
-  const sink = call.sink;
-  if (sink && !sink.headersSent && !sink.destroyed) {
-    // With its length known the reply goes out as one write, not chunked (header, size, body, terminator).
-    headers['content-length'] = String(Buffer.byteLength(body));
-    sink.writeHead(200, headers);
-    sink.end(body);
-    return HANDLED;
-  }
-  return new FastResponse(body, { status: 200, headers });
+  return reply.write(body, headers);
 }
 
 /**
@@ -438,82 +384,60 @@ function noteReply(services: PipelineDeps, outcome: Outcome, response: IrRespons
   if (started && target.connectionId !== undefined) services.resilience.accounts.bindSession(target.provider.id, outcome.session, target.connectionId);
 }
 
-async function streamReply(
-  services: PipelineDeps,
-  call: ChatCall,
-  target: Target,
-  prepared: Prepared,
-  outcome: Outcome,
-  reply: UpstreamReply,
-  upstreamHeadersMs: number,
-  limits: AttemptLimits,
-): Promise<ChatReply | DirectStream> {
+async function streamReply(turn: Turn, prepared: Prepared, outcome: Outcome, open: OpenReply, limits: AttemptLimits): Promise<DirectStream | Response> {
+  const { services, call, reply } = turn;
   const encoder = prepared.native ? undefined : getClientCodec(call.clientFormat).createStreamEncoder(prepared.request());
+  const upstream = open.exchange;
   if (prepared.capture) {
-    prepared.capture.upstreamResponse(200, reply.headers, null);
+    noteTranslation(services, call, outcome.target, prepared, 200, upstream.headers, null);
     prepared.capture.clientResponse(200, { 'content-type': 'text/event-stream' }, null);
-    noteTranslation(services, call, target, prepared, 200);
   }
-  const tStream = performance.now();
-  let upstreamMs = upstreamHeadersMs;
-  const transform = prepared.stageCtx && prepared.stages.length ? composeStreamTransforms(prepared.stages, prepared.request(), prepared.stageCtx) : undefined;
+  // Until the commit: the time to the reply's headers (a stream that ends in its pre-read is recorded with it).
+  let upstreamMs = performance.now() - open.tSend;
+  const staged = prepared.stageCtx && prepared.stages.length ? prepared.stageCtx : undefined;
+  const transform = staged && composeStreamTransforms(prepared.stages, prepared.request(), staged);
+  const settings = services.settings.get();
   const body = await openStream({
-    reply,
-    maxEventBytes: services.settings.get().maxUpstreamEventBytes,
+    reply: upstream,
+    maxEventBytes: settings.maxUpstreamEventBytes,
     decoder: getUpstreamCodec(prepared.format).createStreamDecoder(),
     encoder,
     clientFormat: call.clientFormat,
     transform,
     // Passthrough with nobody reading the assembled reply but token estimation: text deltas after the
     // commit are forwarded unparsed.
-    skipText: prepared.native && !prepared.capture && !prepared.stages.length && getClientCodec(call.clientFormat).usageReported(call.raw),
+    skipText: prepared.native && !prepared.capture && !staged && getClientCodec(call.clientFormat).usageReported(call.raw),
     claim: limits.race && (() => limits.race!.claim()),
     tap: prepared.capture && {
       upstream: (t: string) => prepared.capture!.append('upstream', t),
       client: (t: string) => prepared.capture!.append('client', t),
     },
     watch: limits.recovery && {
-      stallMs: services.settings.get().streamStallTimeoutMs,
-      recover: limits.recovery.mode === 'continue' && encoder ? continuation(services, call, target, prepared, outcome, limits, encoder, transform) : undefined,
+      stallMs: settings.streamStallTimeoutMs,
+      recover: limits.recovery.mode === 'continue' && encoder ? continuation(turn, prepared, outcome, limits, encoder, transform) : undefined,
     },
     onDone: (s: StreamSummary) => {
-      streamDone(services, target, outcome, s, upstreamMs);
-      if (prepared.stageCtx && prepared.stages.length && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, prepared.stageCtx);
+      streamDone(turn, outcome, s, upstreamMs);
+      if (staged && !s.error && !s.clientAborted) completeStages(prepared.stages, prepared.request(), s.response, staged);
     },
   });
-  upstreamMs = upstreamHeadersMs + (performance.now() - tStream);
-  const headers = {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'server-timing': timing(services, outcome, upstreamMs),
-    'x-router-version': services.version,
-    'x-router-trace-id': outcome.traceId,
-    ...prepared.stageCtx?.headers,
-  };
+  // Time until the stream committed (its first content).
+  upstreamMs = performance.now() - open.tSend;
+  const headers = reply.headers(outcome, SSE_TYPE, upstreamMs, 'relay', prepared.stageCtx?.headers);
   prepared.capture?.clientResponse(200, headers, null);
-  const sink = call.sink;
-  if (sink && !sink.headersSent && !sink.destroyed) return new DirectStream(sink, headers, body);
-  // srvx pipes a Node Readable body straight into the socket (typed as a web body only).
-  return new FastResponse(body.readable() as unknown as ReadableStream, { status: 200, headers });
+  return reply.stream(body, headers);
 }
 
-/** Completes a served stream's usage row (and counts a break after its first byte against the provider). */
-function streamDone(services: PipelineDeps, target: Target, outcome: Outcome, s: StreamSummary, upstreamMs: number | undefined): void {
-  outcome.status = 200;
-  outcome.usage = s.usage;
-  outcome.finishReason = s.finishReason;
-  noteReply(services, outcome, s.response);
-  outcome.error = s.error;
-  outcome.streamed = true;
-  outcome.upstreamMs = upstreamMs;
-  outcome.outputText = s.usage.outputTokens === undefined ? replyText(s.response, 'generated') : undefined;
-  finishOutcome(services, outcome, s.usage);
-  if (s.error && !s.clientAborted) services.resilience.breakers.recordFailure(target.provider.id, 'network');
+/** Records a served stream when it ends (a break after its first byte counts against the provider). */
+function streamDone(turn: Turn, outcome: Outcome, s: StreamSummary, upstreamMs?: number): void {
+  noteReply(turn.services, outcome, s.response);
+  const outputText = s.usage.outputTokens === undefined ? replyText(s.response, 'generated') : undefined;
+  turn.reply.ended(outcome, { upstreamMs, usage: s.usage, finishReason: s.finishReason, error: s.error, clientAborted: s.clientAborted, outputText });
 }
 
 /** A combo's `continue` recovery for this stream: the next targets take up the answer so far (recovery.ts). */
-function continuation(services: PipelineDeps, call: ChatCall, target: Target, prepared: Prepared, outcome: Outcome, limits: AttemptLimits, encoder: StreamEncoder, transform: StreamTransform | undefined) {
+function continuation(turn: Turn, prepared: Prepared, outcome: Outcome, limits: AttemptLimits, encoder: StreamEncoder, transform: StreamTransform | undefined) {
+  const { services, call, reply } = turn;
   const { recovery } = limits;
   const settings = services.settings.get();
   const ctx: ContinueContext = {
@@ -528,42 +452,33 @@ function continuation(services: PipelineDeps, call: ChatCall, target: Target, pr
     firstByteMs: limits.firstByteMs,
     stallMs: settings.streamStallTimeoutMs,
     maxEventBytes: settings.maxUpstreamEventBytes,
+    reply,
     prepare(t, irFor) {
       const ir = irFor(upstreamFormatFor(t, call.clientFormat));
       const p = prepare(call, t, () => ir, ir, [], { ...prepared.stageCtx!, target: t }, undefined, true);
-      return { format: p.format, url: p.url, body: p.body, headers: withoutHeaders(withRequestHeaders(requestHeaders(t, true), p.headers), p.removeHeaders) };
+      const request: AttemptRequest = { url: p.url, body: p.body, accept: 'text/event-stream', headers: p.headers, removeHeaders: p.removeHeaders, firstByteAtCommit: true };
+      return { format: p.format, request };
     },
     outcome: (t) => ({ ...outcome, target: t, status: 0, usage: undefined, finishReason: undefined, error: undefined, streamed: false, upstreamMs: undefined, notes: undefined, outputText: undefined, costUsd: undefined, servedModel: undefined }),
-    onDone: (t, o, s) => streamDone(services, t, o, s, undefined),
+    onDone: (o, s) => streamDone(turn, o, s),
   };
-  const from = `${services.providers.label(target.provider.id)}/${target.model}`;
+  const from = `${services.providers.label(outcome.target.provider.id)}/${outcome.target.model}`;
   return (partial: IrResponse, reason: string, at: BlockPosition) => continueStream(ctx, answerText(partial), at, `${from}: ${reason}`);
 }
 
 /**
- * A reply a stage produced without calling the upstream (e.g. a cache hit): encoded in the client's format,
- * as JSON or, for a streaming request, re-encoded as the client format's stream.
+ * A reply a stage produced without calling the upstream (a cache hit): recorded as such, and encoded in the
+ * client's format, as JSON or, for a streaming request, re-encoded as the client format's stream.
  */
-function stageReply(
-  services: PipelineDeps,
-  call: ChatCall,
-  request: IrRequest,
-  response: IrResponse,
-  stages: RequestStage[],
-  ctx: StageContext,
-  traceId: string,
-): Response {
+function stageReply(reply: Reply, outcome: Outcome, request: IrRequest, response: IrResponse, stages: RequestStage[], ctx: StageContext): Response | typeof HANDLED {
+  const { call } = ctx;
   const client = getClientCodec(call.clientFormat);
-  const headers: Record<string, string> = { 'x-router-version': services.version, 'x-router-trace-id': traceId, ...ctx.headers };
   completeStages(stages, request, response, ctx);
-  if (!call.stream) {
-    return new FastResponse(JSON.stringify(client.encodeResponse(response, request)), {
-      headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
-    });
-  }
+  reply.cached(outcome, response);
+  if (!call.stream) return reply.write(JSON.stringify(client.encodeResponse(response, request)), reply.headers(undefined, JSON_TYPE, 0, undefined, ctx.headers));
   const encoder = client.createStreamEncoder(request);
   let text = '';
   for (const ev of responseToEvents(response)) text += formatSseBatch(encoder.write(ev));
   text += formatSseBatch(encoder.end());
-  return new FastResponse(text, { headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  return reply.write(text, reply.headers(undefined, SSE_TYPE, 0, 'sse', ctx.headers));
 }

@@ -50,6 +50,7 @@ export async function countTokens(ctx: RouteContext, format: WireFormat, endpoin
   // Anthropic's beta flags gate body fields (mid-conversation system turns...): the count must see them too.
   const headers = nativeHeaders(format, h);
   return execute(env, {
+    reply,
     async prepare(target, outcome) {
       const native = target.format === format ? nativeRequest(format, target, raw) : undefined;
       if (native) return native;

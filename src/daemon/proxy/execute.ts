@@ -4,8 +4,7 @@ import { asRouterError, RouterError } from '../http/errors.js';
 import { allFailedError, attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import { circuitOpenError } from '../routing/errors.js';
 import type { PipelineDeps } from './deps.js';
-import type { IrUsage } from '../translate/ir.js';
-import { recordOutcome, type Outcome, type ProxyCall } from './outcome.js';
+import type { Outcome, ProxyCall } from './outcome.js';
 import { planTargets, type Plan } from './plan.js';
 import type { Target } from '../providers/target.js';
 import { fitContext } from './context-fit.js';
@@ -14,6 +13,7 @@ import type { AttemptLimits } from './attempt-guard.js';
 import { HedgeRace, hedgeLostError, type RaceEntry } from './hedge.js';
 import { freshTarget } from '../oauth/fresh.js';
 import type { HeaderGetter } from '../routing/conversation.js';
+import { Reply } from './reply.js';
 
 /**
  * The one executor every upstream call goes through: chat in each client format, legacy completions,
@@ -68,7 +68,7 @@ export interface ExecPolicy<P, R> {
   prepare(target: Target, outcome: Outcome): Promise<P | EarlyReply<R>> | P | EarlyReply<R>;
   /**
    * Sends one prepared attempt and reads the reply. Throws an AttemptError on failure. On success it
-   * completes `outcome` and records it (with {@link finishOutcome}), now or when its stream ends.
+   * completes `outcome` and records it (through its {@link Reply}), now or when its stream ends.
    */
   attempt(target: Target, prepared: P, outcome: Outcome, limits: AttemptLimits): Promise<R>;
   /** The caller's reply once every target failed with an upstream error (`last`, on `prepared`). */
@@ -82,6 +82,8 @@ export interface ExecPolicy<P, R> {
   hedges?: boolean;
   /** The request's estimated input tokens, for a combo's context fit (endpoints without it are not fitted). */
   inputTokens?(): Promise<number>;
+  /** The request's reply side, which records every outcome (refusals, failed attempts too); default a plain one. */
+  reply?: Reply;
 }
 
 /** Time that must be left before the request deadline for another attempt to start, ms. */
@@ -99,13 +101,6 @@ export function isTargetSpecific(err: unknown): boolean {
   if (err.code === 'context_length_exceeded' || err.code === 'endpoint_not_supported') return true;
   const param = err.extra?.param;
   return typeof param === 'string' && TARGET_SPECIFIC_PARAMS.has(param);
-}
-
-/** Completes the usage side of a served attempt: the usage row and the caller's token budgets. */
-export function finishOutcome(services: Pick<PipelineDeps, 'usage' | 'quotas'>, outcome: Outcome, usage: Partial<IrUsage> | undefined): void {
-  recordOutcome(services, outcome);
-  const tokens = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
-  if (tokens > 0) services.quotas.recordTokens(outcome.auth, { provider: outcome.target.provider.id, model: outcome.target.model, tokens });
 }
 
 /**
@@ -127,7 +122,7 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
     req.services.quotas.release(traceId);
     req.services.tracing?.settle(traceId, { status: err instanceof RouterError ? err.status : 500, message: (err as Error).message ?? String(err) });
     if (err instanceof RouterError) {
-      if (!req.call.recorded) recordRefusal(req, planned.plan, err);
+      if (!req.call.recorded) (policy.reply ?? new Reply(req)).refused(planned.plan, err);
       // The error reply carries this request's trace id (the one of its log row and capture).
       err.headers = { ...err.headers, [HEADER.traceId]: req.traceId };
     }
@@ -139,6 +134,7 @@ export async function execute<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>):
 interface Run<P, R> {
   req: ExecRequest;
   policy: ExecPolicy<P, R>;
+  reply: Reply;
   plan: Plan;
   deadline: number;
   targetTimeout: number;
@@ -181,6 +177,7 @@ async function run<P, R>(req: ExecRequest, policy: ExecPolicy<P, R>, planned: { 
   const r: Run<P, R> = {
     req,
     policy,
+    reply: policy.reply ?? new Reply(req),
     plan,
     deadline: req.t0 + requestDeadlineMs,
     targetTimeout: plan.combo?.targetTimeoutMs ?? policy.targetTimeoutMs ?? Infinity,
@@ -268,9 +265,7 @@ function failed<P, R>(r: Run<P, R>, a: Ready<P>, thrown: unknown): boolean {
   error.origin = { provider: services.providers.label(target.provider.id), connection: target.connectionId && (services.connections.get(target.connectionId)?.name ?? target.connectionId) };
   // A client that left says nothing about the provider: no breaker, no cooldown, no next target.
   if (error.kind !== 'client_gone') attemptFailed(services, target, error);
-  outcome.status = error.status;
-  outcome.error = error.message;
-  recordOutcome(services, outcome);
+  r.reply.failed(outcome, error);
   if (error.kind === 'client_gone') throw new RouterError(499, error.message, { code: 'client_closed_request' });
   r.last = { error, prepared: a.prepared };
   return error.failure.retryable;
@@ -316,12 +311,7 @@ async function hedged<P, R>(r: Run<P, R>, hedgeMs: number): Promise<R> {
       if (isEarly<R>(a)) return a;
       // The running attempt won while this one was being prepared: it is not sent.
       if (race.decided) return false;
-      const entry = race.enter(() => {
-        a.outcome.status = hedgeLostError().status;
-        a.outcome.error = hedgeLostError().message;
-        a.outcome.notes = { ...a.outcome.notes, hedge: 'cancelled' };
-        recordOutcome(services, a.outcome);
-      });
+      const entry = race.enter(() => r.reply.failed(a.outcome, hedgeLostError(), { hedge: 'cancelled' }));
       const t = performance.now();
       const limits = limitsFor(r, a.index, left);
       limits.race = entry;
@@ -409,34 +399,4 @@ function newOutcome(req: ExecRequest, target: Target, plan: Plan): Outcome {
     costUsd: undefined,
     servedModel: undefined,
   };
-}
-
-/**
- * The usage row of a request that never reached an upstream: the provider and model of its first planned
- * target (or of the `<provider>/<model>` it named), else provider `router` (the router itself answered);
- * no tokens, no cost, no upstream time.
- */
-function recordRefusal(req: ExecRequest, plan: Plan | undefined, err: RouterError): void {
-  const { services, call } = req;
-  const named = typeof call.model === 'string' ? call.model : '';
-  const split = named ? services.providers.split(named) : undefined;
-  const first = plan?.targets[0];
-  const target = {
-    provider: { id: first?.provider.id ?? split?.def.id ?? 'router' },
-    model: first?.model ?? split?.model ?? (named || '-'),
-    publicModel: first?.publicModel ?? (named || '-'),
-    connectionId: undefined,
-  } as unknown as Target;
-  recordOutcome(services, {
-    traceId: req.traceId,
-    call,
-    target,
-    t0: req.t0,
-    auth: req.auth,
-    status: err.status,
-    error: err.message,
-    combo: plan?.combo?.name,
-    client: req.client,
-    session: plan?.session ?? req.sessionKey,
-  });
 }

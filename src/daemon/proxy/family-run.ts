@@ -27,6 +27,7 @@ export async function runFamily<A>(ctx: RouteContext, family: Family<A>, input: 
   const reply = new Reply(env);
   const sink = nodeSink(ctx);
   return execute(env, {
+    reply,
     prepare: (target) => ({ up: family.encode(ask, target), target }),
     attempt: (target, { up }, outcome, limits) => attemptFamily(family, ask, up, outcome, new Attempt(target, limits, sink), reply, env.traceId),
     fail: (last, { target }) => reply.fail(last, family.errorFormat?.(target) ?? 'openai-chat'),

@@ -5,7 +5,8 @@ import { RouterError, publicErrorClass, publicReason } from '../http/errors.js';
 import type { PipelineDeps } from './deps.js';
 import type { IrMessage, IrRequest, IrResponse, IrTool, IrUsage } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
-import { execute, finishOutcome, INTERNAL_AUTH, type ExecPolicy } from './execute.js';
+import { execute, INTERNAL_AUTH, type ExecPolicy, type ExecRequest } from './execute.js';
+import { Reply } from './reply.js';
 import { postJson } from './attempt.js';
 import type { Outcome, ProxyCall } from './outcome.js';
 import { chatUrl, encodeOptionsFor, type Target } from '../providers/target.js';
@@ -61,34 +62,35 @@ function errorText(err: unknown): string {
 export async function internalCall<T>(services: PipelineDeps, spec: InternalCall<T>): Promise<InternalResult<T>> {
   const call: ProxyCall = { clientFormat: 'openai-chat', raw: {}, model: spec.model, stream: false, endpoint: spec.endpoint };
   const traceId = randomUUID();
+  const env: ExecRequest = { services, auth: spec.auth ?? INTERNAL_AUTH, call, traceId, t0: performance.now(), routerChosenModel: spec.routerChosenModel };
+  const reply = new Reply(env);
   const policy: ExecPolicy<{ url: string; body: string; provider: string }, InternalResult<T>> = {
     prepare(target) {
       const r = spec.request(target);
       return { url: r.url, body: JSON.stringify(r.body), provider: target.provider.id };
     },
     async attempt(target, req, outcome: Outcome, limits) {
-      const reply = await postJson(target, req.url, req.body, limits, { maxBytes: 256 * 1024 * 1024 });
+      const sent = await postJson(target, req.url, req.body, limits, { maxBytes: 256 * 1024 * 1024 });
       let read: { value: T; usage?: Partial<IrUsage> };
       try {
-        read = spec.read(JSON.parse(reply.text) as unknown, target);
+        read = spec.read(JSON.parse(sent.text) as unknown, target);
       } catch (err) {
         // A reply that is not what the endpoint promises: a broken upstream, worth the next target.
         throw new AttemptError(`${target.provider.id} answered with an unreadable reply: ${errorText(err)}`, 502, 'invalid');
       }
-      outcome.status = 200;
-      outcome.usage = read.usage ?? { inputTokens: 0, outputTokens: 0 };
-      outcome.upstreamMs = reply.upstreamMs;
-      finishOutcome(services, outcome, read.usage);
-      return { value: read.value, target, traceId, usage: read.usage, upstreamMs: reply.upstreamMs };
+      // A call that reported no usage spent none that is known: zero, never estimated from an empty body.
+      reply.record(outcome, { upstreamMs: sent.upstreamMs, usage: read.usage ?? { inputTokens: 0, outputTokens: 0 } });
+      return { value: read.value, target, traceId, usage: read.usage, upstreamMs: sent.upstreamMs };
     },
     fail(last: AttemptError, prepared) {
       const provider = services.providers.label(prepared.provider);
       throw Object.assign(new InternalCallError(`${provider} answered ${last.status}: ${last.message.replace(/\s+/g, ' ').slice(0, 300)}`), { provider });
     },
     targetTimeoutMs: spec.timeoutMs,
+    reply,
   };
   try {
-    return await execute({ services, auth: spec.auth ?? INTERNAL_AUTH, call, traceId, t0: performance.now(), routerChosenModel: spec.routerChosenModel }, policy);
+    return await execute(env, policy);
   } catch (err) {
     // Router's own refusals (unknown model, no connection, open circuits) keep their status; anything else
     // becomes an InternalCallError with a safe, one-line message.
@@ -100,30 +102,13 @@ export async function internalCall<T>(services: PipelineDeps, spec: InternalCall
  * One non-streamed chat call (system + user text) to a model or combo, in the target's own wire format
  * through the codecs; the value is the reply text.
  */
-export function internalChat(
+export async function internalChat(
   services: PipelineDeps,
   opts: { endpoint: string; model: string; system?: string; user: string; maxTokens: number; timeoutMs: number },
 ): Promise<InternalResult<string>> {
-  return internalCall(services, {
-    endpoint: opts.endpoint,
-    model: opts.model,
-    timeoutMs: opts.timeoutMs,
-    request(t) {
-      const ir: IrRequest = {
-        model: t.model,
-        system: opts.system ? [{ type: 'text', text: opts.system }] : [],
-        messages: [{ role: 'user', parts: [{ type: 'text', text: opts.user }] }],
-        maxTokens: opts.maxTokens,
-        temperature: 0,
-        stream: false,
-      };
-      return { url: chatUrl(t, t.format, false), body: getUpstreamCodec(t.format).encodeRequest(ir, encodeOptionsFor(t)) };
-    },
-    read(json, t) {
-      const res = getUpstreamCodec(t.format).decodeResponse(json);
-      return { value: replyText(res), usage: res.usage };
-    },
-  });
+  const { user, ...rest } = opts;
+  const served = await internalConverse(services, { ...rest, messages: [{ role: 'user', parts: [{ type: 'text', text: user }] }], temperature: 0 });
+  return { ...served, value: replyText(served.value) };
 }
 
 /**

@@ -1,18 +1,18 @@
 import type { ServerResponse } from 'node:http';
-import { UpstreamExchange } from '../net/upstream.js';
 import { freshTarget } from '../oauth/fresh.js';
-import { credentialSecrets, type Target } from '../providers/target.js';
+import type { Target } from '../providers/target.js';
 import { attemptFailed, attemptSucceeded } from '../resilience/attempts.js';
 import type { PipelineDeps } from './deps.js';
 import type { StreamDecoder, StreamEncoder, UpstreamWireFormat } from '../translate/codec.js';
 import type { IrRequest, IrResponse, IrStreamEvent, WireFormat } from '../translate/ir.js';
 import { getUpstreamCodec } from '../translate/registry.js';
-import { AttemptGuard } from './attempt-guard.js';
-import { recordOutcome, type Outcome } from './outcome.js';
+import { Attempt, type AttemptRequest, type OpenReply } from './attempt.js';
+import type { Outcome } from './outcome.js';
 import type { Plan } from './plan.js';
+import type { Reply } from './reply.js';
 import type { StreamTransform } from './stages.js';
 import { openStream, type BlockPosition, type StreamBody, type StreamSummary } from './stream.js';
-import { AttemptError, httpAttemptError, networkAttemptError } from './upstream-error.js';
+import { AttemptError, networkAttemptError } from './upstream-error.js';
 
 /**
  * Recovery mid-stream, `continue` (a combo's midStreamRecovery): a stream cut or stalled after it started
@@ -130,12 +130,14 @@ export interface ContinueContext {
   firstByteMs: number;
   stallMs: number;
   maxEventBytes: number;
-  /** The upstream format, URL, headers and body of the continuation request for a target. */
-  prepare(target: Target, ir: (format: UpstreamWireFormat) => IrRequest): { format: UpstreamWireFormat; url: string; headers: Record<string, string>; body: string };
+  /** The upstream format and the streamed request (URL, body, its own headers) of the continuation for a target. */
+  prepare(target: Target, ir: (format: UpstreamWireFormat) => IrRequest): { format: UpstreamWireFormat; request: AttemptRequest };
   /** A fresh outcome (usage row) for an attempt at `target`. */
   outcome(target: Target): Outcome;
+  /** The request's reply side: records a failed continuation attempt. */
+  reply: Reply;
   /** Records a served continuation when its stream ends. */
-  onDone(target: Target, outcome: Outcome, summary: StreamSummary): void;
+  onDone(outcome: Outcome, summary: StreamSummary): void;
 }
 
 /**
@@ -164,15 +166,13 @@ export async function continueStream(ctx: ContinueContext, prefix: string, at: B
     const outcome = ctx.outcome(target);
     outcome.notes = { ...outcome.notes, continuation: { of: from, prefixChars: prefix.length } };
     const t0 = performance.now();
-    const { exchange, response } = UpstreamExchange.send({ url: req.url, headers: req.headers, body: req.body, route: target });
-    const guard = new AttemptGuard(exchange, ctx.sink, { firstByteMs: ctx.firstByteMs, totalMs: ctx.firstByteMs });
+    // Its first byte is its first content: the first-byte limit holds until the continuation commits.
+    const attempt = new Attempt(target, { firstByteMs: ctx.firstByteMs, totalMs: ctx.firstByteMs }, ctx.sink);
+    let open: OpenReply | undefined;
     try {
-      const reply = await response.catch((err) => {
-        throw guard.cause() ?? networkAttemptError(err, false, req.url);
-      });
-      if (reply.statusCode >= 400) throw guard.cause() ?? httpAttemptError(reply.statusCode, await reply.textUpTo(1024 * 1024), reply.headers, credentialSecrets(target));
+      open = await attempt.open(req.request);
       const body = await openStream({
-        reply,
+        reply: open.exchange,
         decoder: spliceDecoder(getUpstreamCodec(req.format).createStreamDecoder(), { ...at, trimLead: trimmed }),
         encoder: ctx.encoder,
         transform: ctx.transform,
@@ -184,21 +184,18 @@ export async function continueStream(ctx: ContinueContext, prefix: string, at: B
           recover: (partial, reason, next) =>
             continueStream({ ...ctx, rest: ctx.rest.slice(i + 1) }, prefix + answerText(partial), next, `${services.providers.label(target.provider.id)}/${target.model}: ${reason}`),
         },
-        onDone: (s) => ctx.onDone(target, outcome, s),
-      }).catch((err) => {
-        throw guard.cause() ?? err;
+        onDone: (s) => ctx.onDone(outcome, s),
       });
       attemptSucceeded(services, ctx.plan, target, performance.now() - t0, 1);
       return body;
     } catch (thrown) {
-      const error = thrown instanceof AttemptError ? thrown : networkAttemptError(thrown, false, req.url);
+      const cause = open?.guard.cause() ?? thrown;
+      const error = cause instanceof AttemptError ? cause : networkAttemptError(cause, false, req.request.url);
       if (error.kind !== 'client_gone') attemptFailed(services, target, error);
-      outcome.status = error.status;
-      outcome.error = error.message;
-      recordOutcome(services, outcome);
+      ctx.reply.failed(outcome, error);
       if (error.kind === 'client_gone') return undefined;
     } finally {
-      guard.dispose();
+      open?.guard.dispose();
     }
   }
   return undefined;
