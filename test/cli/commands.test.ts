@@ -66,7 +66,7 @@ describe('router status, token', () => {
     const s = json(await ok('status', '--json'));
     expect(s).toMatchObject({ running: true, pid: router.pid, url: router.url });
     expect((await ok('status')).stdout).toMatch(
-      new RegExp(`^router is running at ${router.url}\\n  pid      ${router.pid}\\n  version  \\d+\\.\\d+\\.\\d+\\n  home     ${router.home}\\n  node     node-[0-9a-f]{8} \\(single\\)\\n  up       \\d+s\\n$`),
+      new RegExp(`^router is running at ${router.url}\\n  pid      ${router.pid}\\n  version  \\d+\\.\\d+\\.\\d+\\n  home     ${router.home}\\n  node     node-[0-9a-f]{8} \\(single machine\\)\\n  up       \\d+s\\n$`),
     );
   });
 

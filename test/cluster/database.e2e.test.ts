@@ -16,7 +16,7 @@ import { Logger } from '../../src/daemon/logger.js';
 import { clearSecretKeyCache } from '../../src/daemon/store/secrets.js';
 import { SHARED_MODULES, LOCAL_MODULES } from '../../src/daemon/cluster/shared-modules.js';
 import { clusterUnavailable, startCluster, type ClusterUnderTest } from '../support/cluster.js';
-import { freePort } from '../support/cli.js';
+import { describeResult, freePort, runRouter } from '../support/cli.js';
 import { startRouter } from '../support/router-daemon.js';
 
 const missing = clusterUnavailable();
@@ -67,6 +67,22 @@ describe.skipIf(missing)(`shared database${missing ? ` (skipped: ${missing})` : 
     expect(view.database.sharedModules).toEqual(SHARED_MODULES.map((m) => m.module));
     expect(view.database.sharedModules).toContain('keys');
     expect(view.database.localModules).toEqual(LOCAL_MODULES.map((m) => m.module));
+  });
+
+  it('router status (the real CLI) shows the mode, the nodes and both stores, the password masked', async () => {
+    const [a] = cluster.nodes;
+    const shown = await runRouter(['status', '--home', a!.home]);
+    expect(shown.exitCode, describeResult(shown)).toBe(0);
+    expect(shown.stdout).toContain('  node     node-1 (cluster)\n');
+    expect(shown.stdout).toContain('  nodes    2 (2 healthy)\n');
+    expect(shown.stdout).toMatch(/\n {2}database postgres postgres:\/\/postgres:\*\*\*\*@127\.0\.0\.1:\d+\/\S+ healthy \([\d.]+ ms\)\n/);
+    expect(shown.stdout).toContain('  redis    not configured (limits count per node)\n');
+    expect(shown.stdout).not.toContain(PASSWORD);
+    const json = await runRouter(['status', '--home', a!.home, '--json']);
+    const status = JSON.parse(json.stdout);
+    expect(status).toMatchObject({ running: true, mode: 'cluster', nodeId: 'node-1', cluster: { mode: 'cluster', database: { kind: 'postgres', healthy: true } } });
+    expect(status.cluster.nodes).toHaveLength(2);
+    expect(json.stdout).not.toContain(PASSWORD);
   });
 
   it('the log names the node-local modules at start and never shows the password', async () => {

@@ -176,6 +176,10 @@ describe.skipIf(missing)(`cluster registry and faults${missing ? ` (skipped: ${m
     expect(shown.stdout).toContain('mode: cluster (this node: node-2)');
     expect(shown.stdout).toMatch(/database: postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/\S+ healthy/);
     expect(shown.stdout).toContain(`UNHEALTHY  ${c!.nodeId}  ${c!.url}`);
+    const status = await runRouter(['status', '--home', b!.home]);
+    expect(status.exitCode, describeResult(status)).toBe(0);
+    expect(status.stdout).toContain('  nodes    3 (2 healthy, 1 not answering: router cluster nodes)\n');
+    expect(status.stdout).toMatch(/\n {2}redis {4}redis:\/\/127\.0\.0\.1:\d+ healthy \([\d.]+ ms\)\n/);
     const removed = await runRouter(['cluster', 'remove-node', c!.nodeId, '--home', b!.home]);
     expect(removed.exitCode, describeResult(removed)).toBe(0);
     expect(removed.stdout.trim()).toBe(`removed node ${c!.nodeId}`);

@@ -82,7 +82,7 @@ describe('node identity', () => {
     const status = await runRouter(['status', '--home', home, '--json']);
     expect(JSON.parse(status.stdout)).toMatchObject({ running: true, mode: 'single', nodeId: 'edge-7' });
     const human = await runRouter(['status', '--home', home]);
-    expect(human.stdout).toContain('node     edge-7 (single)');
+    expect(human.stdout).toContain('node     edge-7 (single machine)');
     expect((await runRouter(['stop', '--home', home])).exitCode).toBe(0);
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { ClusterReply } from '../../shared/cluster.js';
 import type { HealthReply, StatusReply } from '../../shared/wire.js';
 import { DaemonClient } from '../client.js';
 import { CliError, type Io } from '../io.js';
@@ -9,9 +10,10 @@ import { examples, withCommon, type CommandContext } from '../common.js';
 
 /**
  * What `router status` reports. `accepted: false` is a daemon that answers at the address but refuses this
- * CLI's token: it serves another state folder or runs as another user.
+ * CLI's token: it serves another state folder or runs as another user. `cluster`: in cluster mode, the
+ * daemon's GET /api/cluster (nodes, database and Redis health, URLs without passwords).
  */
-export type StatusView = StatusReply & { accepted: boolean };
+export type StatusView = StatusReply & { accepted: boolean; cluster?: ClusterReply };
 
 const NOT_RUNNING: StatusView = { running: false, accepted: false, pid: null, url: null, version: null, uptimeSeconds: null, home: null };
 
@@ -26,7 +28,9 @@ export async function readStatus(opts: CommonOptions): Promise<StatusView> {
   try {
     // Host facts (Node, platform, database...) stay in the API reply; `router status --json` keeps its shape.
     const { host: _host, ...s } = await client.request<StatusReply>('GET', '/api/system/status', undefined, 3_000);
-    return { ...s, accepted: true };
+    if (s.mode !== 'cluster') return { ...s, accepted: true };
+    const cluster = await client.request<ClusterReply>('GET', '/api/cluster', undefined, 3_000).catch(() => undefined);
+    return { ...s, accepted: true, ...(cluster ? { cluster } : {}) };
   } catch (err) {
     const status = (err as CliError).status;
     if (status !== 401 && status !== 403) return NOT_RUNNING;
@@ -49,9 +53,21 @@ function describe(s: StatusView, ownHome: string): string {
     `  pid      ${s.pid}`,
     `  version  ${s.version}`,
     `  home     ${s.home}${other}`,
-    ...(s.nodeId ? [`  node     ${s.nodeId} (${s.mode ?? 'single'})`] : []),
+    ...(s.nodeId ? [`  node     ${s.nodeId} (${s.mode === 'cluster' ? 'cluster' : 'single machine'})`] : []),
+    ...(s.cluster ? clusterLines(s.cluster) : []),
     `  up       ${uptime(s.uptimeSeconds ?? 0)}`,
   ].join('\n');
+}
+
+/** Cluster mode: how many nodes and how many healthy, the database and Redis (URLs come masked). */
+function clusterLines(c: ClusterReply): string[] {
+  const health = (healthy: boolean, ms: number | null) => `${healthy ? 'healthy' : 'UNHEALTHY'}${ms !== null ? ` (${ms} ms)` : ''}`;
+  const healthy = c.nodes.filter((n) => n.healthy).length;
+  return [
+    `  nodes    ${c.nodes.length} (${healthy} healthy${healthy < c.nodes.length ? `, ${c.nodes.length - healthy} not answering: router cluster nodes` : ''})`,
+    `  database ${c.database.kind}${c.database.url ? ` ${c.database.url}` : ''} ${health(c.database.healthy, c.database.latencyMs)}`,
+    `  redis    ${c.redis.configured ? `${c.redis.url ?? ''} ${health(c.redis.healthy, c.redis.latencyMs)}` : 'not configured (limits count per node)'}`,
+  ];
 }
 
 /**
@@ -68,6 +84,6 @@ export async function statusCommand(opts: CommonOptions & { json?: boolean }, io
 export function register(program: Command, ctx: CommandContext): void {
   examples(withCommon(program.command('status')), ['router status', 'router status --json', 'router status >/dev/null && echo up   # exit 1 when not running'])
     .description('show whether the daemon is running: URL, pid, version, state folder, uptime')
-    .option('--json', 'print {running, accepted, pid, url, version, uptimeSeconds, home, mode, nodeId}')
+    .option('--json', 'print {running, accepted, pid, url, version, uptimeSeconds, home, mode, nodeId} (and cluster: GET /api/cluster in cluster mode)')
     .action(ctx.run((opts) => statusCommand(opts, ctx.io)));
 }
