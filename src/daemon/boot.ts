@@ -1,3 +1,4 @@
+import './settings-sections.js';
 import { join } from 'node:path';
 import { SkillCatalog } from './skills/catalog.js';
 import { registerSkills } from './skills/mcp.js';

@@ -1,3 +1,4 @@
+import './settings-sections.js';
 import { authRoutes } from './auth/routes.js';
 import { comboRoutes } from './combos/routes.js';
 import { fallbackChainRoutes } from './combos/fallback-chains.js';

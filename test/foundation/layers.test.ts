@@ -73,6 +73,9 @@ const ONLY: Array<[string, string[]]> = [
   ['daemon/store', ['shared']],
   // The event bus carries the shared event names; publishers and subscribers sit above it.
   ['daemon/events', ['shared']],
+  // The settings store knows no feature: features declare their sections (settings/registry.ts), which
+  // src/daemon/settings-sections.ts registers.
+  ['daemon/settings', ['shared', 'daemon/store', 'daemon/http']],
 ];
 
 /** [file, the only files that may import it]: the composition root (entry -> main -> boot -> route table) is imported by nothing else. */

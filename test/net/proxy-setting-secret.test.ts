@@ -5,6 +5,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
+import '../../src/daemon/settings-sections.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
 import { SqliteDriver } from '../../src/daemon/store/sqlite-driver.js';
 import { startDaemon, type TestDaemon } from '../webhooks/helpers.js';

@@ -17,6 +17,7 @@ import { estimateNano, NANO_PER_USD } from '../../src/daemon/quotas/budget.js';
 import type { SettledRow } from '../../src/daemon/quotas/hot-quotas.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
 import { loadSettingsSync, SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
+import '../../src/daemon/settings-sections.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
 import { closeDatabase, openDatabase, type Db } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';

@@ -10,6 +10,7 @@ import { KeyStore, type KeyRecord } from '../../src/daemon/keys/store.js';
 import { loadKeysSync, SqlKeyRepository } from '../../src/daemon/keys/sql-repository.js';
 import { QuotaService } from '../../src/daemon/quotas/index.js';
 import { loadSettingsSync, SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
+import '../../src/daemon/settings-sections.js';
 import { SettingsStore } from '../../src/daemon/settings/store.js';
 import { closeDatabase, openDatabase, type Db } from '../../src/daemon/store/db.js';
 import { migrate } from '../../src/daemon/store/migrate.js';

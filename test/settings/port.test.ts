@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkSealingKey, StartRefused } from '../../src/daemon/cluster/identity.js';
 import type { SettingsRepository } from '../../src/daemon/settings/port.js';
 import { SqlSettingsRepository } from '../../src/daemon/settings/sql-repository.js';
+import '../../src/daemon/settings-sections.js';
 import { SettingsStore, type Settings } from '../../src/daemon/settings/store.js';
 import { encryptWithKey } from '../../src/daemon/store/secrets.js';
 import { sharedFeed } from '../support/port-fixtures.js';

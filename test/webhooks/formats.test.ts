@@ -89,6 +89,7 @@ describe('kind payloads over HTTP', () => {
 
 describe('settings: telegramBotToken', () => {
   it('is stored encrypted (never in plain text in the database); a plain value from before is encrypted at start', async () => {
+    await import('../../src/daemon/settings-sections.js');
     const { SettingsStore } = await import('../../src/daemon/settings/store.js');
     const { SqlSettingsRepository } = await import('../../src/daemon/settings/sql-repository.js');
     const { SqliteDriver } = await import('../../src/daemon/store/sqlite-driver.js');

@@ -3,7 +3,7 @@ import { RouterError } from '../http/errors.js';
 import { isoTime } from '../http/replies.js';
 import { route, type RouteDef } from '../http/routes.js';
 import type { Services } from '../services.js';
-import { settingsPatchSchema, type SettingsPatch } from '../settings/store.js';
+import { corePatchSchema, type SettingsPatch } from '../settings/store.js';
 import { CACHE_KEY_MODES, type CacheKeyMode } from './key-modes.js';
 
 /**
@@ -27,7 +27,7 @@ export async function cacheStatus(services: Services) {
   };
 }
 
-const S = settingsPatchSchema.shape;
+const S = corePatchSchema.shape;
 /** PATCH /api/cache: the cache settings under short names, with the bounds of their /api/settings twins. */
 const cachePatch = z.strictObject({ enabled: S.cacheEnabled, ttlSeconds: S.cacheTtlSeconds, maxEntries: S.cacheMaxEntries, maxBytes: S.cacheMaxBytes });
 const SETTING_OF = { enabled: 'cacheEnabled', ttlSeconds: 'cacheTtlSeconds', maxEntries: 'cacheMaxEntries', maxBytes: 'cacheMaxBytes' } as const;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { about } from '../settings/definitions.js';
+import type { SettingsSection } from '../settings/registry.js';
 
 /** Compression settings (the `compression` setting; also GET/PUT /api/settings/compression). */
 export const compressionSettingsSchema = z
@@ -10,3 +12,15 @@ export const compressionSettingsSchema = z
   })
   .strict();
 export type CompressionSettings = z.infer<typeof compressionSettingsSchema>;
+
+/** The `compression` settings section (settings/registry.ts; registered by src/daemon/settings-sections.ts). */
+export const compressionSettings: SettingsSection<CompressionSettings> = {
+  key: 'compression',
+  schema: compressionSettingsSchema.prefault({}).meta(about({ group: 'compression', description: "Fit requests that would overflow the target model's context (docs/compression.md)." })),
+};
+
+declare module '../settings/registry.js' {
+  interface FeatureSettings {
+    compression: CompressionSettings;
+  }
+}

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { about } from '../settings/definitions.js';
+import type { SettingsSection } from '../settings/registry.js';
 
 /**
  * Settings of the agent surfaces (docs/agents.md): the MCP server's limits, and the model or combo the
@@ -14,3 +16,15 @@ export const agentSettingsSchema = z.object({
   assistantMaxToolRounds: z.number().int().min(1).max(20).default(6).describe('Tool-calling rounds the assistant may make before it must answer.'),
 });
 export type AgentSettings = z.infer<typeof agentSettingsSchema>;
+
+/** The `agents` settings section. */
+export const agentSettings: SettingsSection<AgentSettings> = {
+  key: 'agents',
+  schema: agentSettingsSchema.prefault({}).meta(about({ group: 'agents', description: 'MCP server limits and the models of the A2A agent and the assistant (docs/agents.md).' })),
+};
+
+declare module '../settings/registry.js' {
+  interface FeatureSettings {
+    agents: AgentSettings;
+  }
+}

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { proxyUrlProblem } from './outbound-proxy.js';
+import { about } from '../settings/definitions.js';
+import type { SettingsSection } from '../settings/registry.js';
 
 /** A proxy URL: http://, https:// or socks5:// (socks5h:// and socks:// too), credentials allowed. */
 export const proxyUrlSchema = z
@@ -50,4 +52,22 @@ export function unmaskOutboundProxy(next: OutboundProxySettings, stored: Outboun
   const perProvider: OutboundProxySettings['perProvider'] = {};
   for (const [id, url] of Object.entries(next.perProvider)) perProvider[id] = url === null ? null : keep(url, stored.perProvider[id]);
   return { ...next, url: keep(next.url, stored.url), perProvider };
+}
+
+/** The `outboundProxy` settings section: stored sealed whole (a URL may carry a password), shown masked. */
+export const outboundProxySettings: SettingsSection<OutboundProxySettings> = {
+  key: 'outboundProxy',
+  schema: outboundProxySettingsSchema
+    .prefault({})
+    .meta(about({ group: 'network', description: 'Outbound proxy for upstream, OAuth token and webhook calls: url (http://, https:// or socks5://), noProxy exclusions, perProvider overrides (docs/operations.md).' })),
+  mask: maskOutboundProxy,
+  // A password shown masked means the stored one.
+  unmask: unmaskOutboundProxy,
+  sealed: 'whole',
+};
+
+declare module '../settings/registry.js' {
+  interface FeatureSettings {
+    outboundProxy: OutboundProxySettings;
+  }
 }

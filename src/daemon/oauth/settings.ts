@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { about } from '../settings/definitions.js';
+import type { SettingsSection } from '../settings/registry.js';
 
 /** The providers with an OAuth login or token import (CONTRACT "Wave two"). */
 export const OAUTH_PROVIDER_IDS = ['claude-code', 'codex', 'gemini-cli', 'github-copilot', 'qwen-code', 'antigravity', 'windsurf', 'devin-cli'] as const;
@@ -23,3 +25,17 @@ export type OAuthEndpointOverride = z.infer<typeof oauthEndpointOverrideSchema>;
  * `apiBaseUrl` is the GitHub API the Copilot token is fetched from; chat goes where that token says.
  */
 export const oauthEndpointsSchema = z.partialRecord(z.enum(OAUTH_PROVIDER_IDS), oauthEndpointOverrideSchema).default({});
+
+/** The `oauthEndpoints` settings section. */
+export const oauthEndpointSettings: SettingsSection<z.infer<typeof oauthEndpointsSchema>> = {
+  key: 'oauthEndpoints',
+  schema: oauthEndpointsSchema.meta(
+    about({ group: 'accounts', description: 'OAuth endpoint overrides per provider: {"<provider>": {authorizeUrl, tokenUrl, deviceAuthorizationUrl, apiBaseUrl}} (docs/accounts.md).' }),
+  ),
+};
+
+declare module '../settings/registry.js' {
+  interface FeatureSettings {
+    oauthEndpoints: z.infer<typeof oauthEndpointsSchema>;
+  }
+}

@@ -1,11 +1,7 @@
 /** The settings: their schema (types, bounds, defaults, groups, descriptions), patch schema and public view. */
 import { z } from 'zod';
 import { ACCOUNT_STRATEGIES } from '../../shared/records.js';
-import { compressionSettingsSchema } from '../compression/settings.js';
-import { maskOutboundProxy, outboundProxySettingsSchema } from '../net/settings.js';
-import { cloudSyncSettingsSchema, SECRET_MASK } from '../sync/settings.js';
-import { agentSettingsSchema } from '../mcp/settings.js';
-import { oauthEndpointsSchema } from '../oauth/settings.js';
+import { settingsSections, type FeatureSettings } from './registry.js';
 
 const MiB = 1024 * 1024;
 
@@ -38,10 +34,14 @@ export interface SettingMeta {
   /** What a number counts: ms, seconds, bytes, days, ... */
   unit?: string;
 }
-const about = (m: SettingMeta) => ({ ...m });
+/** The metadata of a setting's schema (`.meta(about({...}))`); features use it for their sections too. */
+export const about = (m: SettingMeta) => ({ ...m });
 
-/** Every setting, its type, bounds, default, group and description. PATCH validates against this schema, unknown keys rejected. */
-export const settingsSchema = z.object({
+/**
+ * The settings of the daemon's core, their type, bounds, default, group and description. Features add
+ * theirs as sections (registry.ts); {@link settingsSchema} is both.
+ */
+export const coreSettingsSchema = z.object({
   /** CONTRACT: false lets loopback callers use management routes without a credential. */
   requireLogin: z
     .boolean()
@@ -329,47 +329,67 @@ export const settingsSchema = z.object({
     .regex(/^(\d+:[A-Za-z0-9_-]+|\S{0,10}\.\.\.)?$/, 'expected <bot id>:<token>')
     .default('')
     .meta(about({ group: 'notifications', secret: true, description: 'Telegram bot token (<bot id>:<token>) used by webhooks of kind telegram.' })),
-  compression: compressionSettingsSchema
-    .prefault({})
-    .meta(about({ group: 'compression', description: "Fit requests that would overflow the target model's context (docs/compression.md)." })),
-  outboundProxy: outboundProxySettingsSchema
-    .prefault({})
-    .meta(about({ group: 'network', description: 'Outbound proxy for upstream, OAuth token and webhook calls: url (http://, https:// or socks5://), noProxy exclusions, perProvider overrides (docs/operations.md).' })),
-  cloudSync: cloudSyncSettingsSchema
-    .prefault({})
-    .meta(about({ group: 'sync', description: 'Sync with another router or an HTTPS endpoint (docs/operations.md "Sync between machines"). The secret is shown masked.' })),
-  agents: agentSettingsSchema
-    .prefault({})
-    .meta(about({ group: 'agents', description: 'MCP server limits and the models of the A2A agent and the assistant (docs/agents.md).' })),
-  oauthEndpoints: oauthEndpointsSchema.meta(
-    about({ group: 'accounts', description: 'OAuth endpoint overrides per provider: {"<provider>": {authorizeUrl, tokenUrl, deviceAuthorizationUrl, apiBaseUrl}} (docs/accounts.md).' }),
-  ),
 });
 
-export type Settings = z.infer<typeof settingsSchema>;
-type SettingsShape = typeof settingsSchema.shape;
+type Flat<T> = { [K in keyof T]: T[K] };
+/** Every setting: the core's and each feature's section (FeatureSettings, widened by the features). */
+export type Settings = Flat<z.infer<typeof coreSettingsSchema> & FeatureSettings>;
+export type SettingsPatch = Partial<Settings>;
+
+type CoreShape = typeof coreSettingsSchema.shape;
 /**
  * Every setting optional, without its default: zod 4's `.partial()` keeps defaults, so a PATCH naming one
  * setting would reset all the others. Unknown keys are rejected.
  */
-export const settingsPatchSchema = z.strictObject(
-  Object.fromEntries(Object.entries(settingsSchema.shape).map(([k, v]) => [k, v.unwrap().optional()])) as {
-    [K in keyof SettingsShape]: z.ZodOptional<ReturnType<SettingsShape[K]['unwrap']>>;
-  },
-);
-export type SettingsPatch = Partial<Settings>;
+function patchOf<S extends Record<string, z.ZodType>>(shape: S) {
+  return z.strictObject(
+    Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, z.optional((v as unknown as z.ZodDefault).unwrap())])) as {
+      [K in keyof S]: z.ZodOptional<S[K] extends { unwrap(): infer T extends z.ZodType } ? T : S[K]>;
+    },
+  );
+}
+/** The core settings' PATCH schema (the cache route's short names borrow their bounds). */
+export const corePatchSchema = patchOf(coreSettingsSchema.shape as CoreShape);
+
+let full: { schema: z.ZodObject; patch: z.ZodObject } | undefined;
+function composed() {
+  if (!full) {
+    const schema = coreSettingsSchema.extend(Object.fromEntries(settingsSections().map((s) => [s.key, s.schema])));
+    full = { schema, patch: patchOf(schema.shape) };
+  }
+  return full;
+}
+
+/**
+ * Every setting (the core's and the features' sections), its type, bounds, default, group and description.
+ * Composed on first read, after src/daemon/settings-sections.ts registered the sections.
+ */
+export function settingsSchema(): z.ZodObject {
+  return composed().schema;
+}
+
+/** PATCH /api/settings validates against this, unknown keys rejected. */
+export function settingsPatchSchema(): z.ZodObject {
+  return composed().patch;
+}
 
 /** The telegramBotToken as replies show it: first 10 characters and `...` (the bot id part), or ''. */
 export function maskTelegramToken(token: string): string {
   return token ? `${token.slice(0, 10)}...` : '';
 }
 
-/** Settings as replies show them: secrets masked. */
+/** Settings as replies show them: secrets masked (the core's token, and what each section masks). */
 export function publicSettings(s: Settings): Settings {
-  return {
-    ...s,
-    telegramBotToken: maskTelegramToken(s.telegramBotToken),
-    cloudSync: { ...s.cloudSync, secret: s.cloudSync.secret ? SECRET_MASK : '' },
-    outboundProxy: maskOutboundProxy(s.outboundProxy),
-  };
+  const out: Record<string, unknown> = { ...s, telegramBotToken: maskTelegramToken(s.telegramBotToken) };
+  for (const section of settingsSections()) if (section.mask) out[section.key] = section.mask(out[section.key]);
+  return out as Settings;
+}
+
+/** A PATCH as stored: values echoing a masked reply keep the stored credentials (sections' unmask). */
+export function unmaskPatch(patch: SettingsPatch, stored: Settings): SettingsPatch {
+  const out: Record<string, unknown> = { ...patch };
+  for (const section of settingsSections()) {
+    if (section.unmask && out[section.key] !== undefined) out[section.key] = section.unmask(out[section.key], (stored as Record<string, unknown>)[section.key]);
+  }
+  return out as SettingsPatch;
 }

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../http/errors.js';
 import { route, type RouteDef } from '../http/routes.js';
-import { maskTelegramToken, publicSettings, settingsPatchSchema, settingsSchema } from './store.js';
-import { SECRET_MASK } from '../sync/settings.js';
-import { unmaskOutboundProxy } from '../net/settings.js';
+import { maskTelegramToken, publicSettings, settingsPatchSchema, settingsSchema, unmaskPatch, type SettingsPatch } from './store.js';
 import { describeSettings, type SettingsSchemaReply } from './schema.js';
 
 const settingsSchemaReply = z.object({
@@ -34,7 +32,10 @@ export const settingsRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'settings',
     summary: 'All settings',
-    reply: settingsSchema,
+    // The schema is composed when first read (the features' sections are registered by then).
+    get reply() {
+      return settingsSchema();
+    },
     handler: ({ services }) => publicSettings(services.settings.get()),
   }),
   route({
@@ -52,22 +53,23 @@ export const settingsRoutes: RouteDef[] = [
     tier: 'management',
     tag: 'settings',
     summary: 'Change settings',
-    body: settingsPatchSchema,
-    reply: settingsSchema,
+    get body() {
+      return settingsPatchSchema() as unknown as z.ZodType<SettingsPatch>;
+    },
+    get reply() {
+      return settingsSchema();
+    },
     handler: async ({ services, body }) => {
       // A client that PATCHes back what GET showed must not overwrite the token with its masked form.
       const token = body.telegramBotToken;
-      if (token !== undefined && token.endsWith('...')) {
+      if (token?.endsWith('...')) {
         if (token !== maskTelegramToken(services.settings.get().telegramBotToken)) {
           throw badRequest("Invalid field 'telegramBotToken': expected <bot id>:<token>", 'telegramBotToken');
         }
         delete body.telegramBotToken;
       }
-      // The same for the sync secret: its mask means "unchanged".
-      if (body.cloudSync?.secret === SECRET_MASK) body.cloudSync = { ...body.cloudSync, secret: services.settings.get().cloudSync.secret };
-      // And for proxy URLs: a password shown masked means the stored one.
-      if (body.outboundProxy) body.outboundProxy = unmaskOutboundProxy(body.outboundProxy, services.settings.get().outboundProxy);
-      return publicSettings(await services.settings.update(body));
+      // The same for the sections' credentials (the sync secret, proxy passwords): a mask means "unchanged".
+      return publicSettings(await services.settings.update(unmaskPatch(body, services.settings.get())));
     },
   }),
 ];

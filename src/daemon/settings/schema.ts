@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NESTED_SECRETS, publicSettings, SETTING_GROUPS, type SettingMeta, settingsSchema } from './store.js';
+import { nestedSecrets, publicSettings, SETTING_GROUPS, type SettingMeta, settingsSchema, type Settings } from './store.js';
 
 /** One setting as `GET /api/settings/schema` describes it: enough for a page to draw a typed control. */
 export interface SettingDescription {
@@ -28,16 +28,18 @@ let cached: SettingsSchemaReply | undefined;
  */
 export function describeSettings(): SettingsSchemaReply {
   if (cached) return cached;
-  const json = z.toJSONSchema(settingsSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, Record<string, unknown>> };
-  const defaults = publicSettings(settingsSchema.parse({})) as Record<string, unknown>;
+  const schemaOf = settingsSchema();
+  const secrets = nestedSecrets();
+  const json = z.toJSONSchema(schemaOf, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, Record<string, unknown>> };
+  const defaults = publicSettings(schemaOf.parse({}) as Settings) as Record<string, unknown>;
   const groups = Object.entries(SETTING_GROUPS).map(([id, title]) => ({ id, title, settings: [] as SettingDescription[] }));
-  for (const [key, field] of Object.entries(settingsSchema.shape)) {
+  for (const [key, field] of Object.entries(schemaOf.shape)) {
     const meta = (field as z.ZodType).meta() as SettingMeta | undefined;
     if (!meta) throw new Error(`setting ${key} has no group and description`);
     const { default: _ignored, description: _same, group: _g, secret: _s, unit: _u, ...schema } = json.properties[key] ?? {};
     groups
       .find((g) => g.id === meta.group)!
-      .settings.push({ key, description: meta.description, default: defaults[key], secret: meta.secret === true, ...(NESTED_SECRETS[key] ? { secretFields: [NESTED_SECRETS[key]!] } : {}), ...(meta.unit ? { unit: meta.unit } : {}), schema });
+      .settings.push({ key, description: meta.description, default: defaults[key], secret: meta.secret === true, ...(secrets[key] ? { secretFields: [secrets[key]!] } : {}), ...(meta.unit ? { unit: meta.unit } : {}), schema });
   }
   cached = { groups: groups.filter((g) => g.settings.length > 0) };
   return cached;

@@ -2,6 +2,7 @@ import { decryptSecret, encryptSecret } from '../store/secrets.js';
 import { LOCAL_CHANGES, type ChangeFeed } from '../store/changes.js';
 import type { SettingRow, SettingsRepository } from './port.js';
 import { settingsSchema, type Settings, type SettingsPatch } from './definitions.js';
+import { settingsSections } from './registry.js';
 
 // The settings' definitions live in definitions.ts; importers of the store take them from here too.
 export * from './definitions.js';
@@ -10,10 +11,16 @@ type Listener = (next: Settings, changed: (keyof Settings)[]) => void;
 
 /** Settings that hold credentials: stored encrypted (`{"enc": ...}`), never as plain text. */
 const SECRET_SETTINGS: ReadonlySet<string> = new Set<keyof Settings>(['telegramBotToken']);
-/** Object settings with one credential field, stored encrypted the same way. */
-export const NESTED_SECRETS: Readonly<Record<string, string>> = { cloudSync: 'secret' };
+/** Object settings with one credential field, stored encrypted the same way (sections `sealed: { field }`). */
+export function nestedSecrets(): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const s of settingsSections()) if (s.sealed && s.sealed !== 'whole') out[s.key] = s.sealed.field;
+  return out;
+}
 /** Object settings whose strings may carry credentials (a proxy URL's `user:password@`): the whole value stored encrypted. */
-const OBJECT_SECRETS: ReadonlySet<string> = new Set<keyof Settings>(['outboundProxy']);
+function objectSecrets(): ReadonlySet<string> {
+  return new Set(settingsSections().filter((s) => s.sealed === 'whole').map((s) => s.key));
+}
 
 /** What the stored rows hold once opened. */
 interface Decoded {
@@ -88,7 +95,7 @@ export class SettingsStore {
     const plainSecrets: (keyof Settings)[] = [];
     for (const row of rows) {
       times.set(row.key, row.updatedAt);
-      if (!(row.key in settingsSchema.shape)) {
+      if (!(row.key in settingsSchema().shape)) {
         extra.set(row.key, row.value);
         continue;
       }
@@ -99,10 +106,10 @@ export class SettingsStore {
       } catch {
         continue; // unreadable: the default applies
       }
-      if (OBJECT_SECRETS.has(key) && value && typeof value === 'object' && 'enc' in value) {
+      if (objectSecrets().has(key) && value && typeof value === 'object' && 'enc' in value) {
         const opened = this.open(key, value);
         if (typeof opened === 'string') stored[key] = JSON.parse(opened) as unknown;
-      } else if (OBJECT_SECRETS.has(key)) {
+      } else if (objectSecrets().has(key)) {
         if (this.keyFile) plainSecrets.push(key);
         stored[key] = value;
       } else if (SECRET_SETTINGS.has(key)) {
@@ -110,15 +117,15 @@ export class SettingsStore {
         if (opened === undefined) continue;
         if (typeof value === 'string' && value !== '' && this.keyFile) plainSecrets.push(key);
         stored[key] = opened;
-      } else if (NESTED_SECRETS[key] && value && typeof value === 'object') {
-        const field = NESTED_SECRETS[key]!;
+      } else if (nestedSecrets()[key] && value && typeof value === 'object') {
+        const field = nestedSecrets()[key]!;
         const inner = (value as Record<string, unknown>)[field];
         stored[key] = { ...value, [field]: inner === undefined ? '' : (this.open(`${key}.${field}`, inner) ?? '') };
       } else stored[key] = value;
     }
     // A stored value that no longer validates (older bounds) falls back to its default rather than failing start.
-    const parsed = settingsSchema.safeParse(stored);
-    return { settings: parsed.success ? parsed.data : settingsSchema.parse({}), times, extra, plainSecrets: parsed.success ? plainSecrets : [] };
+    const parsed = settingsSchema().safeParse(stored);
+    return { settings: (parsed.success ? parsed.data : settingsSchema().parse({})) as Settings, times, extra, plainSecrets: parsed.success ? plainSecrets : [] };
   }
 
   /** A secret setting's value as stored -> plain; undefined when it cannot be read (key file changed). */
@@ -136,11 +143,11 @@ export class SettingsStore {
 
   /** A setting's value as stored: JSON, secrets encrypted (an empty secret stays ''). */
   private stored(key: keyof Settings, value: unknown): string {
-    if (OBJECT_SECRETS.has(key) && this.keyFile) return JSON.stringify({ enc: encryptSecret(JSON.stringify(value), this.keyFile, `setting:${key}`) });
+    if (objectSecrets().has(key) && this.keyFile) return JSON.stringify({ enc: encryptSecret(JSON.stringify(value), this.keyFile, `setting:${key}`) });
     if (SECRET_SETTINGS.has(key) && this.keyFile && typeof value === 'string' && value !== '') {
       return JSON.stringify({ enc: encryptSecret(value, this.keyFile, `setting:${key}`) });
     }
-    const field = NESTED_SECRETS[key];
+    const field = nestedSecrets()[key];
     if (field && this.keyFile && value && typeof value === 'object') {
       const inner = (value as Record<string, unknown>)[field];
       if (typeof inner === 'string' && inner !== '') {
@@ -206,13 +213,13 @@ export class SettingsStore {
    * caller seals and opens its value. Read from the snapshot, like every setting.
    */
   extraRow(key: string): string | undefined {
-    if (key in settingsSchema.shape) throw new Error(`${key} is a setting: use get()/update()`);
+    if (key in settingsSchema().shape) throw new Error(`${key} is a setting: use get()/update()`);
     return this.extra.get(key);
   }
 
   /** Stores such a row (the value already sealed by the caller) and tells the other nodes. */
   async putExtraRow(key: string, value: string): Promise<void> {
-    if (key in settingsSchema.shape) throw new Error(`${key} is a setting: use update()`);
+    if (key in settingsSchema().shape) throw new Error(`${key} is a setting: use update()`);
     const now = new Date().toISOString();
     await this.repo.putMany([{ key, value }], now);
     this.extra.set(key, value);
@@ -222,7 +229,7 @@ export class SettingsStore {
 
   /** Removes such a row; false when there was none. */
   async removeExtraRow(key: string): Promise<boolean> {
-    if (key in settingsSchema.shape) throw new Error(`${key} is a setting`);
+    if (key in settingsSchema().shape) throw new Error(`${key} is a setting`);
     const removed = await this.repo.remove(key);
     this.extra.delete(key);
     this.times.delete(key);

@@ -214,7 +214,7 @@ async function applySettings(services: Services, snap: WireSnapshot, opts: Apply
       note(key, 'kept-local', 'changed here more recently');
       continue;
     }
-    const one = settingsPatchSchema.safeParse({ [key]: value });
+    const one = settingsPatchSchema().safeParse({ [key]: value });
     if (!one.success) {
       note(key, 'skipped', 'value not valid here');
       continue;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { about } from '../settings/definitions.js';
+import type { SettingsSection } from '../settings/registry.js';
 
 /** Mask shown for a stored sync secret (GET /api/settings); a PATCH echoing it keeps the stored one. */
 export const SECRET_MASK = '********';
@@ -17,3 +19,21 @@ export const cloudSyncSettingsSchema = z
       .describe('Let the remote change what decides who may get in and where credentials and prompts go (security settings, node addresses, key scopes). Off by default.'),
   })
   .strict();
+export type CloudSyncSettings = z.infer<typeof cloudSyncSettingsSchema>;
+
+/** The `cloudSync` settings section: its secret stored sealed, shown masked; a PATCH echoing the mask keeps it. */
+export const cloudSyncSettings: SettingsSection<CloudSyncSettings> = {
+  key: 'cloudSync',
+  schema: cloudSyncSettingsSchema
+    .prefault({})
+    .meta(about({ group: 'sync', description: 'Sync with another router or an HTTPS endpoint (docs/operations.md "Sync between machines"). The secret is shown masked.' })),
+  mask: (s) => ({ ...s, secret: s.secret ? SECRET_MASK : '' }),
+  unmask: (patch, stored) => (patch.secret === SECRET_MASK ? { ...patch, secret: stored.secret } : patch),
+  sealed: { field: 'secret' },
+};
+
+declare module '../settings/registry.js' {
+  interface FeatureSettings {
+    cloudSync: CloudSyncSettings;
+  }
+}
