@@ -414,6 +414,10 @@ export interface RetrieveResult {
   budgetMaxTokens: number;
 }
 
+/** Every status of a Batch API batch (OpenAI's), in the order a batch goes through them. */
+export const BATCH_STATUSES = ['validating', 'in_progress', 'finalizing', 'completed', 'failed', 'expired', 'cancelling', 'cancelled'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
 /** A batch as `GET /api/batches` and `/v1/batches` show it (OpenAI's batch object plus `mode` and `api_key_id`). */
 export interface BatchView {
   id: string;
@@ -422,7 +426,7 @@ export interface BatchView {
   errors: { object: 'list'; data: { code: string; message: string; line?: number }[] } | null;
   input_file_id: string;
   completion_window: string;
-  status: 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
+  status: BatchStatus;
   output_file_id: string | null;
   error_file_id: string | null;
   /** Unix seconds. */

@@ -1,6 +1,6 @@
 /**
  * Enum lists have one source (issue 28 item 4): combo strategies, account strategies, memory strategies,
- * combo affinities and event names live in src/shared, and the daemon's schemas, the CLI's help and the
+ * combo affinities, event names and batch statuses live in src/shared, and the daemon's schemas, the CLI's help and the
  * dashboard's selects take them from there. This walks src/ and dashboard/src for a list spelled out again
  * (three members in a row, quoted or in a help sentence) outside src/shared.
  */
@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EVENT_NAMES } from '../../src/shared/event-names.js';
-import { ACCOUNT_STRATEGIES, COMBO_STRATEGIES, MEMORY_STRATEGIES } from '../../src/shared/records.js';
+import { ACCOUNT_STRATEGIES, BATCH_STATUSES, COMBO_STRATEGIES, MEMORY_STRATEGIES } from '../../src/shared/records.js';
 import { REPO_ROOT } from '../support/cli.js';
 
 /** [list, members in a row that make a copy]: a few events in a row is a choice of some (boot.ts subscribes four), not the list. */
@@ -17,6 +17,7 @@ const LISTS: Record<string, [readonly string[], number]> = {
   ACCOUNT_STRATEGIES: [ACCOUNT_STRATEGIES, 3],
   MEMORY_STRATEGIES: [MEMORY_STRATEGIES, 3],
   EVENT_NAMES: [EVENT_NAMES, 5],
+  BATCH_STATUSES: [BATCH_STATUSES, 4],
 };
 
 function sourceFiles(dir: string): string[] {

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { CliError, table } from '../io.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
+import { BATCH_STATUSES } from '../../shared/records.js';
 import type { BatchView } from '../types.js';
 
-const STATUSES = 'validating, in_progress, finalizing, completed, failed, expired, cancelling, cancelled';
+const STATUSES = BATCH_STATUSES.join(', ');
 
 /** Unix seconds as `YYYY-MM-DD HH:MM:SS` (UTC), or `-`. */
 function when(seconds: number | null): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BatchView } from '../../shared/records.js';
+import { BATCH_STATUSES, type BatchView } from '../../shared/records.js';
 import { rawReply } from '../http/replies.js';
 
 /**
@@ -7,7 +7,6 @@ import { rawReply } from '../http/replies.js';
  * lists, as the `openai` SDK reads them (times in Unix seconds).
  */
 
-const STATUSES = ['validating', 'in_progress', 'finalizing', 'completed', 'failed', 'expired', 'cancelling', 'cancelled'] as const;
 const unixTime = z.number();
 
 export const fileReply = z.object({
@@ -40,7 +39,7 @@ export const batchReply = z.object({
     .nullable(),
   input_file_id: z.string(),
   completion_window: z.string(),
-  status: z.enum(STATUSES),
+  status: z.enum(BATCH_STATUSES),
   output_file_id: z.string().nullable(),
   error_file_id: z.string().nullable(),
   created_at: unixTime,

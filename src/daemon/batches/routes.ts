@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BATCH_STATUSES } from '../../shared/records.js';
 import { RouterError } from '../http/errors.js';
 import { json, route, type RouteDef } from '../http/routes.js';
 import { fileObject } from './files.js';
@@ -10,8 +11,6 @@ import { FINAL_STATUSES } from './store.js';
  * The Batch API (OpenAI's `/v1/files` and `/v1/batches`, client tier: each API key sees its own files and
  * batches) and its management routes (`/api/batches`: every batch, status filters, deletion).
  */
-
-const STATUSES = ['validating', 'in_progress', 'finalizing', 'completed', 'failed', 'expired', 'cancelling', 'cancelled'] as const;
 
 const createBody = z.object({
   input_file_id: z.string().min(1).max(200),
@@ -37,7 +36,7 @@ const statusList = z
   .string()
   .max(200)
   .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
-  .refine((list) => list.every((x) => (STATUSES as readonly string[]).includes(x)), `statuses: ${STATUSES.join(', ')}`);
+  .refine((list) => list.every((x) => (BATCH_STATUSES as readonly string[]).includes(x)), `statuses: ${BATCH_STATUSES.join(', ')}`);
 
 const manageList = z.object({
   status: statusList.optional(),

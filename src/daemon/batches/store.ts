@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { BatchStatus } from '../../shared/records.js';
 
 /**
  * The records of the Batch API (migrations/0017_batches.sql, migrations/pg/0030_batches.sql): file
@@ -19,7 +20,7 @@ export interface FileRow {
   expires_at?: number | null;
 }
 
-export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
+export type { BatchStatus };
 
 /** Statuses a batch never leaves. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'expired', 'cancelled']);
