@@ -1,6 +1,8 @@
 import './settings-sections.js';
 import { join } from 'node:path';
 import { SkillCatalog } from './skills/catalog.js';
+import { DiskSkillRepository } from './skills/disk-repository.js';
+import { SqlSkillRepository } from './skills/sql-repository.js';
 import { registerSkills } from './skills/mcp.js';
 import { skillsStage, SKILLS_STAGE_ORDER } from './skills/stage.js';
 import { mkdirSync } from 'node:fs';
@@ -219,7 +221,12 @@ export async function bootServices(opts: BootOptions): Promise<Services> {
   stages.register(compressionStage(), COMPRESSION_STAGE_ORDER);
   const hooks = await HookService.create(new SqlHookRepository(storage), changes, log);
   stages.register(hookStage(hooks), HOOK_STAGE_ORDER);
-  const skills = new SkillCatalog(join(paths.home, 'skills'));
+  // One machine: the state folder's skills/ as always; a shared database: its rows, on every node.
+  const skills = await SkillCatalog.create(
+    storage.dialect === 'sqlite' ? new DiskSkillRepository(join(paths.home, 'skills')) : new SqlSkillRepository(storage),
+    changes,
+    (error) => log.error('skills reload failed', { error: error instanceof Error ? error.message : String(error) }),
+  );
   stages.register(skillsStage(skills), SKILLS_STAGE_ORDER);
   const reasoningCache = new ReasoningCache(() => {
     const s = settings.get();

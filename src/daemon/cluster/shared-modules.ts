@@ -40,6 +40,8 @@ export const SHARED_MODULES: readonly ModuleStorage[] = [
   { module: 'evals', tables: ['evals', 'eval_runs', 'eval_results'] },
   // Not configuration: one atomic insert per admitted sync request, no snapshot, no change topic.
   { module: 'sync nonces', tables: ['sync_nonces'] },
+  // One machine keeps skills as folders under the state folder; these are the cluster's tables.
+  { module: 'skills', tables: ['skills', 'skill_files'] },
 ];
 
 /** Not on the seam yet: each cluster node keeps these in its own state folder's SQLite file. */

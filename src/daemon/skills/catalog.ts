@@ -1,15 +1,17 @@
 /**
- * The Agent Skills catalog: folders holding a `SKILL.md` (YAML front matter with `name` and `description`,
- * then the instructions) and its resources, kept under `<state>/skills/<name>/`. The index is read once at
- * start and updated by each change, so requests never touch the disk for it. Which API keys get a skill's
- * instructions injected into their requests is kept in `<state>/skills/.keys.json`.
+ * The Agent Skills catalog: skills (a `SKILL.md` with YAML front matter, `name` and `description`, then the
+ * instructions, and its resources) kept through the skills port (port.ts: the state folder's
+ * `<state>/skills/<name>/` on one machine, rows of the shared database in cluster mode). The index is read at
+ * start and updated by each change, so requests never touch storage for it; a change on another node of the
+ * cluster (topic `skills`) reloads it.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, lstatSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, lstatSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import type { ChangeFeed } from '../store/changes.js';
 import { yaml } from '../system/yaml.js';
 import { badRequest, RouterError } from '../http/errors.js';
 import type { ZipEntry } from '../archive/unzip.js';
+import type { SkillRepository, StoredSkill } from './port.js';
 
 /** Agent Skills naming rule: lowercase letters, digits and hyphens, at most 64 characters. */
 const NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -18,19 +20,10 @@ const MAX_DESCRIPTION = 1024;
 export const SKILL_LIMITS = { maxEntries: 200, maxBytes: 10 * 1024 * 1024, maxEntryBytes: 5 * 1024 * 1024 } as const;
 /** Instructions injected into one request, at most (the skills' bodies, in name order, cut here). */
 const MAX_INJECTED_CHARS = 32_000;
-const KEYS_FILE = '.keys.json';
+/** The change topic of the catalog. */
+export const SKILLS_TOPIC = 'skills';
 
-export interface Skill {
-  name: string;
-  description: string;
-  /** The instructions: SKILL.md after its front matter. */
-  body: string;
-  /** Files of the skill (relative paths, SKILL.md included). */
-  files: string[];
-  bytes: number;
-  /** API key ids whose requests get the instructions. */
-  keys: string[];
-}
+export type Skill = StoredSkill;
 
 export type SkillSummary = Omit<Skill, 'body'>;
 
@@ -107,22 +100,36 @@ function skillRoot(entries: ZipEntry[]): ZipEntry[] {
   throw badRequest('No SKILL.md at the root of the skill (or of its single top folder).', 'SKILL.md');
 }
 
-export class SkillCatalog {
-  private readonly skills = new Map<string, Skill>();
+/** The parsed skill of a folder's or archive's entries (SKILL.md at the root), or why not. */
+export function skillOf(entries: ZipEntry[], keys: string[]): { skill: Skill; files: ZipEntry[] } {
+  const files = skillRoot(entries);
+  const parsed = parseSkillMd(Buffer.from(files.find((e) => e.path === 'SKILL.md')!.data).toString('utf8'));
+  return {
+    skill: { ...parsed, files: files.map((f) => f.path).sort(), bytes: files.reduce((n, f) => n + f.data.length, 0), keys },
+    files,
+  };
+}
 
-  constructor(private readonly dir: string) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const keys = this.readKeys();
-    for (const name of readdirSync(dir)) {
-      if (name.startsWith('.')) continue;
-      try {
-        const entries = readSkillFolder(join(dir, name));
-        const parsed = parseSkillMd(Buffer.from(entries.find((e) => e.path === 'SKILL.md')?.data ?? '').toString('utf8'));
-        this.skills.set(parsed.name, this.record(parsed, entries, keys[parsed.name] ?? []));
-      } catch {
-        // A folder that is not a readable skill is left alone (and not listed).
-      }
-    }
+export class SkillCatalog {
+  private skills = new Map<string, Skill>();
+
+  private constructor(
+    private readonly repo: SkillRepository,
+    private readonly changes: ChangeFeed,
+  ) {}
+
+  /** Loads the catalog and follows the other nodes' changes (a failed reload goes to `onError`). */
+  static async create(repo: SkillRepository, changes: ChangeFeed, onError: (err: unknown) => void): Promise<SkillCatalog> {
+    const catalog = new SkillCatalog(repo, changes);
+    await catalog.reload();
+    changes.subscribe(SKILLS_TOPIC, () => catalog.reload().catch(onError));
+    return catalog;
+  }
+
+  /** Replaces the index with what storage holds now. */
+  async reload(): Promise<void> {
+    const all = await this.repo.loadAll();
+    this.skills = new Map(all.map((s) => [s.name, s]));
   }
 
   list(): SkillSummary[] {
@@ -133,45 +140,35 @@ export class SkillCatalog {
     return this.skills.get(name);
   }
 
-  /** Adds (or, with `replace`, replaces) a skill from its files; written to a temp folder, then renamed in. */
-  add(entries: ZipEntry[], opts: { keys?: string[]; replace?: boolean }): Skill {
-    const files = skillRoot(entries);
-    const parsed = parseSkillMd(Buffer.from(files.find((e) => e.path === 'SKILL.md')!.data).toString('utf8'));
-    const existing = this.skills.get(parsed.name);
-    if (existing && !opts.replace) throw new RouterError(409, `A skill named '${parsed.name}' exists; delete it first or send replace: true.`, { code: 'conflict' });
-    const tmp = join(this.dir, `.incoming-${randomUUID()}`);
-    try {
-      for (const f of files) {
-        const target = join(tmp, ...f.path.split('/'));
-        mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-        writeFileSync(target, f.data, { mode: 0o600 });
-      }
-      const final = join(this.dir, parsed.name);
-      if (existsSync(final)) rmSync(final, { recursive: true, force: true });
-      renameSync(tmp, final);
-    } catch (err) {
-      rmSync(tmp, { recursive: true, force: true });
-      throw err;
-    }
-    const skill = this.record(parsed, files, opts.keys ?? existing?.keys ?? []);
+  /** Adds (or, with `replace`, replaces) a skill from its files; stored first, then indexed. */
+  async add(entries: ZipEntry[], opts: { keys?: string[]; replace?: boolean }): Promise<Skill> {
+    const probe = skillOf(entries, []);
+    const before = this.skills.get(probe.skill.name);
+    if (before && !opts.replace) throw new RouterError(409, `A skill named '${probe.skill.name}' exists; delete it first or send replace: true.`, { code: 'conflict' });
+    const skill: Skill = { ...probe.skill, keys: [...new Set(opts.keys ?? before?.keys ?? [])] };
+    await this.repo.put(skill, probe.files);
     this.skills.set(skill.name, skill);
-    this.writeKeys();
+    this.changes.publish(SKILLS_TOPIC);
     return skill;
   }
 
-  remove(name: string): boolean {
-    if (!this.skills.delete(name)) return false;
-    rmSync(join(this.dir, name), { recursive: true, force: true });
-    this.writeKeys();
+  async remove(name: string): Promise<boolean> {
+    if (!this.skills.has(name)) return false;
+    await this.repo.remove(name);
+    this.skills.delete(name);
+    this.changes.publish(SKILLS_TOPIC);
     return true;
   }
 
-  setKeys(name: string, keys: string[]): Skill | undefined {
+  async setKeys(name: string, keys: string[]): Promise<Skill | undefined> {
     const skill = this.skills.get(name);
     if (!skill) return undefined;
-    skill.keys = [...new Set(keys)];
-    this.writeKeys();
-    return skill;
+    const next = [...new Set(keys)];
+    if (!(await this.repo.setKeys(name, next))) return undefined;
+    const updated = { ...skill, keys: next };
+    this.skills.set(name, updated);
+    this.changes.publish(SKILLS_TOPIC);
+    return updated;
   }
 
   /** The instructions to inject for an API key (enabled skills, in name order), or undefined. */
@@ -189,31 +186,5 @@ export class SkillCatalog {
   hasSkillsFor(keyId: string): boolean {
     for (const s of this.skills.values()) if (s.keys.includes(keyId)) return true;
     return false;
-  }
-
-  private record(parsed: ParsedSkill, files: ZipEntry[], keys: string[]): Skill {
-    return {
-      ...parsed,
-      files: files.map((f) => f.path).sort(),
-      bytes: files.reduce((n, f) => n + f.data.length, 0),
-      keys,
-    };
-  }
-
-  private readKeys(): Record<string, string[]> {
-    try {
-      const v = JSON.parse(readFileSync(join(this.dir, KEYS_FILE), 'utf8')) as unknown;
-      return v && typeof v === 'object' ? (v as Record<string, string[]>) : {};
-    } catch {
-      return {};
-    }
-  }
-
-  private writeKeys(): void {
-    const out: Record<string, string[]> = {};
-    for (const s of this.skills.values()) if (s.keys.length) out[s.name] = s.keys;
-    const file = join(this.dir, KEYS_FILE);
-    writeFileSync(`${file}.tmp`, JSON.stringify(out), { mode: 0o600 });
-    renameSync(`${file}.tmp`, file);
   }
 }

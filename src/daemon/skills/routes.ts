@@ -53,14 +53,14 @@ async function importSkill(ctx: RouteContext): Promise<Response> {
     const keys = q.keys ? q.keys.split(',').filter(Boolean) : undefined;
     checkKeys(services, keys);
     const bytes = await readBodyBytes(event, MAX_UPLOAD_BYTES);
-    skill = catalogOf(services).add(extractZip(bytes, SKILL_LIMITS), { keys, replace: q.replace === 'true' });
+    skill = await catalogOf(services).add(extractZip(bytes, SKILL_LIMITS), { keys, replace: q.replace === 'true' });
   } else if (type === 'application/json') {
     const body = validate(importBody, await readJsonBody(event, 64 * 1024), 'body');
     // Reading a folder of this machine is for callers on this machine (a remote manage key must upload).
     if (!ctx.auth.loopback) throw new RouterError(403, 'Importing a skill from a folder is only for callers on this machine; upload a zip instead.');
     if (!isAbsolute(body.path)) throw badRequest('The folder path must be absolute.', 'path');
     checkKeys(services, body.keys);
-    skill = catalogOf(services).add(readSkillFolder(body.path), { keys: body.keys, replace: body.replace });
+    skill = await catalogOf(services).add(readSkillFolder(body.path), { keys: body.keys, replace: body.replace });
   } else {
     throw new RouterError(415, `Content-Type must be application/json ({path}) or ${ZIP_TYPES[0]} (the archive as the body).`);
   }
@@ -112,9 +112,9 @@ export const skillRoutes: RouteDef[] = [
     summary: "Set the API keys whose requests get the skill's instructions",
     body: patchBody,
     reply: summaryReply,
-    handler: ({ services, params, body }) => {
+    handler: async ({ services, params, body }) => {
       checkKeys(services, body.keys);
-      const s = catalogOf(services).setKeys(params.name!, body.keys);
+      const s = await catalogOf(services).setKeys(params.name!, body.keys);
       if (!s) throw new RouterError(404, `No skill named '${params.name}'.`);
       return withoutBody(s);
     },
@@ -127,8 +127,8 @@ export const skillRoutes: RouteDef[] = [
     summary: 'Remove a skill and its files',
     status: 204,
     reply: NO_CONTENT,
-    handler: ({ services, params }) => {
-      if (!catalogOf(services).remove(params.name!)) throw new RouterError(404, `No skill named '${params.name}'.`);
+    handler: async ({ services, params }) => {
+      if (!(await catalogOf(services).remove(params.name!))) throw new RouterError(404, `No skill named '${params.name}'.`);
       return noContent();
     },
   }),
