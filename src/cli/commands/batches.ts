@@ -71,7 +71,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--json', 'print the batch object as JSON')
     .action(
       ctx.run(async (opts, id: string) => {
-        const b = await ctx.client(opts).request<BatchView>('GET', `/api/batches/${encodeURIComponent(id)}`);
+        const b = await ctx.client(opts).call('GET /api/batches/{id}', { params: { id } });
         ctx.emit(opts, b, () => formatBatch(b));
         return 0;
       }),
@@ -82,7 +82,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--json', 'print the batch object as JSON')
     .action(
       ctx.run(async (opts, id: string) => {
-        const b = await ctx.client(opts).request<BatchView>('POST', `/api/batches/${encodeURIComponent(id)}/cancel`, {});
+        const b = await ctx.client(opts).call('POST /api/batches/{id}/cancel', { params: { id } });
         ctx.emit(opts, b, () => `batch ${b.id} is ${b.status}`);
         return 0;
       }),
@@ -96,12 +96,12 @@ export function register(program: Command, ctx: CommandContext): void {
         const c = ctx.client(opts);
         if (opts.completed) {
           if (id) throw new CliError('give a batch id or --completed, not both');
-          const r = await c.request<{ deleted: number }>('DELETE', '/api/batches/completed');
+          const r = await c.call('DELETE /api/batches/completed');
           io.out(`deleted ${r.deleted} finished batch${r.deleted === 1 ? '' : 'es'}`);
           return 0;
         }
         if (!id) throw new CliError('give a batch id, or --completed for every finished batch; see `router batches list`');
-        await c.request('DELETE', `/api/batches/${encodeURIComponent(id)}`);
+        await c.call('DELETE /api/batches/{id}', { params: { id } });
         io.out(`deleted batch ${id}`);
         return 0;
       }),
