@@ -1,8 +1,12 @@
 /**
- * Agent surfaces on a real cluster (issue 29 item 2): two daemons on one real PostgreSQL 15. An A2A task
+ * Agent surfaces on a real cluster (issue 29 item 2): two daemons on one real PostgreSQL 15. A skill
+ * installed on node A is served by node B within 1 s (injected into B's requests for its key); an A2A task
  * created on node A is read (tasks/get) on node B; a task still being answered on A is canceled on B, A
  * stops (its caller is told the task is canceled) and the late answer never overwrites the cancel.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { Client } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
@@ -73,6 +77,36 @@ const userMessage = (text: string): Message => ({
 const sendParams = (m: Message) => ({ tenant: '', message: m, configuration: undefined, metadata: undefined });
 
 describe.skipIf(missing)(`agent surfaces on two daemons and one PostgreSQL${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  it('a skill installed on node A is served by node B within 1 s', async () => {
+    const [a, b] = cluster.nodes;
+    const proxyKey = await a!.createKey(['proxy']);
+    const keyId = (await a!.manage('GET', '/api/keys')).json.keys?.find((k: { scopes: string[] }) => k.scopes.includes('proxy') && k.scopes.length === 1)?.id;
+    expect(keyId).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'router-cluster-skill-'));
+    try {
+      mkdirSync(join(dir, 'shout'));
+      writeFileSync(join(dir, 'shout', 'SKILL.md'), '---\nname: shout\ndescription: Answers in capitals\n---\nAlways answer in CAPITAL LETTERS.\n');
+      await until(() => b!.manage('GET', '/api/keys'), (r) => r.json.keys?.some((k: { id: string }) => k.id === keyId), 'the key on B');
+      const installed = await a!.manage('POST', '/api/skills', { path: join(dir, 'shout'), keys: [keyId] });
+      expect(installed.status).toBe(201);
+      const t0 = Date.now();
+      await until(() => b!.manage('GET', '/api/skills'), (r) => r.json.skills?.some((s: { name: string }) => s.name === 'shout'), 'the skill on B', 1000);
+      expect(Date.now() - t0).toBeLessThan(1000);
+      const before = mock.requests.length;
+      const res = await fetch(`${b!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${proxyKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.status).toBe(200);
+      const sent = mock.requests.slice(before).find((r) => r.endpoint === 'openai.chat');
+      expect(JSON.stringify(sent?.json)).toContain('Always answer in CAPITAL LETTERS.');
+      expect((await b!.manage('GET', '/api/skills/shout')).json.body).toBe('Always answer in CAPITAL LETTERS.');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an A2A task created on node A is read on node B', async () => {
     const [a, b] = cluster.nodes;
     const task = (await (await clientOf(a!)).sendMessage(sendParams(userMessage('Capital of France?')))) as Task;
