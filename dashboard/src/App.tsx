@@ -17,6 +17,7 @@ import { Settings } from './pages/Settings';
 import { Webhooks } from './pages/Webhooks';
 import { Pricing } from './pages/Pricing';
 import { Resilience } from './pages/Resilience';
+import { Cluster } from './pages/Cluster';
 import { Insights } from './pages/Insights';
 
 type AuthState =
@@ -40,6 +41,7 @@ const VIEWS: Record<PageId, (p: { rest: string; search: URLSearchParams }) => Re
   webhooks: () => <Webhooks />,
   pricing: () => <Pricing />,
   resilience: () => <Resilience />,
+  cluster: () => <Cluster />,
   insights: () => <Insights />,
   settings: () => <Settings />,
 };

@@ -16,6 +16,7 @@ export const PAGES = [
   ['cache', 'Cache'],
   ['webhooks', 'Webhooks'],
   ['resilience', 'Resilience'],
+  ['cluster', 'Cluster'],
   ['insights', 'Insights'],
   ['settings', 'Settings'],
 ] as const;
