@@ -5,8 +5,6 @@ import { CliError, table } from '../io.js';
 import { costTotal } from '../format.js';
 import { examples, withCommon, type CommandContext } from '../common.js';
 
-type Listed = EvalRecord & { running: boolean; lastRun: EvalRun | null };
-
 const pct = (n: number) => `${Math.round(n * 100)}%`;
 const ms = (n: number | null) => (n === null ? '-' : `${Math.round(n)}ms`);
 
@@ -30,14 +28,13 @@ function failures(ev: EvalRecord, run: EvalRun): string[] {
 
 export function register(program: Command, ctx: CommandContext): void {
   const evals = program.command('evals').description('prompt sets with checks, run against models and combos (scores, latency, cost)');
-  const path = (id: string) => `/api/evals/${encodeURIComponent(id)}`;
 
   examples(withCommon(evals.command('list')), ['router evals list', 'router evals list --json'])
     .description('list evals with the scores of their latest run')
     .option('--json', 'print JSON')
     .action(
       ctx.run(async (opts) => {
-        const { evals: list } = await ctx.client(opts).request<{ evals: Listed[] }>('GET', '/api/evals');
+        const { evals: list } = await ctx.client(opts).call('GET /api/evals');
         ctx.emit(opts, list, () => {
           if (list.length === 0) return 'no evals; define one with `router evals create <file.json>` (docs/observability.md, "Evals")';
           const rows = list.map((e) => [e.name, String(e.cases.length), e.models.join(', '), e.running ? 'running' : e.lastRun ? e.lastRun.scores.map((s) => `${s.model} ${pct(s.score)}`).join(', ') : 'never run']);
@@ -73,8 +70,8 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.run(async (opts, id: string) => {
         const c = ctx.client(opts);
-        const ev = await c.request<EvalRecord>('GET', path(id));
-        const run = await c.request<EvalRun>('POST', `${path(ev.id)}/run`, { wait: true, ...(opts.model ? { models: opts.model } : {}) }, 3_600_000);
+        const ev = await c.call('GET /api/evals/{id}', { params: { id } });
+        const run = await c.call('POST /api/evals/{id}/run', { params: { id: ev.id }, body: { wait: true, ...(opts.model ? { models: opts.model } : {}) } }, 3_600_000);
         ctx.emit(opts, run, () => [formatRun(run), ...failures(ev, run)].join('\n'));
         return 0;
       }),
@@ -87,9 +84,9 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.run(async (opts, id: string) => {
         const c = ctx.client(opts);
-        const ev = await c.request<EvalRecord & { runs: EvalRun[] }>('GET', path(id));
+        const ev = await c.call('GET /api/evals/{id}', { params: { id } });
         if (opts.run) {
-          const run = await c.request<EvalRun>('GET', `${path(ev.id)}/runs/${encodeURIComponent(opts.run)}`);
+          const run = await c.call('GET /api/evals/{id}/runs/{runId}', { params: { id: ev.id, runId: opts.run } });
           ctx.emit(opts, run, () => [formatRun(run), ...failures(ev, run)].join('\n'));
           return 0;
         }
