@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ZipEntry } from '../../src/daemon/archive/unzip.js';
 import { SkillCatalog } from '../../src/daemon/skills/catalog.js';
-import { DiskSkillRepository } from '../../src/daemon/skills/disk-repository.js';
+import { copySkillFolders, DiskSkillRepository } from '../../src/daemon/skills/disk-repository.js';
 import type { SkillRepository } from '../../src/daemon/skills/port.js';
 import { SqlSkillRepository } from '../../src/daemon/skills/sql-repository.js';
 import { linkedFeeds } from '../support/port-fixtures.js';
@@ -112,6 +112,21 @@ for (const backend of backends) {
       await a.remove('greeter');
       await new Promise((r) => setTimeout(r, 50));
       expect(b.get('greeter')).toBeUndefined();
+    });
+
+    it('router cluster migrate: a single machine\'s skill folders are copied with their files and keys', async () => {
+      const [into] = await backend.open();
+      const dir = mkdtempSync(join(tmpdir(), 'router-skills-home-'));
+      dirs.push(dir);
+      const home = new DiskSkillRepository(join(dir, 'skills'));
+      const one = await SkillCatalog.create(home, linkedFeeds(1)[0]!, () => {});
+      await one.add(skillFiles('alpha'), { keys: ['k1'] });
+      await one.add(skillFiles('beta'), {});
+      expect(await copySkillFolders(join(dir, 'skills'), into)).toBe(2);
+      const byName = (all: Awaited<ReturnType<SkillRepository['loadAll']>>) => all.sort((x, y) => x.name.localeCompare(y.name));
+      expect(byName(await into.loadAll())).toEqual(byName(await home.loadAll()));
+      expect(await into.file('alpha', 'bin/tool.bin')).toEqual(Buffer.from([0, 1, 2, 255, 254]));
+      expect(await copySkillFolders(join(dir, 'nothing-here'), into)).toBe(0);
     });
   });
 }

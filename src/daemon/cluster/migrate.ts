@@ -22,6 +22,8 @@ import { SqliteDriver } from '../store/sqlite-driver.js';
 import { SqlSettingsRepository } from '../settings/sql-repository.js';
 import { copyTables, nonEmptyTables, type CopiedTable, type SkippedTable } from './copy-tables.js';
 import { copyFileVectors } from '../memory/vector-storage.js';
+import { copySkillFolders } from '../skills/disk-repository.js';
+import { SqlSkillRepository } from '../skills/sql-repository.js';
 import { checkSharedSealingKey } from './database.js';
 import { checkSealingKey, sealedConnectionSample, StartRefused } from './identity.js';
 import { SqlProviderRepository } from '../providers/sql-repository.js';
@@ -109,6 +111,9 @@ export async function clusterMigrate(opts: ClusterMigrateOptions): Promise<Clust
       // Memory vectors live in a sqlite-vec table on one machine and as rows in a cluster.
       const vectors = await copyFileVectors(db, pg);
       if (vectors > 0) report.copied.push({ table: 'memory_vectors', rows: vectors });
+      // Skills are folders on one machine (the state folder's skills/) and rows in a cluster.
+      const skills = await copySkillFolders(join(opts.home, 'skills'), new SqlSkillRepository(pg));
+      if (skills > 0) report.copied.push({ table: 'skills', rows: skills });
       // The cluster's check value (cluster_meta), sealed with the cluster key: a node started with another
       // key is refused instead of sealing secrets the copied ones cannot share a key with.
       await checkSharedSealingKey(pg, clusterKey);

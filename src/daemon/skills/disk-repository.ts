@@ -94,3 +94,14 @@ export class DiskSkillRepository implements SkillRepository {
     renameSync(`${file}.tmp`, file);
   }
 }
+
+/**
+ * Copies one machine's skills (its state folder's `skills/`) into another store: `router cluster migrate`
+ * moves them into the cluster's database, where they are rows rather than folders. Returns how many.
+ */
+export async function copySkillFolders(dir: string, into: SkillRepository): Promise<number> {
+  if (!existsSync(dir)) return 0;
+  const skills = await new DiskSkillRepository(dir).loadAll();
+  for (const s of skills) await into.put(s, skillOf(readSkillFolder(join(dir, s.name)), s.keys).files);
+  return skills.length;
+}
