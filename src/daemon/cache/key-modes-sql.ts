@@ -1,12 +1,6 @@
-import type { SqlDriver } from '../store/driver.js';
+import { isForeignKeyViolation, type SqlDriver } from '../store/driver.js';
 import type { CacheKeyMode } from './key-modes.js';
 import type { CacheKeyModeRepository, KeyCacheMode } from './key-modes-port.js';
-
-/** A foreign-key refusal (the key is gone): SQLite's code, or PostgreSQL's SQLSTATE 23503. */
-function isMissingKey(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
-  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
-}
 
 /** The cache key modes port over the driver seam: one SQL text for SQLite and PostgreSQL (table cache_key_settings). */
 export class SqlCacheKeyModeRepository implements CacheKeyModeRepository {
@@ -26,7 +20,7 @@ export class SqlCacheKeyModeRepository implements CacheKeyModeRepository {
       );
       return 'stored';
     } catch (err) {
-      if (isMissingKey(err)) return 'missing-key';
+      if (isForeignKeyViolation(err)) return 'missing-key';
       throw err;
     }
   }

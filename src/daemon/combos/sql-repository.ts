@@ -1,6 +1,6 @@
 import type { ComboAffinity, ComboModel, ComboRecord, MidStreamRecovery } from '../../shared/records.js';
 import type { ComboStrategy } from '../routing/strategies.js';
-import type { SqlDriver } from '../store/driver.js';
+import { isUniqueViolation, type SqlDriver } from '../store/driver.js';
 import type { ComboRepository, ComboWrite } from './port.js';
 
 interface Row {
@@ -33,12 +33,6 @@ function fromRow(row: Row): ComboRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-/** A unique-constraint refusal (the combo name): SQLite's code, or PostgreSQL's SQLSTATE 23505. */
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }
 
 /** The combos port over the driver seam: one SQL text for SQLite and PostgreSQL (table combos). */

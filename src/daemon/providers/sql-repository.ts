@@ -1,5 +1,5 @@
 import type { ProviderNode } from '../../shared/records.js';
-import { valuesList, type SqlDriver, type SqlValue } from '../store/driver.js';
+import { isUniqueViolation, valuesList, type SqlDriver, type SqlValue } from '../store/driver.js';
 import type { ConnectionColumns, NodeWrite, ProviderRepository, StoredConnection, StoredModel } from './port.js';
 import type { AuthKind } from './types.js';
 
@@ -88,12 +88,6 @@ const CONNECTION_FIELDS: Record<keyof ConnectionColumns, string> = {
   lastTestedAt: 'last_tested_at',
   updatedAt: 'updated_at',
 };
-
-/** A unique-constraint refusal (a node prefix): SQLite's code, or PostgreSQL's SQLSTATE 23505. */
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
-}
 
 /** The providers port over the driver seam: one SQL text for SQLite and PostgreSQL. */
 export class SqlProviderRepository implements ProviderRepository {

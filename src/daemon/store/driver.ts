@@ -121,3 +121,15 @@ export function isUnavailable(err: unknown): boolean {
   const message = err instanceof Error ? err.message : '';
   return /connection terminated|timeout exceeded when trying to connect|connection timeout|Connection refused|not queryable|Client has encountered a connection error/i.test(message);
 }
+
+/** A unique-constraint refusal (a name or prefix taken): SQLite's code, or PostgreSQL's SQLSTATE 23505. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
+/** A foreign-key refusal (the referenced row is gone): SQLite's code, or PostgreSQL's SQLSTATE 23503. */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
+}
