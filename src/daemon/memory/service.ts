@@ -23,10 +23,12 @@ import { countTokens, memoryText } from './tokens.js';
 import { applyRerank, fuse, packIntoBudget } from './fusion.js';
 import { ExtractionQueue, type ExtractionJob } from './extraction-queue.js';
 import type {
+  CreateInput,
   EmbeddingSourceKind,
   EngineStatus,
   MemoryEntry,
   MemoryType,
+  RetrieveOptions,
   RetrieveResult,
   Scope,
   Strategy,
@@ -57,27 +59,6 @@ export interface MemoryServiceOptions {
    */
   pipeline?: PipelineDeps;
 }
-
-export interface CreateInput {
-  type: MemoryType;
-  key: string;
-  content: string;
-  sessionId?: string | null;
-  apiKeyId?: string | null;
-  metadata?: Record<string, unknown>;
-  expiresAt?: string | null;
-}
-
-export interface RetrieveOptions {
-  query: string;
-  strategy: Strategy;
-  maxTokens: number;
-  limit: number;
-  scopes: Scope[];
-  /** A dry run touches nothing (hit counters included). */
-  dryRun: boolean;
-}
-
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -43,3 +43,24 @@ export interface EngineStatus {
   externalVector: { enabled: boolean; healthy: boolean | null; latencyMs: number | null; error: string | null };
   rerank: { enabled: boolean; provider: string | null; model: string | null; available: boolean; reason: string };
 }
+
+/** A new memory entry, as the routes, tools and extraction give it. */
+export interface CreateInput {
+  type: MemoryType;
+  key: string;
+  content: string;
+  sessionId?: string | null;
+  apiKeyId?: string | null;
+  metadata?: Record<string, unknown>;
+  expiresAt?: string | null;
+}
+
+export interface RetrieveOptions {
+  query: string;
+  strategy: Strategy;
+  maxTokens: number;
+  limit: number;
+  scopes: Scope[];
+  /** A dry run touches nothing (hit counters included). */
+  dryRun: boolean;
+}
